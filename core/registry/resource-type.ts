@@ -1,0 +1,110 @@
+/**
+ * A resource type is declared once, as data plus small pure hooks. Discovery, routing, the generic
+ * registry, codecs, field selectors, OpenAPI and (later) Tables and RBAC defaults all read this one
+ * declaration: adding a kind is adding one file under core/registry/<group>/ and listing it in
+ * core/registry/catalog.ts.
+ *
+ * Hook order on create (upstream's RESTCreateStrategy): decode -> defaults -> prepareForCreate ->
+ * generic ObjectMeta validation -> validateCreate -> canonicalize -> store.
+ * On update: decode -> defaults -> prepareForUpdate(new, old) -> validation (generic ObjectMeta update
+ * rules, then validateUpdate) -> store.
+ */
+import type { FieldError } from '../api/field-errors.js';
+import type { ApiObject } from '../api/types.js';
+import type { StructSchema } from '../schema/schema.js';
+
+export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
+
+export const allVerbs: readonly Verb[] = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'update', 'watch'];
+
+/** How metadata.name (and generateName, as a prefix) is validated. */
+export type NameRule = 'dns1123-subdomain' | 'dns1123-label' | 'path-segment';
+
+export interface TableColumn {
+  name: string;
+  type: 'string' | 'integer' | 'number' | 'boolean' | 'date';
+  format?: string;
+  description: string;
+  priority?: number;
+  cell: (obj: ApiObject) => unknown;
+}
+
+/** A subresource such as `status` or `finalize`: which part of the object a write through it may change. */
+export interface SubresourceType {
+  verbs: readonly Verb[];
+  /**
+   * Builds the object to store from the live object and the object sent to the subresource:
+   * e.g. status copies only `.status` from the request, finalize only `.spec.finalizers`.
+   */
+  prepareForUpdate(next: ApiObject, old: ApiObject): void;
+  validateUpdate?(next: ApiObject, old: ApiObject): FieldError[];
+}
+
+export interface ResourceType {
+  /** API group; '' for the core group served at /api/v1. */
+  group: string;
+  version: string;
+  kind: string;
+  /** URL segment (lower-case plural). */
+  plural: string;
+  singular: string;
+  namespaced: boolean;
+  shortNames?: readonly string[];
+  categories?: readonly string[];
+  /** Verbs on the main resource; defaults to allVerbs. */
+  verbs?: readonly Verb[];
+  /** Full object schema: TypeMeta, ObjectMeta and the kind's own fields, with merge markers. */
+  schema: StructSchema;
+  /** Name rule for metadata.name; default dns1123-subdomain. */
+  nameRule?: NameRule;
+
+  /** Fills unset fields with defaults (upstream's defaulting, applied on every decode of a write). */
+  defaults?(obj: ApiObject): void;
+  /** Clears or sets server-owned fields on create (status reset, generation = 1, ...). */
+  prepareForCreate?(obj: ApiObject): void;
+  /** Carries server-owned fields over from the stored object on update (status, spec.finalizers, ...). */
+  prepareForUpdate?(next: ApiObject, old: ApiObject): void;
+  /** Kind-specific validation on create; the generic ObjectMeta rules run before it. */
+  validateCreate?(obj: ApiObject): FieldError[];
+  /** Kind-specific validation on update (immutable fields, transitions); ObjectMeta update rules run before it. */
+  validateUpdate?(next: ApiObject, old: ApiObject): FieldError[];
+  /** Warnings returned to the client in `Warning` headers (e.g. deprecated field values). */
+  warnings?(obj: ApiObject, old?: ApiObject): string[];
+  /**
+   * Which part of the object is the "spec" for metadata.generation: generation is set to 1 on create
+   * and bumped when this part changes. Absent: the kind does not track generation.
+   */
+  generationOf?(obj: ApiObject): unknown;
+
+  /**
+   * Field-selector labels beyond metadata.name and metadata.namespace (which every kind has), as
+   * upstream's GetAttrs: e.g. `{ 'status.phase': obj => obj.status?.phase }`.
+   */
+  selectableFields?: Readonly<Record<string, (obj: ApiObject) => string | undefined>>;
+
+  /** Columns for Table output; default Name and Created At. */
+  tableColumns?: readonly TableColumn[];
+
+  subresources?: Readonly<Record<string, SubresourceType>>;
+
+  /**
+   * Deletion: extra reasons an object must stay (Terminating) after a delete request beyond
+   * metadata.finalizers (namespaces: spec.finalizers), and the change a first delete request makes
+   * (namespaces: status.phase = Terminating).
+   */
+  deletion?: {
+    pending?(obj: ApiObject): boolean;
+    onDeleteRequested?(obj: ApiObject): void;
+    /** Delete answers with the object (true) or a Success Status (false, the default). */
+    returnsObject?: boolean;
+    /** Deleting one of these names is forbidden (namespaces: default, svc-system, svc-public). */
+    protectedNames?: readonly string[];
+  };
+
+  /** Whether a namespaced kind's create must be admitted by namespace lifecycle (default true). */
+  skipNamespaceLifecycle?: boolean;
+}
+
+export const apiVersionOf = (rt: Pick<ResourceType, 'group' | 'version'>): string => (rt.group ? `${rt.group}/${rt.version}` : rt.version);
+export const groupResourceOf = (rt: ResourceType): { group: string; resource: string } => ({ group: rt.group, resource: rt.plural });
+export const groupKindOf = (rt: ResourceType): { group: string; kind: string } => ({ group: rt.group, kind: rt.kind });
