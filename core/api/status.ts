@@ -90,7 +90,7 @@ function details(gr: GroupResource, name?: string, extra: Partial<StatusDetails>
   const d: StatusDetails = {};
   if (name) d.name = name;
   if (gr.group) d.group = gr.group;
-  d.kind = gr.resource;
+  if (gr.resource) d.kind = gr.resource;
   return Object.assign(d, extra);
 }
 
@@ -101,7 +101,7 @@ export const errors = {
 
   forbidden: (gr: GroupResource, name: string, reason: string): StatusError => {
     const what = groupResourceString(gr);
-    const message = name ? `${what} "${name}" is forbidden: ${reason}` : `${what} is forbidden: ${reason}`;
+    const message = !what ? `forbidden: ${reason}` : name ? `${what} "${name}" is forbidden: ${reason}` : `${what} is forbidden: ${reason}`;
     return new StatusError(403, 'Forbidden', message, details(gr, name));
   },
 
@@ -116,6 +116,9 @@ export const errors = {
 
   methodNotSupported: (gr: GroupResource, action: string): StatusError =>
     new StatusError(405, 'MethodNotAllowed', `${action} is not supported on resources of kind "${groupResourceString(gr)}"`, details(gr)),
+
+  /** 405 for a method the path does not serve. */
+  methodNotAllowed: (): StatusError => new StatusError(405, 'MethodNotAllowed', 'the server does not allow this method on the requested resource', {}),
 
   notAcceptable: (accepted: readonly string[]): StatusError =>
     new StatusError(406, 'NotAcceptable', `only the following media types are accepted: ${accepted.join(', ')}`),

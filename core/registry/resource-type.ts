@@ -99,7 +99,15 @@ export interface ResourceType {
     returnsObject?: boolean;
     /** Deleting one of these names is forbidden (namespaces: default, svc-system, svc-public). */
     protectedNames?: readonly string[];
+    /**
+     * The first delete request only marks the object Terminating, even with nothing pending; a
+     * controller finishes the work and deletes it again (namespaces).
+     */
+    twoPhase?: boolean;
   };
+
+  /** PUT on a missing object creates it (upstream's AllowCreateOnUpdate; e.g. events, leases). */
+  allowCreateOnUpdate?: boolean;
 
   /** Whether a namespaced kind's create must be admitted by namespace lifecycle (default true). */
   skipNamespaceLifecycle?: boolean;

@@ -1,0 +1,50 @@
+#!/usr/bin/env node
+/**
+ * svc-apiserver: parses flags, starts the server with the worker pool (or inline with --workers=0),
+ * and shuts down gracefully on SIGTERM / SIGINT.
+ */
+import { ApiServer } from '../core/server/server.js';
+import { FlagError, helpText, parseFlags } from '../core/server/options.js';
+import { InlineExecutor, PoolExecutor } from '../workers/pool.js';
+
+async function main(): Promise<void> {
+  const argv = process.argv.slice(2);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    console.log(helpText());
+    return;
+  }
+  let opts;
+  try {
+    opts = parseFlags(argv);
+  } catch (e) {
+    if (e instanceof FlagError) {
+      console.error(`Error: ${e.message}\nRun 'svc-apiserver --help' for usage.`);
+      process.exit(2);
+    }
+    throw e;
+  }
+  const server = new ApiServer(opts);
+  await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));
+  console.log(`svc-apiserver: serving on ${server.url} (data in ${opts.dataDir}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'})`);
+  if (server.tls.kubeconfigPath) console.log(`svc-apiserver: admin kubeconfig: ${server.tls.kubeconfigPath}`);
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`svc-apiserver: ${signal} received, shutting down`);
+    server.stop().then(
+      () => process.exit(0),
+      (err: Error) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err: Error) => {
+  console.error(`svc-apiserver: ${err.stack ?? err.message}`);
+  process.exit(1);
+});

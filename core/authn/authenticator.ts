@@ -1,0 +1,62 @@
+/**
+ * Authentication: who is calling. Each method is an Authenticator; union() tries them in order and
+ * the first to recognise the request decides. A method that finds no credential of its kind answers
+ * null; one that finds a bad credential throws AuthenticationError (401 unless a later method
+ * succeeds). Every authenticated user gets the group system:authenticated.
+ */
+import type { TLSSocket } from 'node:tls';
+import type { UserInfo } from '../api/types.js';
+
+/** What authenticators may look at: headers and the TLS connection. */
+export interface AuthnRequest {
+  headers: Readonly<Record<string, string | string[] | undefined>>;
+  socket: TLSSocket | undefined;
+}
+
+export class AuthenticationError extends Error {}
+
+export interface Authenticator {
+  readonly name: string;
+  authenticate(req: AuthnRequest): UserInfo | null | Promise<UserInfo | null>;
+}
+
+export const ALL_AUTHENTICATED = 'system:authenticated';
+export const ANONYMOUS_USER = 'system:anonymous';
+export const UNAUTHENTICATED = 'system:unauthenticated';
+
+/** The bearer token of an `Authorization: Bearer <token>` header, if any. */
+export function bearerToken(req: AuthnRequest): string | undefined {
+  const h = req.headers.authorization;
+  const v = Array.isArray(h) ? h[0] : h;
+  if (!v) return undefined;
+  const m = /^Bearer\s+(.+)$/i.exec(v.trim());
+  return m ? m[1]!.trim() : undefined;
+}
+
+function withAuthenticatedGroup(u: UserInfo): UserInfo {
+  if (u.username === ANONYMOUS_USER || u.groups.includes(ALL_AUTHENTICATED)) return u;
+  return { ...u, groups: [...u.groups, ALL_AUTHENTICATED] };
+}
+
+/**
+ * Tries each authenticator; returns the first user found. If none recognised the request but some
+ * rejected a credential, throws the first rejection; if none saw a credential, returns null.
+ */
+export function union(authenticators: readonly Authenticator[]): Authenticator {
+  return {
+    name: 'union',
+    async authenticate(req) {
+      let firstError: Error | undefined;
+      for (const a of authenticators) {
+        try {
+          const u = await a.authenticate(req);
+          if (u) return withAuthenticatedGroup(u);
+        } catch (e) {
+          if (!firstError) firstError = e as Error;
+        }
+      }
+      if (firstError) throw firstError;
+      return null;
+    },
+  };
+}

@@ -1,0 +1,31 @@
+/**
+ * Admission: the NamespaceLifecycle plugin, the one built-in admission step this server runs. New
+ * namespaced content needs an existing namespace that is not terminating; the system namespaces
+ * cannot be deleted.
+ */
+import { errors } from '../api/status.js';
+import type { ApiObject } from '../api/types.js';
+import type { Store } from '../storage/interface.js';
+import { groupResourceOf, type ResourceType } from './resource-type.js';
+
+export const NAMESPACES_PREFIX = '/registry/core/namespaces/';
+
+/** Namespaces that always exist and may never be deleted. */
+export const immortalNamespaces: readonly string[] = ['default', 'svc-system', 'svc-public'];
+
+export async function admitCreate(store: Store, rt: ResourceType, obj: ApiObject): Promise<void> {
+  if (!rt.namespaced || rt.skipNamespaceLifecycle) return;
+  const ns = obj.metadata.namespace ?? '';
+  const kv = await store.get(NAMESPACES_PREFIX + ns);
+  if (!kv) throw errors.notFound({ group: '', resource: 'namespaces' }, ns);
+  const nsObj = JSON.parse(Buffer.from(kv.value).toString('utf8')) as ApiObject & { status?: { phase?: string } };
+  if (nsObj.metadata.deletionTimestamp || nsObj.status?.phase === 'Terminating') {
+    const e = errors.forbidden(groupResourceOf(rt), obj.metadata.name ?? '', `unable to create new content in namespace ${ns} because it is being terminated`);
+    e.status.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' }];
+    throw e;
+  }
+}
+
+export function admitDelete(rt: ResourceType, name: string): void {
+  if (rt.deletion?.protectedNames?.includes(name)) throw errors.forbidden(groupResourceOf(rt), name, 'this namespace may not be deleted');
+}

@@ -1,0 +1,28 @@
+/**
+ * Builds the registry context (types, known kinds, clock, continue-token key, feature gates) the same
+ * way on the main thread and in every worker.
+ */
+import type { Store } from '../storage/interface.js';
+import { builtinResourceTypes } from './catalog.js';
+import { type RegistryContext, resourceId } from './context.js';
+import { apiVersionOf, type ResourceType } from './resource-type.js';
+
+export interface RegistrySettings {
+  continueKeyHex: string;
+  featureGates: Record<string, boolean>;
+}
+
+export function servedTypes(): readonly ResourceType[] {
+  return builtinResourceTypes;
+}
+
+export function buildRegistryContext(store: Store, s: RegistrySettings, types: readonly ResourceType[] = servedTypes()): RegistryContext {
+  return {
+    store,
+    types: new Map(types.map((t) => [resourceId(t), t])),
+    knownKinds: new Set(types.map((t) => `${apiVersionOf(t)}/${t.kind}`)),
+    now: () => new Date(),
+    continueKey: Buffer.from(s.continueKeyHex, 'hex'),
+    featureGates: new Map(Object.entries(s.featureGates)),
+  };
+}

@@ -1,0 +1,52 @@
+/**
+ * What every registry operation receives and returns. Operations are pure request -> result over a
+ * Store: they run on a worker thread or inline on the main thread, and the result crosses the thread
+ * boundary as plain data (encoded by core/registry/respond.ts).
+ */
+import type { Status } from '../api/status.js';
+import type { ApiObject, UserInfo } from '../api/types.js';
+import type { Store } from '../storage/interface.js';
+import type { ResourceType } from './resource-type.js';
+
+export interface RegistryContext {
+  store: Store;
+  /** Resource types by `group/version/plural` (core group: `/v1/plural`). */
+  types: ReadonlyMap<string, ResourceType>;
+  /** `apiVersion/kind` of every served kind, for TypeMeta checks. */
+  knownKinds: ReadonlySet<string>;
+  /** Current time, injectable for tests. */
+  now(): Date;
+  /** Secret that signs continue tokens. */
+  continueKey: Buffer;
+  /** Feature gates as parsed from --feature-gates. */
+  featureGates: ReadonlyMap<string, boolean>;
+}
+
+export interface OpRequest {
+  rt: ResourceType;
+  subresource: string;
+  namespace: string;
+  name: string;
+  query: URLSearchParams;
+  body: Uint8Array | undefined;
+  contentType: string;
+  user: UserInfo;
+  userAgent: string;
+}
+
+/** An object to return, as stored bytes (+ revision to stamp) or as a value. */
+export type ResultBody =
+  | { stored: Uint8Array; revision: number | undefined }
+  | { value: ApiObject | Status | Record<string, unknown> }
+  | { list: { items: Buffer[]; resourceVersion: string; continue?: string; remainingItemCount?: number } };
+
+export interface OpResult {
+  code: number;
+  body: ResultBody;
+  warnings: string[];
+  /** Revision written, when the operation committed something. */
+  revision?: number;
+  headers?: Record<string, string>;
+}
+
+export const resourceId = (rt: Pick<ResourceType, 'group' | 'version' | 'plural'>): string => `${rt.group}/${rt.version}/${rt.plural}`;

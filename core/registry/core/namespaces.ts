@@ -1,0 +1,154 @@
+/**
+ * Namespace (core/v1, cluster-scoped). Every namespace carries the label svc.io/metadata.name = its
+ * name, starts Active with the `svc` finalizer in spec.finalizers, and keeps spec.finalizers and status
+ * across ordinary updates: only the `finalize` subresource edits the former, only `status` the latter.
+ * A delete request marks it Terminating; it stays until spec.finalizers is empty. Rules and messages
+ * follow upstream's namespace strategy and ValidateNamespace* functions.
+ */
+import { type FieldError, fieldErrors } from '../../api/field-errors.js';
+import {
+  FINALIZER_SVC,
+  metadataAgeColumn,
+  metadataNameColumn,
+  validateBuiltinFinalizerNames,
+  validateFinalizerName,
+} from '../../api/objectmeta.js';
+import type { ApiObject } from '../../api/types.js';
+import { objectSchema } from '../../schema/meta.js';
+import { s } from '../../schema/schema.js';
+import type { ResourceType, SubresourceType } from '../resource-type.js';
+
+export const NAMESPACE_NAME_LABEL = 'svc.io/metadata.name';
+export const NAMESPACE_ACTIVE = 'Active';
+export const NAMESPACE_TERMINATING = 'Terminating';
+/** Namespaces the server refuses to delete (upstream's immutable namespaces). */
+export const PROTECTED_NAMESPACES: readonly string[] = ['default', 'svc-system', 'svc-public'];
+
+interface Namespace extends ApiObject {
+  spec?: { finalizers?: string[] };
+  status?: { phase?: string; conditions?: unknown[] };
+}
+
+const CORE = 'io.svc.api.core.v1';
+
+const namespaceConditionSchema = s.struct(
+  `${CORE}.NamespaceCondition`,
+  {
+    type: s.string({ always: true }),
+    status: s.string({ always: true }),
+    lastTransitionTime: s.time(),
+    reason: s.string(),
+    message: s.string(),
+  },
+  { required: ['type', 'status'] },
+);
+
+export const namespaceSchema = objectSchema(`${CORE}.Namespace`, {
+  spec: s.struct(`${CORE}.NamespaceSpec`, { finalizers: s.list(s.string(), { listType: 'atomic' }) }),
+  status: s.struct(`${CORE}.NamespaceStatus`, {
+    phase: s.string(),
+    conditions: s.list(namespaceConditionSchema, { patchStrategy: 'merge', patchMergeKey: 'type', listType: 'map', listMapKeys: ['type'] }),
+  }),
+});
+
+function setNameLabel(ns: Namespace): void {
+  const name = ns.metadata.name;
+  if (!name) return;
+  (ns.metadata.labels ??= {})[NAMESPACE_NAME_LABEL] = name;
+}
+
+function validateSpecFinalizers(ns: Namespace, indexed: boolean): FieldError[] {
+  const errs: FieldError[] = [];
+  const finalizers = ns.spec?.finalizers ?? [];
+  // ValidateNamespace reports at spec.finalizers, the finalize subresource at spec.finalizers[i].
+  finalizers.forEach((f, i) => errs.push(...validateFinalizerName(f, indexed ? `spec.finalizers[${i}]` : 'spec.finalizers')));
+  return errs;
+}
+
+function validateNamespace(obj: ApiObject): FieldError[] {
+  return [...validateBuiltinFinalizerNames(obj.metadata), ...validateSpecFinalizers(obj as Namespace, false)];
+}
+
+const statusSubresource: SubresourceType = {
+  verbs: ['get', 'patch', 'update'],
+  prepareForUpdate(next, old) {
+    (next as Namespace).spec = (old as Namespace).spec ?? {};
+  },
+  validateUpdate(next) {
+    const ns = next as Namespace;
+    const phase = ns.status?.phase ?? '';
+    const errs = validateBuiltinFinalizerNames(ns.metadata);
+    if (!ns.metadata.deletionTimestamp) {
+      if (phase !== NAMESPACE_ACTIVE) errs.push(fieldErrors.invalid('status.Phase', phase, "may only be 'Active' if `deletionTimestamp` is empty"));
+    } else if (phase !== NAMESPACE_TERMINATING) {
+      errs.push(fieldErrors.invalid('status.Phase', phase, "may only be 'Terminating' if `deletionTimestamp` is not empty"));
+    }
+    return errs;
+  },
+};
+
+const finalizeSubresource: SubresourceType = {
+  verbs: ['update'],
+  prepareForUpdate(next, old) {
+    (next as Namespace).status = (old as Namespace).status ?? {};
+  },
+  validateUpdate(next) {
+    return [...validateBuiltinFinalizerNames(next.metadata), ...validateSpecFinalizers(next as Namespace, true)];
+  },
+};
+
+export const namespaces: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'Namespace',
+  plural: 'namespaces',
+  singular: 'namespace',
+  namespaced: false,
+  shortNames: ['ns'],
+  verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  schema: namespaceSchema,
+  nameRule: 'dns1123-label',
+
+  defaults(obj) {
+    const ns = obj as Namespace;
+    setNameLabel(ns);
+    const status = (ns.status ??= {});
+    if (!status.phase) status.phase = NAMESPACE_ACTIVE;
+  },
+  prepareForCreate(obj) {
+    const ns = obj as Namespace;
+    ns.status = { phase: NAMESPACE_ACTIVE };
+    // The svc finalizer is required at creation only; the namespace controller removes it later.
+    const spec = (ns.spec ??= {});
+    if (!spec.finalizers?.includes(FINALIZER_SVC)) spec.finalizers = [...(spec.finalizers ?? []), FINALIZER_SVC];
+    setNameLabel(ns);
+  },
+  prepareForUpdate(next, old) {
+    const ns = next as Namespace;
+    const prev = old as Namespace;
+    const spec = (ns.spec ??= {});
+    if (prev.spec?.finalizers) spec.finalizers = prev.spec.finalizers;
+    else delete spec.finalizers;
+    ns.status = prev.status ?? {};
+    setNameLabel(ns);
+  },
+  validateCreate: validateNamespace,
+  validateUpdate: validateNamespace,
+
+  selectableFields: { 'status.phase': (obj) => (obj as Namespace).status?.phase },
+  tableColumns: [
+    metadataNameColumn,
+    { name: 'Status', type: 'string', description: 'Lifecycle phase of the namespace (Active or Terminating).', cell: (obj) => (obj as Namespace).status?.phase ?? '' },
+    metadataAgeColumn,
+  ],
+  subresources: { status: statusSubresource, finalize: finalizeSubresource },
+  deletion: {
+    pending: (obj) => ((obj as Namespace).spec?.finalizers?.length ?? 0) > 0,
+    onDeleteRequested(obj) {
+      const ns = obj as Namespace;
+      (ns.status ??= {}).phase = NAMESPACE_TERMINATING;
+    },
+    returnsObject: true,
+    protectedNames: PROTECTED_NAMESPACES,
+  },
+};

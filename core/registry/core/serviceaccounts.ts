@@ -1,0 +1,63 @@
+/**
+ * ServiceAccount (core/v1, namespaced): references to Secrets (a map keyed by name; only the name is
+ * kept, as upstream's strategy strips the rest), image pull secrets (atomic), and whether pods mount a
+ * token by default. Using the svc.io/enforce-mountable-secrets annotation draws upstream's 1.32
+ * deprecation warning.
+ */
+import type { FieldError } from '../../api/field-errors.js';
+import { metadataAgeColumn, metadataNameColumn, validateBuiltinFinalizerNames } from '../../api/objectmeta.js';
+import type { ApiObject } from '../../api/types.js';
+import { localObjectReferenceSchema, objectReferenceSchema, objectSchema } from '../../schema/meta.js';
+import { s } from '../../schema/schema.js';
+import type { ResourceType } from '../resource-type.js';
+
+export const ENFORCE_MOUNTABLE_SECRETS_ANNOTATION = 'svc.io/enforce-mountable-secrets';
+
+interface ServiceAccount extends ApiObject {
+  secrets?: { name?: string }[];
+  imagePullSecrets?: { name?: string }[];
+  automountServiceAccountToken?: boolean;
+}
+
+export const serviceAccountSchema = objectSchema('io.svc.api.core.v1.ServiceAccount', {
+  secrets: s.list(objectReferenceSchema, { patchStrategy: 'merge', patchMergeKey: 'name', listType: 'map', listMapKeys: ['name'] }),
+  imagePullSecrets: s.list(localObjectReferenceSchema, { listType: 'atomic' }),
+  automountServiceAccountToken: s.boolean({ ptr: true }),
+});
+
+/** Secret references keep only their name. */
+function cleanSecretReferences(obj: ApiObject): void {
+  const sa = obj as ServiceAccount;
+  if (sa.secrets) sa.secrets = sa.secrets.map((ref) => (ref.name ? { name: ref.name } : {}));
+}
+
+const validate = (obj: ApiObject): FieldError[] => validateBuiltinFinalizerNames(obj.metadata);
+
+function warnings(obj: ApiObject): string[] {
+  const annotations = obj.metadata.annotations;
+  if (!annotations || !Object.prototype.hasOwnProperty.call(annotations, ENFORCE_MOUNTABLE_SECRETS_ANNOTATION)) return [];
+  return [
+    `metadata.annotations[${ENFORCE_MOUNTABLE_SECRETS_ANNOTATION}]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets`,
+  ];
+}
+
+export const serviceAccounts: ResourceType = {
+  group: '',
+  version: 'v1',
+  kind: 'ServiceAccount',
+  plural: 'serviceaccounts',
+  singular: 'serviceaccount',
+  namespaced: true,
+  shortNames: ['sa'],
+  schema: serviceAccountSchema,
+  prepareForCreate: cleanSecretReferences,
+  prepareForUpdate: (next) => cleanSecretReferences(next),
+  validateCreate: validate,
+  validateUpdate: (next) => validate(next),
+  warnings,
+  tableColumns: [
+    metadataNameColumn,
+    { name: 'Secrets', type: 'string', description: 'Number of secrets referenced.', cell: (obj) => (obj as ServiceAccount).secrets?.length ?? 0 },
+    metadataAgeColumn,
+  ],
+};

@@ -1,0 +1,62 @@
+/**
+ * create (POST on a collection): options -> decode -> namespace -> BeforeCreate (defaults, system
+ * fields, validation) -> admission -> field ownership -> store (or not, on dry run) -> 201.
+ */
+import type { ApiObject } from '../api/types.js';
+import { writeOptionsFromQuery } from '../request/write-options.js';
+import { StoreError } from '../storage/interface.js';
+import { admitCreate } from './admission.js';
+import type { OpRequest, OpResult, RegistryContext } from './context.js';
+import { decodeObjectBody } from './decode.js';
+import { objectKey } from './keys.js';
+import { beforeCreate, canonicalObject, ensureNamespace, regenerateName } from './lifecycle.js';
+import { trackUpdate } from './managed-fields.js';
+import { encodeStored, storageError } from './objects.js';
+import { errors } from '../api/status.js';
+
+/** How many fresh generateName suffixes to try before giving up (upstream retries name collisions too). */
+const GENERATE_NAME_ATTEMPTS = 8;
+
+export async function create(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
+  if (!req.body) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
+  const opts = writeOptionsFromQuery(req.query, 'CreateOptions');
+  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, req.rt, ctx.knownKinds, opts.fieldValidation);
+  ensureNamespace(decoded, req.rt, req.namespace);
+  return createObject(ctx, req, decoded, opts.dryRun, opts.fieldManager, warnings);
+}
+
+/**
+ * The shared tail of every create (POST, PUT on a missing object, apply on a missing object):
+ * `obj` is decoded and namespaced; `track` records field ownership for it.
+ */
+export async function createObject(
+  ctx: RegistryContext,
+  req: OpRequest,
+  decoded: ApiObject,
+  dryRun: boolean,
+  fieldManager: string,
+  warnings: string[],
+  track: (o: ApiObject) => ApiObject = (o) => trackUpdate(req.rt, null, o, req, { fieldManager, now: ctx.now() }),
+): Promise<OpResult> {
+  const rt = req.rt;
+  const prepared = beforeCreate(rt, decoded, ctx.now());
+  warnings.push(...prepared.warnings);
+  await admitCreate(ctx.store, rt, prepared.object);
+  let obj = canonicalObject(rt, track(prepared.object));
+  const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
+  for (let attempt = 1; ; attempt++) {
+    const stored = encodeStored(obj);
+    if (dryRun) return { code: 201, body: { stored, revision: undefined }, warnings };
+    try {
+      const { revision } = await ctx.store.create(objectKey(rt, obj.metadata.namespace ?? '', obj.metadata.name!), stored);
+      return { code: 201, body: { stored, revision }, warnings, revision };
+    } catch (err) {
+      if (err instanceof StoreError && err.code === 'KeyExists' && generated && attempt < GENERATE_NAME_ATTEMPTS) {
+        regenerateName(obj);
+        obj = canonicalObject(rt, obj);
+        continue;
+      }
+      throw storageError(rt, obj.metadata.name!, err);
+    }
+  }
+}

@@ -1,0 +1,110 @@
+/**
+ * Decoding a request body into a typed object of one resource type: media type (415), syntax (400),
+ * TypeMeta against the URL (400, upstream's "cannot be handled as" wording), structural decode (type
+ * errors 422; unknown and duplicate fields per fieldValidation: dropped, warned, or 400 Strict).
+ */
+import { errors } from '../api/status.js';
+import type { ApiObject } from '../api/types.js';
+import { decodeJson, JsonSyntaxError } from '../codec/json.js';
+import { contentTypeOf, requestMediaTypes } from '../codec/media-types.js';
+import { decodeYaml } from '../codec/yaml.js';
+import type { FieldValidation } from '../request/write-options.js';
+import { decodeStructural } from '../schema/structural.js';
+import { apiVersionOf, type ResourceType } from './resource-type.js';
+
+/** Types the catalog serves, as `apiVersion/kind` -> true; filled by the registry at start. */
+export type KnownKinds = ReadonlySet<string>;
+
+export interface DecodedObject {
+  object: ApiObject;
+  warnings: string[];
+}
+
+export interface RawBody {
+  value: unknown;
+  /** Duplicate-field messages, already worded (`duplicate field "x"` / YAML line form). */
+  duplicates: string[];
+}
+
+/** Parses JSON or YAML (per Content-Type) without any schema; 415 / 400 on failure. */
+export function parseBody(body: Uint8Array, contentTypeHeader: string, accepted: readonly string[] = requestMediaTypes): RawBody {
+  const ct = contentTypeOf(contentTypeHeader) || 'application/json';
+  if (!accepted.includes(ct)) throw errors.unsupportedMediaType(ct, accepted);
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  try {
+    if (ct === 'application/yaml') {
+      const y = decodeYaml(text);
+      return { value: y.value, duplicates: y.duplicates };
+    }
+    if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');
+    const j = decodeJson(text);
+    return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`) };
+  } catch (e) {
+    if (e instanceof JsonSyntaxError) {
+      throw errors.badRequest(ct === 'application/yaml' ? e.message : `couldn't get version/kind; json parse error: ${e.message}`);
+    }
+    throw e;
+  }
+}
+
+const goTypeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);
+
+/**
+ * Checks TypeMeta against the URL's resource: absent fields default from the URL; a different kind or
+ * version is rejected as upstream's decoder rejects it.
+ */
+export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, known: KnownKinds): void {
+  for (const f of ['apiVersion', 'kind'] as const) {
+    if (raw[f] !== undefined && raw[f] !== null && typeof raw[f] !== 'string') {
+      throw errors.badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goTypeName(raw[f])} into Go struct field .${f} of type string`);
+    }
+  }
+  const apiVersion = (raw.apiVersion as string | undefined) || apiVersionOf(rt);
+  const kind = (raw.kind as string | undefined) || rt.kind;
+  if (apiVersion === apiVersionOf(rt) && kind === rt.kind) return;
+  const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
+  const internalGroup = rt.group ? rt.group.split('.')[0] : 'core';
+  if (!known.has(`${apiVersion}/${kind}`)) {
+    throw errors.badRequest(
+      `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${rt.kind}: no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme "svc-apiserver"`,
+    );
+  }
+  throw errors.badRequest(
+    `${kind} in version ${JSON.stringify(version)} cannot be handled as a ${rt.kind}: converting (${version}.${kind}) to (${internalGroup}.${rt.kind}): unknown conversion`,
+  );
+}
+
+/** Applies fieldValidation to unknown and duplicate fields; returns the warnings to send. */
+export function applyFieldValidation(rt: ResourceType, unknown: readonly string[], duplicates: readonly string[], mode: FieldValidation): string[] {
+  if (mode === 'Ignore' || (unknown.length === 0 && duplicates.length === 0)) return [];
+  const problems = [...unknown.map((u) => `unknown field ${JSON.stringify(u)}`), ...duplicates];
+  if (mode === 'Strict') {
+    throw errors.badRequest(`${rt.kind} in version ${JSON.stringify(rt.version)} cannot be handled as a ${rt.kind}: strict decoding error: ${problems.join(', ')}`);
+  }
+  return problems;
+}
+
+/** Turns a parsed body into a canonical typed object of `rt` (TypeMeta set). */
+export function typedObjectFrom(parsed: RawBody, rt: ResourceType, known: KnownKinds, mode: FieldValidation): DecodedObject {
+  const v = parsed.value;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) {
+    throw errors.badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goTypeName(v)} into Go value of type struct { APIVersion string; Kind string }`);
+  }
+  const raw = v as Record<string, unknown>;
+  checkTypeMeta(raw, rt, known);
+  const res = decodeStructural<ApiObject>(raw, rt.schema);
+  const warnings = applyFieldValidation(rt, res.unknownFields, parsed.duplicates, mode);
+  if (res.errors.length) throw errors.invalid({ group: rt.group, kind: rt.kind }, String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
+  return { object: withTypeMetaFirst(res.value, rt), warnings };
+}
+
+/** The whole decode of an object body: parse, then type against `rt`. */
+export function decodeObjectBody(body: Uint8Array, contentType: string, rt: ResourceType, known: KnownKinds, mode: FieldValidation): DecodedObject {
+  return typedObjectFrom(parseBody(body, contentType), rt, known, mode);
+}
+
+/** The object with kind and apiVersion set, as the first two keys (upstream's field order). */
+export function withTypeMetaFirst(o: ApiObject, rt: ResourceType): ApiObject {
+  const { kind: _k, apiVersion: _a, ...rest } = o;
+  return { kind: rt.kind, apiVersion: apiVersionOf(rt), ...rest } as ApiObject;
+}

@@ -1,0 +1,172 @@
+/**
+ * delete and deletecollection. Deletion has two phases: an object with finalizers (or, for kinds that
+ * finalize themselves, pending work) is only marked Terminating (deletionTimestamp set, grace 0) and
+ * stays until the last finalizer is removed; otherwise it is removed at once. Preconditions (uid,
+ * resourceVersion) are checked against the live object; propagationPolicy Orphan / Foreground add the
+ * orphan / foregroundDeletion finalizers as upstream does (a garbage collector removes them).
+ */
+import { errors, successStatus } from '../api/status.js';
+import { type ApiObject, nowRFC3339 } from '../api/types.js';
+import { listOptionsFromQuery, validateListOptions } from '../request/list-options.js';
+import { deleteOptionsFrom, type DeleteOptions } from '../request/write-options.js';
+import { StoreError } from '../storage/interface.js';
+import { admitDelete } from './admission.js';
+import type { OpRequest, OpResult, RegistryContext } from './context.js';
+import { parseBody } from './decode.js';
+import { objectKey } from './keys.js';
+import { canonicalObject } from './lifecycle.js';
+import { listFromStore } from './list.js';
+import { decodeLive, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
+import { groupResourceOf, type ResourceType } from './resource-type.js';
+
+const MAX_ATTEMPTS = 16;
+const ORPHAN = 'orphan';
+const FOREGROUND = 'foregroundDeletion';
+
+function deleteOptionsOf(req: OpRequest): DeleteOptions {
+  let body: Record<string, unknown> | undefined;
+  if (req.body && req.body.length > 0) {
+    const parsed = parseBody(req.body, req.contentType).value;
+    if (parsed !== null && parsed !== undefined) {
+      if (typeof parsed !== 'object' || Array.isArray(parsed)) throw errors.badRequest('the body of a delete request must be a DeleteOptions object');
+      body = parsed as Record<string, unknown>;
+      const kind = body.kind;
+      if (kind !== undefined && kind !== 'DeleteOptions') {
+        throw errors.badRequest(`${String(kind)} in version ${JSON.stringify(String(body.apiVersion ?? ''))} cannot be handled as a DeleteOptions`);
+      }
+    }
+  }
+  const opts = deleteOptionsFrom(body, req.query);
+  if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
+    throw errors.invalid({ group: 'meta.svc.io', kind: 'DeleteOptions' }, '', [
+      {
+        type: 'FieldValueForbidden',
+        field: 'ignoreStoreReadErrorWithClusterBreakingPotential',
+        badValue: '',
+        detail: 'not allowed: the AllowUnsafeMalformedObjectDeletion feature gate is disabled',
+      },
+    ]);
+  }
+  return opts;
+}
+
+function checkPreconditions(rt: ResourceType, name: string, o: DeleteOptions, live: LiveObject): void {
+  const p = o.preconditions;
+  if (!p) return;
+  const meta = live.object.metadata;
+  if (p.uid !== undefined && p.uid !== meta.uid) {
+    throw errors.conflict(groupResourceOf(rt), name, `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${meta.uid ?? ''}`);
+  }
+  if (p.resourceVersion !== undefined && p.resourceVersion !== meta.resourceVersion) {
+    throw errors.conflict(
+      groupResourceOf(rt),
+      name,
+      `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ''}`,
+    );
+  }
+}
+
+/** The finalizers the requested propagation adds or removes (upstream's orphan/foreground rules). */
+function propagationFinalizers(o: DeleteOptions, current: readonly string[]): string[] {
+  const set = new Set(current);
+  const policy = o.propagationPolicy ?? (o.orphanDependents === true ? 'Orphan' : o.orphanDependents === false ? 'Background' : undefined);
+  if (policy === 'Orphan') {
+    set.add(ORPHAN);
+    set.delete(FOREGROUND);
+  } else if (policy === 'Foreground') {
+    set.add(FOREGROUND);
+    set.delete(ORPHAN);
+  } else if (policy === 'Background') {
+    set.delete(ORPHAN);
+    set.delete(FOREGROUND);
+  }
+  return [...set];
+}
+
+interface DeleteOutcome {
+  /** The object after the request: removed (last state) or marked Terminating. */
+  object: ApiObject;
+  stored: Uint8Array;
+  revision: number;
+  removed: boolean;
+  written: boolean;
+}
+
+/** Deletes (or starts deleting) one live object; retries on concurrent changes. */
+async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, name: string, o: DeleteOptions): Promise<DeleteOutcome> {
+  for (let attempt = 1; ; attempt++) {
+    const live = await readLive(ctx.store, rt, key);
+    if (!live) throw errors.notFound(groupResourceOf(rt), name);
+    checkPreconditions(rt, name, o, live);
+    const cur = live.object;
+    const finalizers = propagationFinalizers(o, cur.metadata.finalizers ?? []);
+    const pending =
+      finalizers.length > 0 || rt.deletion?.pending?.(cur) === true || (rt.deletion?.twoPhase === true && !cur.metadata.deletionTimestamp);
+    const rev = live.kv.modRevision;
+    try {
+      if (!pending) {
+        if (o.dryRun) return { object: cur, stored: live.kv.value, revision: rev, removed: true, written: false };
+        const { revision } = await ctx.store.delete(key, rev);
+        return { object: cur, stored: live.kv.value, revision, removed: true, written: true };
+      }
+      const next = structuredClone(cur);
+      delete next.metadata.resourceVersion;
+      if (!next.metadata.deletionTimestamp) {
+        next.metadata.deletionTimestamp = nowRFC3339(ctx.now());
+        next.metadata.deletionGracePeriodSeconds = 0;
+      }
+      if (finalizers.length) next.metadata.finalizers = finalizers;
+      else delete next.metadata.finalizers;
+      rt.deletion?.onDeleteRequested?.(next);
+      const stored = encodeStored(canonicalObject(rt, next));
+      if (Buffer.compare(Buffer.from(stored), Buffer.from(live.kv.value)) === 0 || o.dryRun) {
+        return { object: next, stored: o.dryRun ? stored : live.kv.value, revision: rev, removed: false, written: false };
+      }
+      const { revision } = await ctx.store.update(key, rev, stored);
+      return { object: next, stored, revision, removed: false, written: true };
+    } catch (err) {
+      if (err instanceof StoreError && (err.code === 'Conflict' || err.code === 'NotFound') && attempt < MAX_ATTEMPTS) continue;
+      throw storageError(rt, name, err);
+    }
+  }
+}
+
+export async function deleteObject(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
+  const rt = req.rt;
+  const opts = deleteOptionsOf(req);
+  admitDelete(rt, req.name);
+  const out = await deleteOne(ctx, rt, objectKey(rt, req.namespace, req.name), req.name, opts);
+  const code = !out.removed && opts.orphanDependents === false ? 202 : 200;
+  const result: OpResult = { code, body: { stored: out.stored, revision: out.revision }, warnings: [] };
+  if (out.written) result.revision = out.revision;
+  if (out.removed && !rt.deletion?.returnsObject) {
+    const d: { name: string; group?: string; kind: string; uid?: string } = { name: req.name, kind: rt.plural };
+    if (rt.group) d.group = rt.group;
+    if (out.object.metadata.uid) d.uid = out.object.metadata.uid;
+    result.body = { value: successStatus(d) };
+  }
+  return result;
+}
+
+export async function deleteCollection(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
+  const rt = req.rt;
+  const opts = deleteOptionsOf(req);
+  const listOpts = listOptionsFromQuery(req.query);
+  validateListOptions(listOpts);
+  const page = await listFromStore(ctx, rt, req.namespace, listOpts, { keysOnly: true });
+  let last = 0;
+  for (const item of page.keys) {
+    const live = decodeLive(rt, item);
+    try {
+      admitDelete(rt, live.object.metadata.name!);
+      const out = await deleteOne(ctx, rt, item.key, live.object.metadata.name!, opts);
+      if (out.written) last = Math.max(last, out.revision);
+    } catch (err) {
+      if ((err as { code?: number }).code === 404) continue;
+      throw err;
+    }
+  }
+  const result: OpResult = { code: 200, body: { value: successStatus() }, warnings: [] };
+  if (last) result.revision = last;
+  return result;
+}

@@ -1,0 +1,58 @@
+/**
+ * Selection attributes of a stored object (namespace, name, labels, field-selector fields), computed
+ * once per object version and shared by the WatchCache (main thread) and store lists (workers), plus
+ * the per-kind field-selector vocabulary and its upstream error messages.
+ */
+import { errors } from '../api/status.js';
+import type { ApiObject } from '../api/types.js';
+import type { FieldSelector, LabelSelector } from '../api/selectors.js';
+import type { CachedObject } from '../storage/watch-cache.js';
+import { keyParts } from './keys.js';
+import type { ResourceType } from './resource-type.js';
+
+export function describeStored(rt: ResourceType, key: string, stored: Uint8Array, revision: number): CachedObject {
+  const { namespace, name } = keyParts(rt, key);
+  const obj = JSON.parse(Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('utf8')) as ApiObject;
+  return { key, namespace, name, revision, stored, labels: obj.metadata?.labels, fields: selectableFieldsOf(rt, obj, namespace, name) };
+}
+
+export function selectableFieldsOf(rt: ResourceType, obj: ApiObject, namespace: string, name: string): Record<string, string> {
+  const fields: Record<string, string> = { 'metadata.name': name, 'metadata.namespace': namespace };
+  const custom = rt.selectableFields;
+  if (custom) for (const f in custom) fields[f] = custom[f]!(obj) ?? '';
+  return fields;
+}
+
+/** Field-selector labels a kind accepts. */
+export function supportedFieldLabels(rt: ResourceType): string[] {
+  if (!rt.selectableFields) return ['metadata.name', 'metadata.namespace'];
+  const out = ['metadata.name'];
+  if (rt.namespaced) out.push('metadata.namespace');
+  return out.concat(Object.keys(rt.selectableFields));
+}
+
+/** 400 for a field selector naming a field the kind does not support (upstream's two wordings). */
+export function checkFieldSelector(rt: ResourceType, sel: FieldSelector | undefined): void {
+  if (!sel) return;
+  const ok = supportedFieldLabels(rt);
+  for (const r of sel.requirements) {
+    if (ok.includes(r.field)) continue;
+    if (rt.selectableFields) throw errors.badRequest(`field label not supported: ${r.field}`);
+    throw errors.badRequest(`${JSON.stringify(r.field)} is not a known field selector: only "metadata.name", "metadata.namespace"`);
+  }
+}
+
+export interface Selection {
+  namespace: string;
+  labels: LabelSelector | undefined;
+  fields: FieldSelector | undefined;
+}
+
+/** The predicate of a list or watch: namespace, then labels, then fields. */
+export function selectionFilter(sel: Selection): (o: CachedObject) => boolean {
+  const { namespace, labels, fields } = sel;
+  const l = labels && !labels.empty ? labels : undefined;
+  const f = fields && !fields.empty ? fields : undefined;
+  if (!namespace && !l && !f) return () => true;
+  return (o) => (!namespace || o.namespace === namespace) && (!l || l.matches(o.labels)) && (!f || f.matches(o.fields));
+}

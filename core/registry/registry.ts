@@ -1,0 +1,75 @@
+/**
+ * The generic registry: one entry point that runs a task (create, update, patch, delete,
+ * deletecollection, store list) for any declared resource type and returns encoded bytes. The same
+ * code runs in pool workers and inline on the main thread.
+ */
+import type { ApiTask, ApiTaskResult } from '../../workers/protocol.js';
+import { errors } from '../api/status.js';
+import { listOptionsFromQuery, validateListOptions } from '../request/list-options.js';
+import type { OpRequest, OpResult, RegistryContext } from './context.js';
+import { create } from './create.js';
+import { deleteCollection, deleteObject } from './delete.js';
+import { listOp } from './list.js';
+import { encodeError, encodeResult } from './respond.js';
+import type { ResourceType } from './resource-type.js';
+import { update } from './update.js';
+import { patch } from './patch.js';
+
+export class Registry {
+  constructor(readonly ctx: RegistryContext) {}
+
+  typeOf(resource: string): ResourceType {
+    const rt = this.ctx.types.get(resource);
+    if (!rt) throw errors.pathNotFound();
+    return rt;
+  }
+
+  /** Runs an operation and returns its result (errors are thrown as StatusError). */
+  async op(task: ApiTask): Promise<OpResult> {
+    const rt = this.typeOf(task.resource);
+    const req: OpRequest = {
+      rt,
+      subresource: task.subresource,
+      namespace: task.namespace,
+      name: task.name,
+      query: new URLSearchParams(task.query),
+      body: task.body,
+      contentType: task.contentType,
+      user: task.user,
+      userAgent: task.userAgent,
+    };
+    switch (task.verb) {
+      case 'create':
+        return create(this.ctx, req);
+      case 'update':
+        return update(this.ctx, req);
+      case 'patch':
+        return patch(this.ctx, req);
+      case 'delete':
+        return deleteObject(this.ctx, req);
+      case 'deletecollection':
+        return deleteCollection(this.ctx, req);
+      case 'list': {
+        const o = listOptionsFromQuery(req.query);
+        validateListOptions(o);
+        return listOp(this.ctx, rt, task.namespace, o);
+      }
+    }
+  }
+
+  /** Runs a task to completion: an encoded response, success or Status. */
+  async run(task: ApiTask): Promise<ApiTaskResult> {
+    const enc = { mediaType: task.mediaType, pretty: task.pretty };
+    try {
+      const r = await this.op(task);
+      const out: ApiTaskResult = { code: r.code, contentType: task.mediaType, body: encodeResult(this.typeOf(task.resource), r, enc), warnings: r.warnings };
+      if (r.revision) out.revision = r.revision;
+      if (r.headers) out.headers = r.headers;
+      return out;
+    } catch (err) {
+      const e = encodeError(err, enc);
+      if (e.code >= 500) console.error(`svc-apiserver: ${task.verb} ${task.resource} failed:`, err);
+      return { code: e.code, contentType: task.mediaType, body: e.body, warnings: [], headers: e.headers };
+    }
+  }
+}

@@ -1,0 +1,125 @@
+/**
+ * update (PUT) and the guaranteed-update loop it shares with patch: read the live object, build the
+ * next one from it, run BeforeUpdate, record field ownership, and compare-and-swap on the live
+ * revision. A conflict retries with a fresh read unless the client named a resourceVersion (then it
+ * is a 409). A write that changes no byte is not written (same resourceVersion back, as upstream).
+ * An update that empties the finalizers of a terminating object deletes it.
+ */
+import { fieldErrors } from '../api/field-errors.js';
+import { errors } from '../api/status.js';
+import type { ApiObject } from '../api/types.js';
+import { writeOptionsFromQuery } from '../request/write-options.js';
+import { StoreError } from '../storage/interface.js';
+import type { OpRequest, OpResult, RegistryContext } from './context.js';
+import { createObject } from './create.js';
+import { decodeObjectBody } from './decode.js';
+import { objectKey } from './keys.js';
+import { beforeUpdate, canonicalObject, checkName, ensureNamespace, shouldDeleteDuringUpdate } from './lifecycle.js';
+import { trackUpdate } from './managed-fields.js';
+import { bytesEqual, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
+import { groupKindOf, groupResourceOf, type ResourceType } from './resource-type.js';
+
+const MAX_ATTEMPTS = 16;
+
+export interface UpdatePlan {
+  /** The object to write, built from the live one; ownership already recorded. */
+  next: ApiObject;
+  /** The resourceVersion the client required (precondition), if any. */
+  requiredRevision: string | undefined;
+}
+
+export interface GuaranteedUpdate {
+  dryRun: boolean;
+  warnings: string[];
+  /** Builds the next object from the live one (called again after each conflict). */
+  build(live: LiveObject): Promise<UpdatePlan> | UpdatePlan;
+  /** What to do when the object does not exist (throws NotFound by default). */
+  whenMissing?(): Promise<OpResult>;
+}
+
+/** Validates a client-supplied resourceVersion precondition against the live revision. */
+export function checkPrecondition(rt: ResourceType, name: string, required: string | undefined, live: LiveObject): void {
+  if (!required) return;
+  if (!/^\d+$/.test(required)) {
+    throw errors.invalid(groupKindOf(rt), name, [fieldErrors.invalid('metadata.resourceVersion', required, 'must be a decimal integer')]);
+  }
+  if (Number(required) !== live.kv.modRevision) throw errors.staleResourceVersion(groupResourceOf(rt), name);
+}
+
+export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, plan: GuaranteedUpdate): Promise<OpResult> {
+  const rt = req.rt;
+  const key = objectKey(rt, req.namespace, req.name);
+  for (let attempt = 1; ; attempt++) {
+    const live = await readLive(ctx.store, rt, key);
+    if (!live) {
+      if (plan.whenMissing) return plan.whenMissing();
+      throw errors.notFound(groupResourceOf(rt), req.name);
+    }
+    const { next, requiredRevision } = await plan.build(live);
+    checkPrecondition(rt, req.name, requiredRevision, live);
+    const rev = live.kv.modRevision;
+    try {
+      if (shouldDeleteDuringUpdate(rt, next)) {
+        if (plan.dryRun) return { code: 200, body: { stored: encodeStored(next), revision: rev }, warnings: plan.warnings };
+        const { revision } = await ctx.store.delete(key, rev);
+        return { code: 200, body: { stored: encodeStored(next), revision }, warnings: plan.warnings, revision };
+      }
+      const stored = encodeStored(next);
+      if (bytesEqual(stored, live.kv.value)) return { code: 200, body: { stored: live.kv.value, revision: rev }, warnings: plan.warnings };
+      if (plan.dryRun) return { code: 200, body: { stored, revision: rev }, warnings: plan.warnings };
+      const { revision } = await ctx.store.update(key, rev, stored);
+      return { code: 200, body: { stored, revision }, warnings: plan.warnings, revision };
+    } catch (err) {
+      if (err instanceof StoreError && (err.code === 'Conflict' || err.code === 'NotFound') && !requiredRevision && attempt < MAX_ATTEMPTS) continue;
+      throw storageError(rt, req.name, err);
+    }
+  }
+}
+
+export async function update(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
+  if (!req.body) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
+  const rt = req.rt;
+  const opts = writeOptionsFromQuery(req.query, 'UpdateOptions');
+  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, rt, ctx.knownKinds, opts.fieldValidation);
+  checkName(decoded, req.name, rt.namespaced ? req.namespace : '');
+  ensureNamespace(decoded, rt, req.namespace);
+  const sub = req.subresource ? rt.subresources?.[req.subresource] : undefined;
+  return guaranteedUpdate(ctx, req, {
+    dryRun: opts.dryRun,
+    warnings,
+    build: (live) => {
+      const next = structuredClone(decoded);
+      const requiredRevision = next.metadata.resourceVersion || undefined;
+      delete next.metadata.resourceVersion;
+      return { next: prepareUpdate(ctx, req, rt, next, live.object, opts.fieldManager, warnings, sub), requiredRevision };
+    },
+    whenMissing: async () => {
+      if (!rt.allowCreateOnUpdate || req.subresource) throw errors.notFound(groupResourceOf(rt), req.name);
+      const obj = structuredClone(decoded);
+      delete obj.metadata.resourceVersion;
+      return createObject(ctx, req, obj, opts.dryRun, opts.fieldManager, warnings);
+    },
+  });
+}
+
+/**
+ * BeforeUpdate plus ownership, for a full new object `next` (PUT body, or a patched object). Through a
+ * subresource, the subresource's hooks decide which part of `next` is taken over the live object.
+ */
+export function prepareUpdate(
+  ctx: RegistryContext,
+  req: OpRequest,
+  rt: ResourceType,
+  next: ApiObject,
+  live: ApiObject,
+  fieldManager: string,
+  warnings: string[],
+  sub = req.subresource ? rt.subresources?.[req.subresource] : undefined,
+  track: (live: ApiObject, next: ApiObject) => ApiObject = (l, n) => trackUpdate(rt, l, n, req, { fieldManager, now: ctx.now() }),
+): ApiObject {
+  const old = structuredClone(live);
+  delete old.metadata.resourceVersion;
+  const prepared = beforeUpdate(rt, next, old, sub ?? rt);
+  warnings.push(...prepared.warnings);
+  return canonicalObject(rt, track(old, prepared.object));
+}

@@ -1,0 +1,268 @@
+/**
+ * The request path, top to bottom:
+ *   1 authenticate        -> UserInfo, or 401
+ *   2 request info        -> verb, group, version, resource, subresource, namespace, name
+ *   3 authorize           -> allow, or 403
+ *   4 admit load          -> 429 beyond --max-requests-inflight / --max-mutating-requests-inflight
+ *   5 route               -> non-resource (health, version, discovery) or a declared resource (404, 405)
+ *   6 negotiate           -> response media type (406), pretty
+ *   7 serve               -> get/list/watch from the watch cache; writes and store reads as pool tasks
+ *                            (decode, validate, merge, store, encode happen there)
+ *   8 write               -> bytes to the socket, with Warning headers
+ * Every failure is a Status in the negotiated media type; nothing here throws past the top.
+ */
+import type { TLSSocket } from 'node:tls';
+import { errors, StatusError } from '../api/status.js';
+import type { UserInfo } from '../api/types.js';
+import { anonymousUser } from '../authn/anonymous.js';
+import { AuthenticationError, type Authenticator } from '../authn/authenticator.js';
+import { type Authorizer, forbiddenMessage, type Attributes } from '../authz/authorizer.js';
+import { encodeValue } from '../codec/encode.js';
+import { negotiateResponse, type ResponseMediaType, responseMediaTypes, streamMediaTypes } from '../codec/media-types.js';
+import type { Endpoint, Health } from '../health/health.js';
+import { type RequestInfo, requestInfoFor } from '../request/request-info.js';
+import type { ApiTask, Executor, TaskVerb } from '../../workers/protocol.js';
+import type { Cacher } from '../storage/cacher.js';
+import { allVerbs, type ResourceType, type Verb } from '../registry/resource-type.js';
+import type { DiscoveryDocs } from './discovery.js';
+import { readBody, type Req, type Res, sendBytes, sendError, sendStream } from './http.js';
+import { getFromCache, listFromCache, parseListOptions, type ReadContext } from './reads.js';
+import { type WatchSettings, WatchStream, watchFilter } from './watch.js';
+
+export interface HandlerDeps {
+  authn: Authenticator;
+  anonymousAuth: boolean;
+  authz: Authorizer;
+  /** Served resource types by `group/version/plural`. */
+  types: ReadonlyMap<string, ResourceType>;
+  discovery: DiscoveryDocs;
+  health: Health;
+  version: Record<string, string>;
+  read: ReadContext;
+  watch: WatchSettings;
+  executor: Executor;
+  cacher: Cacher;
+  maxRequestBodyBytes: number;
+  maxReadonlyInflight: number;
+  maxMutatingInflight: number;
+  /** Extra non-resource routes (OpenAPI), by path. */
+  extraRoutes?: ReadonlyMap<string, (req: Req, res: Res, query: URLSearchParams) => void | Promise<void>>;
+}
+
+const EMPTY_QUERY = new URLSearchParams();
+const mutatingVerbs = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);
+
+/** Upstream pretty-prints when ?pretty is true, or for curl, Wget and browsers when it is unset. */
+function isPretty(query: URLSearchParams, userAgent: string | undefined): boolean {
+  const p = query.get('pretty');
+  if (p) return ['1', 't', 'true'].includes(p.toLowerCase());
+  if (!userAgent) return false;
+  return userAgent.startsWith('curl') || userAgent.startsWith('Wget') || userAgent.startsWith('Mozilla/5.0');
+}
+
+function socketOf(req: Req): TLSSocket | undefined {
+  return req.socket as TLSSocket | undefined;
+}
+
+export class RequestHandler {
+  private readonlyInflight = 0;
+  private mutatingInflight = 0;
+
+  constructor(private readonly d: HandlerDeps) {}
+
+  readonly handle = (req: Req, res: Res): void => {
+    this.serve(req, res).catch((err: unknown) => {
+      if (!(err instanceof StatusError)) console.error('svc-apiserver: request failed:', err);
+      if (!res.headersSent) sendError(res, err);
+      else if (!res.writableEnded) res.end();
+    });
+  };
+
+  private async authenticate(req: Req): Promise<UserInfo | undefined> {
+    try {
+      const u = await this.d.authn.authenticate({ headers: req.headers, socket: socketOf(req) });
+      if (u) return u;
+    } catch (e) {
+      if (!(e instanceof AuthenticationError)) throw e;
+      return undefined;
+    }
+    return this.d.anonymousAuth ? anonymousUser : undefined;
+  }
+
+  private async serve(req: Req, res: Res): Promise<void> {
+    const url = req.url ?? '/';
+    const qi = url.indexOf('?');
+    const rawPath = qi < 0 ? url : url.slice(0, qi);
+    const rawQuery = qi < 0 ? '' : url.slice(qi + 1);
+    const query = rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY;
+    let path: string;
+    try {
+      path = rawPath.includes('%') ? decodeURIComponent(rawPath) : rawPath;
+    } catch {
+      return void sendError(res, errors.badRequest(`invalid URL escape in path ${JSON.stringify(rawPath)}`));
+    }
+    const method = req.method ?? 'GET';
+
+    // 1 authenticate
+    const user = await this.authenticate(req);
+    if (!user) return void sendError(res, errors.unauthorized());
+
+    // 2 request info
+    const info = requestInfoFor(method, path, query);
+
+    // 3 authorize
+    const attrs: Attributes = {
+      user,
+      verb: info.verb,
+      isResourceRequest: info.isResourceRequest,
+      path,
+      namespace: info.namespace,
+      apiGroup: info.apiGroup,
+      apiVersion: info.apiVersion,
+      resource: info.resource,
+      subresource: info.subresource,
+      name: info.name,
+    };
+    const decision = await this.d.authz.authorize(attrs);
+    if (decision.decision !== 'allow') {
+      const msg = forbiddenMessage(attrs);
+      const reason = decision.reason ? `${msg}: ${decision.reason}` : msg;
+      const gr = info.isResourceRequest ? { group: info.apiGroup, resource: info.resource } : { group: '', resource: '' };
+      return void sendError(res, errors.forbidden(gr, info.isResourceRequest ? info.name : '', reason));
+    }
+
+    // 4 admit load (watches are long-running and not counted)
+    const mutating = mutatingVerbs.has(info.verb);
+    const counted = info.verb !== 'watch';
+    if (counted) {
+      const limit = mutating ? this.d.maxMutatingInflight : this.d.maxReadonlyInflight;
+      const current = mutating ? this.mutatingInflight : this.readonlyInflight;
+      if (limit > 0 && current >= limit) return void sendError(res, errors.tooManyRequests('Too many requests, please try again later.', 1));
+      if (mutating) this.mutatingInflight++;
+      else this.readonlyInflight++;
+    }
+    try {
+      // 5 route
+      if (!info.isResourceRequest) await this.nonResource(req, res, method, path, query);
+      else await this.resource(req, res, method, info, user, rawQuery, query);
+    } finally {
+      if (counted) {
+        if (mutating) this.mutatingInflight--;
+        else this.readonlyInflight--;
+      }
+    }
+  }
+
+  private async nonResource(req: Req, res: Res, method: string, path: string, query: URLSearchParams): Promise<void> {
+    const clean = path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
+    const [, first = '', ...rest] = clean.split('/');
+    if (first === 'livez' || first === 'readyz' || first === 'healthz') {
+      if (method !== 'GET' && method !== 'HEAD') return void sendError(res, errors.methodNotAllowed());
+      const r = await this.d.health.run(first as Endpoint, rest.join('/'), query);
+      return void sendBytes(res, r.code, 'text/plain; charset=utf-8', Buffer.from(r.body), { 'x-content-type-options': 'nosniff' });
+    }
+    const extra = this.d.extraRoutes?.get(clean);
+    if (extra) return void (await extra(req, res, query));
+    const doc = clean === '/version' ? this.d.version : this.d.discovery.byPath.get(clean);
+    if (doc === undefined) return void sendError(res, errors.pathNotFound());
+    if (method !== 'GET' && method !== 'HEAD') return void sendError(res, errors.methodNotAllowed());
+    const mediaType = negotiateResponse(req.headers.accept, responseMediaTypes);
+    if (!mediaType) return void sendError(res, errors.notAcceptable(responseMediaTypes));
+    const pretty = isPretty(query, req.headers['user-agent']);
+    sendBytes(res, 200, mediaType, encodeValue(doc as object, { mediaType, pretty }));
+  }
+
+  private async resource(req: Req, res: Res, method: string, info: RequestInfo, user: UserInfo, rawQuery: string, query: URLSearchParams): Promise<void> {
+    const rt = this.d.types.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
+    if (!rt) return void sendError(res, errors.pathNotFound());
+    const parts = info.parts;
+    // namespace objects are addressed as /namespaces/<name>: the request namespace is the object's name
+    const namespace = rt.namespaced ? info.namespace : '';
+    if (parts.length > 3 || (rt.namespaced && parts.length > 1 && !info.namespace) || (!rt.namespaced && info.namespace && rt.plural !== 'namespaces')) {
+      return void sendError(res, errors.pathNotFound());
+    }
+    const name = parts[1] ?? '';
+    const sub = parts[2] ?? '';
+    const subDef = sub ? rt.subresources?.[sub] : undefined;
+    if (sub && !subDef) return void sendError(res, errors.pathNotFound());
+    const verb = info.verb as Verb;
+    const served = subDef ? subDef.verbs : (rt.verbs ?? allVerbs);
+    if (!served.includes(verb) || (name === '' && (method === 'PUT' || method === 'PATCH')) || (name !== '' && method === 'POST')) {
+      return void sendError(res, errors.methodNotAllowed());
+    }
+    if (verb === 'create' && rt.namespaced && !info.namespace) return void sendError(res, errors.methodNotAllowed());
+
+    // 6 negotiate
+    const pretty = isPretty(query, req.headers['user-agent']);
+    const offered = verb === 'watch' ? streamMediaTypes : responseMediaTypes;
+    const mediaType = negotiateResponse(req.headers.accept, offered);
+    if (!mediaType) return void sendError(res, errors.notAcceptable(offered));
+    const enc = { mediaType, pretty };
+
+    // 7 serve
+    try {
+      switch (verb) {
+        case 'get':
+          return void sendBytes(res, 200, mediaType, await getFromCache(this.d.read, rt, namespace, name, query, enc));
+        case 'list': {
+          const o = parseListOptions(rt, query);
+          const r = await listFromCache(this.d.read, rt, namespace, o, enc);
+          if (r.kind === 'stream') return void (await sendStream(res, 200, mediaType, r.chunks));
+          if (r.kind === 'bytes') return void sendBytes(res, 200, mediaType, r.body);
+          return void (await this.runTask(req, res, 'list', rt, info, namespace, name, sub, user, rawQuery, mediaType, pretty, undefined));
+        }
+        case 'watch': {
+          const o = parseListOptions(rt, query);
+          const t = { rt, namespace, name, mediaType };
+          return void (await new WatchStream(this.d.watch, t, o, watchFilter(t, o), res).start());
+        }
+        default: {
+          let body: Buffer | undefined;
+          try {
+            body = await readBody(req, this.d.maxRequestBodyBytes);
+          } catch (e) {
+            res.setHeader('connection', 'close');
+            throw e;
+          }
+          return void (await this.runTask(req, res, verb as TaskVerb, rt, info, namespace, name, sub, user, rawQuery, mediaType, pretty, body));
+        }
+      }
+    } catch (err) {
+      sendError(res, err, mediaType, pretty);
+    }
+  }
+
+  private async runTask(
+    req: Req,
+    res: Res,
+    verb: TaskVerb,
+    rt: ResourceType,
+    _info: RequestInfo,
+    namespace: string,
+    name: string,
+    sub: string,
+    user: UserInfo,
+    rawQuery: string,
+    mediaType: ResponseMediaType,
+    pretty: boolean,
+    body: Buffer | undefined,
+  ): Promise<void> {
+    const task: ApiTask = {
+      verb,
+      resource: `${rt.group}/${rt.version}/${rt.plural}`,
+      subresource: sub,
+      namespace,
+      name,
+      query: rawQuery,
+      contentType: String(req.headers['content-type'] ?? ''),
+      mediaType,
+      pretty,
+      user,
+      userAgent: String(req.headers['user-agent'] ?? ''),
+    };
+    if (body && body.length) task.body = body;
+    const r = await this.d.executor.run(task);
+    if (r.revision) this.d.cacher.notifyCommitted(r.revision);
+    sendBytes(res, r.code, r.contentType, r.body, r.headers, r.warnings);
+  }
+}

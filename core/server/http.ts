@@ -1,0 +1,76 @@
+/**
+ * HTTP plumbing shared by every stage: request and response types for HTTP/1.1 and HTTP/2 (compat
+ * API), body reading with the size limit, response writing with upstream's headers, Warning headers,
+ * and Status errors in the negotiated media type.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { once } from 'node:events';
+import { errors, type StatusError, toStatusError } from '../api/status.js';
+import { encodeValue } from '../codec/encode.js';
+import type { ResponseMediaType } from '../codec/media-types.js';
+
+export type Req = IncomingMessage | Http2ServerRequest;
+export type Res = ServerResponse | Http2ServerResponse;
+
+const BASE_HEADERS = { 'cache-control': 'no-cache, private' } as const;
+
+/** A Warning header value: `299 - "text"` with the text quoted as an HTTP quoted-string. */
+export const warningHeader = (text: string): string => `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+
+export function sendBytes(
+  res: Res,
+  code: number,
+  contentType: string,
+  body: Uint8Array,
+  headers?: Record<string, string>,
+  warnings?: readonly string[],
+): void {
+  if (res.headersSent || res.writableEnded) return;
+  const h: Record<string, string | number | string[]> = { ...BASE_HEADERS, 'content-type': contentType, 'content-length': body.byteLength };
+  if (headers) Object.assign(h, headers);
+  if (warnings && warnings.length) h.warning = warnings.map(warningHeader);
+  res.writeHead(code, h as never);
+  res.end(body);
+}
+
+export function sendError(res: Res, err: unknown, mediaType: ResponseMediaType = 'application/json', pretty = false): StatusError {
+  const e = toStatusError(err);
+  sendBytes(res, e.code, mediaType, encodeValue(e.status, { mediaType, pretty }), e.headers);
+  return e;
+}
+
+/** Reads the whole body, refusing more than `limit` bytes (413; the connection is then closed). */
+export async function readBody(req: Req, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  if (declared > limit) throw errors.requestEntityTooLarge(limit);
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) throw errors.requestEntityTooLarge(limit);
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
+
+/** Writes a streamed body (chunked over HTTP/1.1), waiting for drain between chunks. */
+export async function sendStream(res: Res, code: number, contentType: string, chunks: Iterable<Buffer>, warnings?: readonly string[]): Promise<void> {
+  const h: Record<string, string | string[]> = { ...BASE_HEADERS, 'content-type': contentType };
+  if (warnings && warnings.length) h.warning = warnings.map(warningHeader);
+  const it = chunks[Symbol.iterator]();
+  const first = it.next();
+  // A body that fits in one chunk is sent with a Content-Length, like any other response.
+  if (first.done) return sendBytes(res, code, contentType, Buffer.alloc(0), undefined, warnings);
+  const second = it.next();
+  if (second.done) return sendBytes(res, code, contentType, first.value, undefined, warnings);
+  res.writeHead(code, h as never);
+  const write = async (b: Buffer): Promise<boolean> => {
+    if (res.destroyed) return false;
+    if (!(res as ServerResponse).write(b)) await Promise.race([once(res as ServerResponse, 'drain'), once(res as ServerResponse, 'close')]);
+    return !res.destroyed;
+  };
+  if (!(await write(first.value)) || !(await write(second.value))) return;
+  for (let r = it.next(); !r.done; r = it.next()) if (!(await write(r.value))) return;
+  res.end();
+}

@@ -1,0 +1,292 @@
+/**
+ * OpenAPI v3, generated from the resource declarations: /openapi/v3 lists one document per group
+ * version; each document has the resource paths with their operations, query parameters and
+ * x-kubernetes-group-version-kind / x-kubernetes-action extensions, and the component schemas with
+ * the merge markers (x-kubernetes-list-type, -list-map-keys, -map-type, -patch-strategy,
+ * -patch-merge-key). kubectl reads it to learn that the server validates fields itself
+ * (fieldValidation) and for `kubectl explain`.
+ */
+import { createHash } from 'node:crypto';
+import { type Req, type Res, sendBytes } from './http.js';
+import { listMetaSchema } from '../schema/meta.js';
+import type { Schema, StructSchema } from '../schema/schema.js';
+import { allVerbs, type ResourceType } from '../registry/resource-type.js';
+
+type Json = Record<string, unknown>;
+
+export interface OpenApiDocs {
+  index: Json;
+  /** `api/v1` or `apis/<group>/<version>` -> document. */
+  byGroupVersion: Map<string, Json>;
+  hashes: Map<string, string>;
+}
+
+const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
+
+/** Converts a schema node, collecting named structs into `defs`. */
+function toOpenApi(sch: Schema, defs: Map<string, Json>): Json {
+  const out: Json = {};
+  if (sch.description) out.description = sch.description;
+  switch (sch.kind) {
+    case 'scalar':
+      if (sch.type === 'int-or-string') return { ...out, 'x-kubernetes-int-or-string': true, format: 'int-or-string' };
+      out.type = sch.type;
+      if (sch.format === 'date-time-micro') out.format = 'date-time';
+      else if (sch.format === 'quantity') out.format = 'quantity';
+      else if (sch.format) out.format = sch.format;
+      if (sch.enum) out.enum = [...sch.enum];
+      return out;
+    case 'untyped':
+      return { ...out, type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
+    case 'map':
+      out.type = 'object';
+      out.additionalProperties = toOpenApi(sch.values, defs);
+      if (sch.mapType) out['x-kubernetes-map-type'] = sch.mapType;
+      return out;
+    case 'list': {
+      out.type = 'array';
+      out.items = toOpenApi(sch.items, defs);
+      if (sch.listType) out['x-kubernetes-list-type'] = sch.listType;
+      if (sch.listMapKeys) out['x-kubernetes-list-map-keys'] = [...sch.listMapKeys];
+      if (sch.patchStrategy) out['x-kubernetes-patch-strategy'] = sch.patchStrategy;
+      if (sch.patchMergeKey) out['x-kubernetes-patch-merge-key'] = sch.patchMergeKey;
+      return out;
+    }
+    case 'struct':
+      defineStruct(sch, defs);
+      return ref(sch.name);
+  }
+}
+
+function defineStruct(sch: StructSchema, defs: Map<string, Json>): void {
+  if (defs.has(sch.name)) return;
+  const def: Json = { type: 'object' };
+  defs.set(sch.name, def); // placeholder first: recursive definitions terminate
+  if (sch.description) def.description = sch.description;
+  const props: Json = {};
+  for (const [k, v] of Object.entries(sch.fields)) props[k] = toOpenApi(v, defs);
+  def.properties = props;
+  if (sch.required?.length) def.required = [...sch.required];
+  if (sch.mapType) def['x-kubernetes-map-type'] = sch.mapType;
+}
+
+function param(name: string, description: string, type = 'string', uniqueItems = true): Json {
+  return { name, in: 'query', description, schema: { type, uniqueItems } };
+}
+
+const common = {
+  pretty: param('pretty', 'If \'true\', then the output is pretty printed.'),
+  dryRun: param('dryRun', 'When present, indicates that modifications should not be persisted. The only valid value is All.'),
+  fieldManager: param('fieldManager', 'fieldManager is a name associated with the actor or entity that is making these changes.'),
+  fieldValidation: param('fieldValidation', 'fieldValidation instructs the server on how to handle objects in the request containing unknown or duplicate fields: Ignore, Warn (default) or Strict.'),
+  force: param('force', 'Force is going to "force" Apply requests. It means user will re-acquire conflicting fields owned by other people.', 'boolean'),
+  gracePeriodSeconds: param('gracePeriodSeconds', 'The duration in seconds before the object should be deleted.', 'integer'),
+  propagationPolicy: param('propagationPolicy', 'Whether and how garbage collection will be performed: Orphan, Background or Foreground.'),
+  orphanDependents: param('orphanDependents', 'Deprecated: please use the PropagationPolicy.', 'boolean'),
+};
+const listParams = [
+  param('allowWatchBookmarks', 'allowWatchBookmarks requests watch events with type "BOOKMARK".', 'boolean'),
+  param('continue', 'The continue option should be set when retrieving more results from the server.'),
+  param('fieldSelector', 'A selector to restrict the list of returned objects by their fields.'),
+  param('labelSelector', 'A selector to restrict the list of returned objects by their labels.'),
+  param('limit', 'limit is a maximum number of responses to return for a list call.', 'integer'),
+  param('resourceVersion', 'resourceVersion sets a constraint on what resource versions a request may be served from.'),
+  param('resourceVersionMatch', 'resourceVersionMatch determines how resourceVersion is applied to list calls.'),
+  param('sendInitialEvents', 'sendInitialEvents=true may be set together with watch=true.', 'boolean'),
+  param('timeoutSeconds', 'Timeout for the list/watch call.', 'integer'),
+  param('watch', 'Watch for changes to the described resources.', 'boolean'),
+];
+
+const jsonBody = (schema: Json): Json => ({
+  content: { 'application/json': { schema }, 'application/yaml': { schema } },
+  required: true,
+});
+const patchBody: Json = {
+  content: {
+    'application/json-patch+json': { schema: { type: 'object' } },
+    'application/merge-patch+json': { schema: { type: 'object' } },
+    'application/strategic-merge-patch+json': { schema: { type: 'object' } },
+    'application/apply-patch+yaml': { schema: { type: 'object' } },
+  },
+  required: true,
+};
+const okResponse = (schema: Json, codes: string[] = ['200']): Json => {
+  const r: Json = {};
+  for (const c of codes) r[c] = { description: c === '201' ? 'Created' : c === '202' ? 'Accepted' : 'OK', content: { 'application/json': { schema }, 'application/yaml': { schema } } };
+  r['401'] = { description: 'Unauthorized' };
+  return r;
+};
+
+function operations(rt: ResourceType, defs: Map<string, Json>, paths: Json): void {
+  const gvk = { 'x-kubernetes-group-version-kind': { group: rt.group, kind: rt.kind, version: rt.version } };
+  const obj = ref(rt.schema.name);
+  const listName = `${rt.schema.name}List`;
+  defs.set(listName, {
+    type: 'object',
+    required: ['items'],
+    properties: { apiVersion: { type: 'string' }, items: { type: 'array', items: obj }, kind: { type: 'string' }, metadata: toOpenApi(listMetaSchema, defs) },
+    'x-kubernetes-group-version-kind': [{ group: rt.group, kind: `${rt.kind}List`, version: rt.version }],
+  });
+  const status = ref('io.svc.apimachinery.pkg.apis.meta.v1.Status');
+  const verbs = new Set(rt.verbs ?? allVerbs);
+  const base = rt.group ? `/apis/${rt.group}/${rt.version}` : '/api/v1';
+  const nsSeg = rt.namespaced ? '/namespaces/{namespace}' : '';
+  const nsParam = rt.namespaced ? [{ name: 'namespace', in: 'path', required: true, description: 'object name and auth scope, such as for teams and projects', schema: { type: 'string', uniqueItems: true } }] : [];
+  const nameParam = [{ name: 'name', in: 'path', required: true, description: `name of the ${rt.kind}`, schema: { type: 'string', uniqueItems: true } }];
+  const tag = [rt.group ? `${rt.group.split('.')[0]}_${rt.version}` : 'core_v1'];
+  const opId = (verb: string, suffix = '') => `${verb}${rt.namespaced ? 'Namespaced' : ''}${rt.kind}${suffix}`;
+
+  const collection: Json = { parameters: [...nsParam, common.pretty] };
+  if (verbs.has('list')) collection.get = { tags: tag, operationId: opId('list'), parameters: listParams, responses: okResponse(ref(listName)), 'x-kubernetes-action': 'list', ...gvk };
+  if (verbs.has('create'))
+    collection.post = {
+      tags: tag,
+      operationId: opId('create'),
+      parameters: [common.dryRun, common.fieldManager, common.fieldValidation],
+      requestBody: jsonBody(obj),
+      responses: okResponse(obj, ['200', '201', '202']),
+      'x-kubernetes-action': 'post',
+      ...gvk,
+    };
+  if (verbs.has('deletecollection'))
+    collection.delete = {
+      tags: tag,
+      operationId: opId('deletecollection', 'Collection').replace('deletecollection', 'deleteCollection'),
+      parameters: [common.dryRun, common.gracePeriodSeconds, common.propagationPolicy, common.orphanDependents, ...listParams],
+      responses: okResponse(status),
+      'x-kubernetes-action': 'deletecollection',
+      ...gvk,
+    };
+  paths[`${base}${nsSeg}/${rt.plural}`] = collection;
+
+  const item: Json = { parameters: [...nameParam, ...nsParam, common.pretty] };
+  if (verbs.has('get')) item.get = { tags: tag, operationId: opId('read'), responses: okResponse(obj), 'x-kubernetes-action': 'get', ...gvk };
+  if (verbs.has('update'))
+    item.put = {
+      tags: tag,
+      operationId: opId('replace'),
+      parameters: [common.dryRun, common.fieldManager, common.fieldValidation],
+      requestBody: jsonBody(obj),
+      responses: okResponse(obj, ['200', '201']),
+      'x-kubernetes-action': 'put',
+      ...gvk,
+    };
+  if (verbs.has('patch'))
+    item.patch = {
+      tags: tag,
+      operationId: opId('patch'),
+      parameters: [common.dryRun, common.fieldManager, common.fieldValidation, common.force],
+      requestBody: patchBody,
+      responses: okResponse(obj, ['200', '201']),
+      'x-kubernetes-action': 'patch',
+      ...gvk,
+    };
+  if (verbs.has('delete'))
+    item.delete = {
+      tags: tag,
+      operationId: opId('delete'),
+      parameters: [common.dryRun, common.gracePeriodSeconds, common.propagationPolicy, common.orphanDependents],
+      responses: okResponse(rt.deletion?.returnsObject ? obj : status, ['200', '202']),
+      'x-kubernetes-action': 'delete',
+      ...gvk,
+    };
+  paths[`${base}${nsSeg}/${rt.plural}/{name}`] = item;
+
+  for (const [sub, def] of Object.entries(rt.subresources ?? {})) {
+    const p: Json = { parameters: [...nameParam, ...nsParam, common.pretty] };
+    if (def.verbs.includes('get')) p.get = { tags: tag, operationId: opId('read', sub[0]!.toUpperCase() + sub.slice(1)), responses: okResponse(obj), 'x-kubernetes-action': 'get', ...gvk };
+    if (def.verbs.includes('update'))
+      p.put = {
+        tags: tag,
+        operationId: opId('replace', sub[0]!.toUpperCase() + sub.slice(1)),
+        parameters: [common.dryRun, common.fieldManager, common.fieldValidation],
+        requestBody: jsonBody(obj),
+        responses: okResponse(obj, ['200', '201']),
+        'x-kubernetes-action': 'put',
+        ...gvk,
+      };
+    if (def.verbs.includes('patch'))
+      p.patch = {
+        tags: tag,
+        operationId: opId('patch', sub[0]!.toUpperCase() + sub.slice(1)),
+        parameters: [common.dryRun, common.fieldManager, common.fieldValidation, common.force],
+        requestBody: patchBody,
+        responses: okResponse(obj, ['200', '201']),
+        'x-kubernetes-action': 'patch',
+        ...gvk,
+      };
+    paths[`${base}${nsSeg}/${rt.plural}/{name}/${sub}`] = p;
+  }
+  if (rt.namespaced && verbs.has('list')) {
+    paths[`${base}/${rt.plural}`] = {
+      parameters: [...listParams, common.pretty],
+      get: { tags: tag, operationId: `list${rt.kind}ForAllNamespaces`, responses: okResponse(ref(listName)), 'x-kubernetes-action': 'list', ...gvk },
+    };
+  }
+}
+
+const statusSchema: Json = {
+  type: 'object',
+  properties: {
+    apiVersion: { type: 'string' },
+    code: { type: 'integer', format: 'int32' },
+    details: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
+    kind: { type: 'string' },
+    message: { type: 'string' },
+    metadata: ref('io.svc.apimachinery.pkg.apis.meta.v1.ListMeta'),
+    reason: { type: 'string' },
+    status: { type: 'string' },
+  },
+  'x-kubernetes-group-version-kind': [{ group: '', kind: 'Status', version: 'v1' }],
+};
+
+export function buildOpenApi(types: readonly ResourceType[]): OpenApiDocs {
+  const groups = new Map<string, ResourceType[]>();
+  for (const rt of types) {
+    const key = rt.group ? `apis/${rt.group}/${rt.version}` : 'api/v1';
+    groups.set(key, [...(groups.get(key) ?? []), rt]);
+  }
+  const byGroupVersion = new Map<string, Json>();
+  const hashes = new Map<string, string>();
+  const indexPaths: Json = {};
+  for (const [gv, rts] of groups) {
+    const defs = new Map<string, Json>();
+    const paths: Json = {};
+    for (const rt of rts) {
+      const kindDef = (toOpenApi(rt.schema, defs), defs.get(rt.schema.name)!);
+      kindDef['x-kubernetes-group-version-kind'] = [{ group: rt.group, kind: rt.kind, version: rt.version }];
+      operations(rt, defs, paths);
+    }
+    defs.set('io.svc.apimachinery.pkg.apis.meta.v1.Status', statusSchema);
+    toOpenApi(listMetaSchema, defs);
+    const doc: Json = {
+      openapi: '3.0.0',
+      info: { title: 'svc-apiserver', version: 'v1.32.0' },
+      paths,
+      components: {
+        schemas: Object.fromEntries([...defs.entries()].sort(([a], [b]) => a.localeCompare(b))),
+        securitySchemes: { BearerToken: { type: 'apiKey', description: 'Bearer Token authentication', name: 'authorization', in: 'header' } },
+      },
+    };
+    byGroupVersion.set(gv, doc);
+    const hash = createHash('sha512').update(JSON.stringify(doc)).digest('hex').toUpperCase();
+    hashes.set(gv, hash);
+    indexPaths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${hash}` };
+  }
+  return { index: { paths: indexPaths }, byGroupVersion, hashes };
+}
+
+/** Routes serving the documents (`/openapi/v3` and one path per group version). */
+export function openApiRoutes(docs: OpenApiDocs): Map<string, (req: Req, res: Res, query: URLSearchParams) => void> {
+  const routes = new Map<string, (req: Req, res: Res, query: URLSearchParams) => void>();
+  const index = Buffer.from(JSON.stringify(docs.index));
+  routes.set('/openapi/v3', (_req, res) => sendBytes(res, 200, 'application/json', index));
+  for (const [gv, doc] of docs.byGroupVersion) {
+    const body = Buffer.from(JSON.stringify(doc));
+    const etag = `"${docs.hashes.get(gv)}"`;
+    routes.set(`/openapi/v3/${gv}`, (_req, res, query) =>
+      sendBytes(res, 200, 'application/json', body, query.has('hash') ? { etag, 'cache-control': 'public, immutable' } : { etag }),
+    );
+  }
+  return routes;
+}

@@ -1,0 +1,116 @@
+/**
+ * get and list, served from the WatchCache on the main thread whenever its state is the snapshot the
+ * request asks for (the spec's resourceVersion tables):
+ *   Most recent    wait until the cache holds every acknowledged write, then read it
+ *   Any            read the cache as it is
+ *   Not older than wait (briefly) until the cache reaches the revision, then read it
+ *   Exact / Continue  read the cache if nothing changed this resource since that revision,
+ *                  otherwise the store's history at that revision (a task on the pool)
+ * Pages carry a signed continue token; remainingItemCount is given only without selectors.
+ */
+import { errors } from '../api/status.js';
+import { encodeList, encodeValue, type EncodeOptions } from '../codec/encode.js';
+import { getPlan, listOptionsFromQuery, listPlan, type ListOptions, type ListPlan, validateListOptions } from '../request/list-options.js';
+import type { Cacher } from '../storage/cacher.js';
+import type { CachedObject, WatchCache } from '../storage/watch-cache.js';
+import { decodeContinue, encodeContinue } from '../registry/continue-token.js';
+import { checkFieldSelector, selectionFilter } from '../registry/describe.js';
+import { collectionPrefix, objectKey, resourcePrefix } from '../registry/keys.js';
+import { apiVersionOf, groupResourceOf, type ResourceType } from '../registry/resource-type.js';
+import { fullBytes, itemBytes } from './object-encoding.js';
+
+export interface ReadContext {
+  cacher: Cacher;
+  continueKey: Buffer;
+}
+
+export type ReadResult =
+  | { kind: 'bytes'; body: Buffer }
+  | { kind: 'stream'; chunks: Iterable<Buffer> }
+  /** The cache cannot serve this snapshot: run the list on the store (pool task). */
+  | { kind: 'store' };
+
+async function waitForPlan(ctx: ReadContext, plan: ListPlan): Promise<void> {
+  if (plan.kind === 'mostRecent') await ctx.cacher.syncConsistent();
+  else if (plan.kind === 'notOlderThan' || plan.kind === 'exact') await ctx.cacher.waitFor(plan.revision);
+}
+
+export async function getFromCache(ctx: ReadContext, rt: ResourceType, namespace: string, name: string, query: URLSearchParams, enc: EncodeOptions): Promise<Buffer> {
+  const plan = getPlan(query.get('resourceVersion') ?? '');
+  await waitForPlan(ctx, plan);
+  const cache = ctx.cacher.cacheFor(resourcePrefix(rt));
+  const o = cache.get(objectKey(rt, namespace, name));
+  if (!o) throw errors.notFound(groupResourceOf(rt), name);
+  const full = fullBytes(rt, o);
+  if (enc.mediaType === 'application/json' && !enc.pretty) return Buffer.concat([full, NEWLINE]);
+  return encodeValueBytes(full, enc);
+}
+
+const NEWLINE = Buffer.from('\n');
+
+/** Pretty JSON and YAML re-encode the cached JSON once. */
+const encodeValueBytes = (json: Buffer, enc: EncodeOptions): Buffer => encodeValue(JSON.parse(json.toString('utf8')) as object, enc);
+
+export function parseListOptions(rt: ResourceType, query: URLSearchParams): ListOptions {
+  const o = listOptionsFromQuery(query);
+  checkFieldSelector(rt, o.fieldSelector);
+  return o;
+}
+
+/** Serves a list from the cache, or says the store must serve it. */
+export async function listFromCache(ctx: ReadContext, rt: ResourceType, namespace: string, o: ListOptions, enc: EncodeOptions): Promise<ReadResult> {
+  validateListOptions(o);
+  const plan = listPlan(o);
+  const prefix = collectionPrefix(rt, namespace);
+  let startKey: string | undefined;
+  let atRevision: number | undefined;
+  if (plan.kind === 'continue') {
+    const pos = decodeContinue(plan.token, prefix, ctx.continueKey);
+    startKey = pos.startKey;
+    atRevision = pos.revision;
+    await ctx.cacher.waitFor(atRevision);
+  } else await waitForPlan(ctx, plan);
+  if (plan.kind === 'exact') atRevision = plan.revision;
+
+  const cache = ctx.cacher.cacheFor(resourcePrefix(rt));
+  if (atRevision !== undefined && !cache.isExactAt(atRevision)) return { kind: 'store' };
+  const listRevision = atRevision ?? cache.revision;
+  return { kind: 'stream', chunks: pageFromCache(cache, rt, prefix, startKey, o, listRevision, ctx.continueKey, enc) };
+}
+
+function* pageFromCache(
+  cache: WatchCache,
+  rt: ResourceType,
+  prefix: string,
+  startKey: string | undefined,
+  o: ListOptions,
+  revision: number,
+  continueKey: Buffer,
+  enc: EncodeOptions,
+): Generator<Buffer> {
+  const filter = selectionFilter({ namespace: '', labels: o.labelSelector, fields: o.fieldSelector });
+  const selective = !!(o.labelSelector && !o.labelSelector.empty) || !!(o.fieldSelector && !o.fieldSelector.empty);
+  const limit = o.limit > 0 ? o.limit : Infinity;
+  const items: CachedObject[] = [];
+  let more = false;
+  let last: CachedObject | undefined;
+  for (const obj of cache.range(prefix, startKey)) {
+    if (!filter(obj)) continue;
+    if (items.length === limit) {
+      more = true;
+      break;
+    }
+    items.push(obj);
+    last = obj;
+  }
+  const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number } = { resourceVersion: String(revision) };
+  if (more && last) {
+    meta.continue = encodeContinue(last.key, prefix, revision, continueKey);
+    if (!selective) meta.remainingItemCount = cache.countFrom(prefix, last.key + '\u0000');
+  }
+  yield* encodeList(apiVersionOf(rt), `${rt.kind}List`, meta, mapItems(items), enc);
+}
+
+function* mapItems(items: CachedObject[]): Generator<Buffer> {
+  for (const o of items) yield itemBytes(o);
+}

@@ -1,0 +1,210 @@
+/**
+ * ApiServer: assembles the parts in start order and owns their lifecycle:
+ *   TLS material -> store -> registry -> watch cache -> executor (pool or inline) -> authn/authz ->
+ *   health -> listener (HTTP/2 with HTTP/1.1 fallback, ALPN) -> post-start hooks (system namespaces,
+ *   namespace controller, compactor).
+ * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
+ */
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { Socket } from 'node:net';
+import { type Authenticator, union } from '../authn/authenticator.js';
+import { tokenFileAuthenticator } from '../authn/token-file.js';
+import { x509Authenticator } from '../authn/x509.js';
+import { alwaysAllow, alwaysDeny, type Authorizer, chain, privilegedGroups } from '../authz/authorizer.js';
+import { NamespaceController } from '../controllers/namespace.js';
+import { Health } from '../health/health.js';
+import { buildRegistryContext, servedTypes, type RegistrySettings } from '../registry/build-context.js';
+import { describeStored } from '../registry/describe.js';
+import { resourcePrefix } from '../registry/keys.js';
+import { Registry } from '../registry/registry.js';
+import { resourceId } from '../registry/context.js';
+import { Cacher } from '../storage/cacher.js';
+import { Compactor } from '../storage/compactor.js';
+import { LmdbStore } from '../storage/lmdb/store.js';
+import type { Executor } from '../../workers/protocol.js';
+import { clientHost, ensureGeneratedTls, type TlsMaterial } from './certs.js';
+import { buildDiscovery, versionInfo } from './discovery.js';
+import { RequestHandler } from './handler.js';
+import { buildOpenApi, openApiRoutes } from './openapi.js';
+import { encodeJsonFrame } from './object-encoding.js';
+import type { ServerOptions } from './options.js';
+import type { WatchStream } from './watch.js';
+
+/** Creates the executor once the registry settings are known (the pool lives in workers/). */
+export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storePath: string }) => Executor;
+
+function loadTls(o: ServerOptions): TlsMaterial {
+  if (!!o.tlsCertFile !== !!o.tlsPrivateKeyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
+  if (o.tlsCertFile) {
+    return {
+      cert: readFileSync(o.tlsCertFile, 'utf8'),
+      key: readFileSync(o.tlsPrivateKeyFile, 'utf8'),
+      clientCA: o.clientCAFile ? readFileSync(o.clientCAFile, 'utf8') : '',
+    };
+  }
+  const gen = ensureGeneratedTls(o.dataDir, o.bindAddress, o.securePort);
+  if (o.clientCAFile) gen.clientCA = readFileSync(o.clientCAFile, 'utf8');
+  return gen;
+}
+
+function continueKeyHex(dataDir: string): string {
+  const f = join(dataDir, 'continue-token.key');
+  if (!existsSync(f)) writeFileSync(f, randomBytes(32).toString('hex'), { mode: 0o600 });
+  return readFileSync(f, 'utf8').trim();
+}
+
+function authorizerFor(modes: readonly string[]): Authorizer {
+  const list: Authorizer[] = [privilegedGroups(['system:masters'])];
+  for (const m of modes) list.push(m === 'AlwaysDeny' ? alwaysDeny() : alwaysAllow());
+  return chain(list);
+}
+
+export class ApiServer {
+  private listener!: Http2SecureServer;
+  private readonly sessions = new Set<Http2Session>();
+  private readonly sockets = new Set<Socket>();
+  private readonly watches = new Set<WatchStream>();
+  private shuttingDown = false;
+  readonly health = new Health();
+  private store!: LmdbStore;
+  private cacher!: Cacher;
+  private executor!: Executor;
+  private controller!: NamespaceController;
+  private compactor!: Compactor;
+  tls!: TlsMaterial;
+
+  constructor(readonly opts: ServerOptions) {}
+
+  get port(): number {
+    return (this.listener.address() as AddressInfo).port;
+  }
+
+  get url(): string {
+    return `https://${clientHost(this.opts.bindAddress)}:${this.port}`;
+  }
+
+  async start(makeExecutor: ExecutorFactory): Promise<void> {
+    const o = this.opts;
+    o.dataDir = resolve(o.dataDir);
+    mkdirSync(o.dataDir, { recursive: true });
+    this.tls = loadTls(o);
+    const storePath = join(o.dataDir, 'store');
+    this.store = new LmdbStore({ path: storePath });
+    const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates: o.featureGates };
+    const types = servedTypes();
+    const registry = new Registry(buildRegistryContext(this.store, settings, types));
+
+    this.cacher = new Cacher(this.store);
+    for (const rt of types) {
+      this.cacher.register({
+        prefix: resourcePrefix(rt),
+        capacity: o.watchCacheSize,
+        describe: (key, stored, rev) => describeStored(rt, key, stored, rev),
+        encodeFrame: encodeJsonFrame(rt),
+      });
+    }
+    const cacheReady = this.cacher.start();
+    this.health.add({ name: 'ping', check: () => undefined });
+    this.health.add({ name: 'log', check: () => undefined });
+    this.health.add({
+      name: 'store',
+      check: async () => {
+        await this.store.currentRevision();
+        return this.cacher.healthy ? undefined : 'watch cache is not following the store';
+      },
+    });
+    this.health.addPostStartHook('start-watch-cache', cacheReady);
+    await cacheReady;
+
+    this.executor = makeExecutor(registry, { ...settings, storePath });
+    const executorReady = Promise.resolve();
+    this.health.addPostStartHook('start-worker-pool', executorReady);
+
+    const authenticators: Authenticator[] = [];
+    if (this.tls.clientCA) authenticators.push(x509Authenticator());
+    if (o.tokenAuthFile) authenticators.push(tokenFileAuthenticator(o.tokenAuthFile));
+
+    this.controller = new NamespaceController(registry, this.cacher, types);
+    const bootstrap = this.controller.bootstrap();
+    this.health.addPostStartHook('bootstrap-controller', bootstrap);
+    await bootstrap;
+    this.controller.start();
+    this.health.addPostStartHook('start-namespace-controller', Promise.resolve());
+    this.compactor = new Compactor(this.store, o.compactionIntervalMs);
+    this.compactor.start();
+    this.health.addPostStartHook('start-compactor', Promise.resolve());
+    this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
+
+    const handler = new RequestHandler({
+      authn: union(authenticators),
+      anonymousAuth: o.anonymousAuth,
+      authz: authorizerFor(o.authorizationMode),
+      types: new Map(types.map((t) => [resourceId(t), t])),
+      discovery: buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`),
+      health: this.health,
+      version: versionInfo(),
+      read: { cacher: this.cacher, continueKey: registry.ctx.continueKey },
+      watch: {
+        cacher: this.cacher,
+        store: this.store,
+        bookmarkIntervalMs: o.watchBookmarkIntervalMs,
+        minRequestTimeoutSeconds: o.minRequestTimeoutSeconds,
+        bufferLimitBytes: o.watchBufferBytes,
+        track: { open: (w) => this.watches.add(w), close: (w) => this.watches.delete(w) },
+      },
+      executor: this.executor,
+      cacher: this.cacher,
+      maxRequestBodyBytes: o.maxRequestBodyBytes,
+      maxReadonlyInflight: o.maxRequestsInflight,
+      maxMutatingInflight: o.maxMutatingRequestsInflight,
+      extraRoutes: openApiRoutes(buildOpenApi(types)),
+    });
+
+    this.listener = createSecureServer(
+      {
+        cert: this.tls.cert,
+        key: this.tls.key,
+        allowHTTP1: true,
+        ...(this.tls.clientCA ? { ca: this.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
+      },
+      handler.handle,
+    );
+    this.listener.on('session', (s: Http2Session) => {
+      this.sessions.add(s);
+      s.on('close', () => this.sessions.delete(s));
+    });
+    this.listener.on('secureConnection', (sock: Socket) => {
+      this.sockets.add(sock);
+      sock.on('close', () => this.sockets.delete(sock));
+    });
+    await new Promise<void>((res, rej) => {
+      this.listener.once('error', rej);
+      this.listener.listen(o.securePort, o.bindAddress, () => {
+        this.listener.off('error', rej);
+        res();
+      });
+    });
+  }
+
+  /** Graceful shutdown: readiness fails first, then (after the delay) listener, watches, pool, store. */
+  async stop(): Promise<void> {
+    if (this.shuttingDown) return;
+    this.shuttingDown = true;
+    if (this.opts.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.opts.shutdownDelayMs));
+    const closed = new Promise<void>((r) => this.listener.close(() => r()));
+    for (const w of [...this.watches]) w.close('');
+    for (const s of this.sessions) s.close();
+    for (const sock of this.sockets) sock.end();
+    await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
+    for (const sock of this.sockets) sock.destroy();
+    this.controller?.stop();
+    this.compactor?.stop();
+    this.cacher?.stop();
+    await this.executor?.close();
+    await this.store?.close();
+  }
+}

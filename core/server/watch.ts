@@ -1,0 +1,221 @@
+/**
+ * Watch streams over the WatchCache, with the spec's semantics:
+ *   resourceVersion unset: consistent state as synthetic ADDED events, then changes
+ *   "0": the cache's state as ADDED events, then changes
+ *   n: every change after n (from the ring, or from the store's history when the ring no longer
+ *      reaches back; older than the history window: an ERROR event with 410 Expired)
+ *   sendInitialEvents=true (streaming list): initial ADDED events, then, with bookmarks allowed, a
+ *      BOOKMARK annotated svc.io/initial-events-end at the synced revision
+ * Objects entering or leaving the selection arrive as ADDED / DELETED. BOOKMARKs are sent
+ * periodically and before the server closes the stream at its timeout. A watcher whose unsent bytes
+ * exceed the buffer limit is closed (the client re-watches from its last resourceVersion); an idle
+ * watch is only a socket on the main event loop.
+ */
+import { randomInt } from 'node:crypto';
+import { errors, type StatusError, toStatusError } from '../api/status.js';
+import type { ListOptions } from '../request/list-options.js';
+import { validateWatchOptions } from '../request/list-options.js';
+import type { Cacher } from '../storage/cacher.js';
+import { StoreError, type Store, type StoreEvent } from '../storage/interface.js';
+import { type CacheEvent, type CachedObject, type CacheWatcher, type ObjectFilter, selectEvent, type WatchCache } from '../storage/watch-cache.js';
+import { describeStored, selectionFilter } from '../registry/describe.js';
+import { collectionPrefix, resourcePrefix } from '../registry/keys.js';
+import type { ResourceType } from '../registry/resource-type.js';
+import type { Res } from './http.js';
+import { bookmarkFrame, errorFrame, fullBytes, jsonFrame } from './object-encoding.js';
+
+export interface WatchSettings {
+  cacher: Cacher;
+  store: Store;
+  bookmarkIntervalMs: number;
+  minRequestTimeoutSeconds: number;
+  bufferLimitBytes: number;
+  /** Called when a watch opens and closes (for metrics and shutdown). */
+  track?: { open(w: WatchStream): void; close(w: WatchStream): void };
+}
+
+export interface WatchTarget {
+  rt: ResourceType;
+  namespace: string;
+  /** Watch of a single object (legacy /watch/.../<name> path). */
+  name: string;
+  mediaType: string;
+}
+
+export class WatchStream implements CacheWatcher {
+  private closed = false;
+  private replaying: CacheEvent[] | undefined;
+  private lastRevision = 0;
+  private timers: NodeJS.Timeout[] = [];
+  private readonly cache: WatchCache;
+
+  constructor(
+    private readonly s: WatchSettings,
+    private readonly t: WatchTarget,
+    private readonly o: ListOptions,
+    private readonly filter: ObjectFilter,
+    private readonly res: Res,
+  ) {
+    this.cache = s.cacher.cacheFor(resourcePrefix(t.rt));
+    res.on('close', () => this.close(''));
+  }
+
+  private write(frame: Buffer): boolean {
+    if (this.closed) return false;
+    (this.res as import('node:http').ServerResponse).write(frame);
+    if (this.res.writableLength > this.s.bufferLimitBytes) {
+      this.close('watcher is too slow');
+      return false;
+    }
+    return true;
+  }
+
+  private deliver(ev: CacheEvent): boolean {
+    if (ev.revision <= this.lastRevision) return true;
+    const sel = selectEvent(ev, this.filter);
+    this.lastRevision = ev.revision;
+    if (!sel) return true;
+    return this.write(this.cache.frame(ev, this.t.mediaType, sel.type, sel.object, sel.role));
+  }
+
+  onEvent(ev: CacheEvent): boolean {
+    if (this.closed) return false;
+    if (this.replaying) {
+      this.replaying.push(ev);
+      return true;
+    }
+    return this.deliver(ev);
+  }
+
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    for (const t of this.timers) clearTimeout(t);
+    this.cache.removeWatcher(this);
+    this.s.track?.close(this);
+    if (reason && !this.res.writableEnded) console.warn(`svc-apiserver: closing watch of ${this.t.rt.plural}: ${reason}`);
+    if (!this.res.writableEnded) this.res.end();
+  }
+
+  private bookmark(initialEventsEnd = false): void {
+    const rev = Math.max(this.cache.revision, this.lastRevision);
+    this.write(bookmarkFrame(this.t.rt, rev, initialEventsEnd));
+  }
+
+  private startHeaders(): void {
+    this.res.writeHead(200, { 'content-type': this.t.mediaType, 'cache-control': 'no-cache, private' } as never);
+    (this.res as { flushHeaders?: () => void }).flushHeaders?.();
+  }
+
+  /** Sends an ERROR event carrying `err`'s Status and ends the stream (upstream's error watcher). */
+  failWith(err: StatusError): void {
+    if (!this.res.headersSent) this.startHeaders();
+    this.write(errorFrame(err.status));
+    this.close('');
+  }
+
+  private armTimers(): void {
+    // timeoutSeconds unset or 0: a random timeout in [min, 2*min), as upstream spreads reconnects
+    const timeoutMs = this.o.timeoutSeconds
+      ? this.o.timeoutSeconds * 1000
+      : randomInt(this.s.minRequestTimeoutSeconds * 1000, 2 * this.s.minRequestTimeoutSeconds * 1000 + 1);
+    this.timers.push(
+      setTimeout(() => {
+        if (this.o.allowWatchBookmarks) this.bookmark();
+        this.close('');
+      }, timeoutMs),
+    );
+    if (this.o.allowWatchBookmarks && this.s.bookmarkIntervalMs > 0) {
+      const tick = (): void => {
+        if (this.closed) return;
+        if (!this.replaying) this.bookmark();
+        this.timers.push(setTimeout(tick, this.s.bookmarkIntervalMs));
+      };
+      this.timers.push(setTimeout(tick, this.s.bookmarkIntervalMs));
+    }
+  }
+
+  /** Runs the watch until it ends; errors before the stream starts are thrown (plain HTTP errors). */
+  async start(): Promise<void> {
+    validateWatchOptions(this.o);
+    const rv = this.o.resourceVersion;
+    const initial = this.o.sendInitialEvents === true || (this.o.sendInitialEvents === undefined && (rv === '' || rv === '0'));
+    this.s.track?.open(this);
+    try {
+      if (initial) await this.startWithState(rv);
+      else await this.startFrom(rv === '' ? await this.s.cacher.syncConsistent() : Number(rv));
+    } catch (err) {
+      const e = toStatusError(err);
+      if (this.res.headersSent) this.failWith(e);
+      else if (e.code === 504 || e.code === 410) this.failWith(e);
+      else {
+        this.close('');
+        throw e;
+      }
+    }
+  }
+
+  private async startWithState(rv: string): Promise<void> {
+    if (rv === '') await this.s.cacher.syncConsistent();
+    else if (rv !== '0') await this.s.cacher.waitFor(Number(rv));
+    // Snapshot and registration happen in one synchronous step: no event can fall between them.
+    const prefix = collectionPrefix(this.t.rt, this.t.namespace);
+    this.startHeaders();
+    for (const obj of this.cache.range(prefix)) if (this.filter(obj)) if (!this.write(jsonFrame('ADDED', fullBytes(this.t.rt, obj)))) return;
+    this.lastRevision = this.cache.revision;
+    this.cache.addWatcher(this);
+    if (this.o.sendInitialEvents === true && this.o.allowWatchBookmarks) this.bookmark(true);
+    this.armTimers();
+  }
+
+  private async startFrom(after: number): Promise<void> {
+    await this.s.cacher.waitFor(after);
+    const fromRing = this.cache.eventsAfter(after);
+    this.lastRevision = after;
+    if (fromRing) {
+      this.startHeaders();
+      for (const ev of fromRing) if (!this.deliver(ev)) return;
+      this.cache.addWatcher(this);
+      this.armTimers();
+      return;
+    }
+    // The ring no longer reaches back: replay the store's history, buffering live events meanwhile.
+    this.replaying = [];
+    this.cache.addWatcher(this);
+    const upTo = this.cache.revision;
+    let history: StoreEvent[];
+    try {
+      history = await this.s.store.eventsSince(after, resourcePrefix(this.t.rt));
+    } catch (err) {
+      this.cache.removeWatcher(this);
+      this.replaying = undefined;
+      if (err instanceof StoreError && err.code === 'Compacted') throw errors.expired(`too old resource version: ${after} (${err.revision})`);
+      throw err;
+    }
+    this.startHeaders();
+    for (const sev of history) {
+      if (sev.revision > upTo) break;
+      const cev = cacheEventOf(this.t.rt, sev);
+      if (cev && !this.deliver(cev)) return;
+    }
+    const buffered = this.replaying;
+    this.replaying = undefined;
+    for (const ev of buffered) if (!this.deliver(ev)) return;
+    this.armTimers();
+  }
+}
+
+/** A store history event in the cache's terms (objects described, deletion re-stamped). */
+function cacheEventOf(rt: ResourceType, ev: StoreEvent): CacheEvent | undefined {
+  const prev: CachedObject | undefined = ev.prevValue ? describeStored(rt, ev.key, ev.prevValue, ev.prevRevision) : undefined;
+  if (ev.type === 'delete' && !prev) return undefined;
+  if (ev.type === 'delete') return { type: 'DELETED', revision: ev.revision, object: { ...prev!, revision: ev.revision }, prev };
+  const object = describeStored(rt, ev.key, ev.value!, ev.revision);
+  return { type: prev ? 'MODIFIED' : 'ADDED', revision: ev.revision, object, prev };
+}
+
+export function watchFilter(t: WatchTarget, o: ListOptions): ObjectFilter {
+  const sel = selectionFilter({ namespace: t.namespace, labels: o.labelSelector, fields: o.fieldSelector });
+  if (!t.name) return sel;
+  return (obj) => obj.name === t.name && sel(obj);
+}

@@ -1,0 +1,145 @@
+/**
+ * Cacher: the main thread's view of the store. It loads every registered resource's state at one
+ * revision, then follows the store's ordered event feed, routing each event to the WatchCache of its
+ * key prefix and advancing every cache to the feed's revision. Reads that must be consistent or "not
+ * older than" a revision wait here until the caches reach it (read-your-writes across threads), and
+ * give up after a bounded wait with 504 Too large resource version, as upstream's cacher does.
+ */
+import { errors } from '../api/status.js';
+import type { Store, StoreEvent, StoreWatch } from './interface.js';
+import { WatchCache, type WatchCacheOptions } from './watch-cache.js';
+
+interface Waiter {
+  revision: number;
+  resolve: () => void;
+  timer: NodeJS.Timeout;
+}
+
+export class Cacher {
+  private readonly caches = new Map<string, WatchCache>();
+  private watch: StoreWatch | undefined;
+  private waiters: Waiter[] = [];
+  /** Revision every cache is synced to. */
+  revision = 0;
+  private failed: Error | undefined;
+
+  constructor(
+    private readonly store: Store,
+    private readonly waitLimitMs = 3000,
+  ) {}
+
+  /** Registers a resource's cache; call before start(). */
+  register(opts: WatchCacheOptions): WatchCache {
+    const c = new WatchCache(opts);
+    this.caches.set(opts.prefix, c);
+    return c;
+  }
+
+  cacheFor(prefix: string): WatchCache {
+    const c = this.caches.get(prefix);
+    if (!c) throw new Error(`no watch cache for ${prefix}`);
+    return c;
+  }
+
+  /** Loads every cache at one revision and starts following the feed. */
+  async start(): Promise<void> {
+    const revision = await this.store.currentRevision();
+    for (const c of this.caches.values()) {
+      const res = await this.store.list(c.prefix, { revision });
+      c.reset(res.items, revision);
+    }
+    this.revision = revision;
+    this.watch = this.store.watch(
+      revision,
+      (events, rev) => this.onEvents(events, rev),
+      (err) => this.onError(err),
+    );
+  }
+
+  stop(): void {
+    this.watch?.stop();
+    for (const w of this.waiters) clearTimeout(w.timer);
+    this.waiters = [];
+  }
+
+  /** Whether the feed is healthy (for readiness). */
+  get healthy(): boolean {
+    return this.failed === undefined && this.watch !== undefined;
+  }
+
+  private route(key: string): WatchCache | undefined {
+    // keys are /registry/<group>/<resource>/...; the prefix is up to the fourth slash
+    let n = 0;
+    for (let i = 0; i < key.length; i++) {
+      if (key.charCodeAt(i) === 47 && ++n === 4) return this.caches.get(key.slice(0, i + 1));
+    }
+    return undefined;
+  }
+
+  private onEvents(events: StoreEvent[], revision: number): void {
+    for (const ev of events) {
+      const c = this.route(ev.key);
+      if (!c) continue;
+      if (ev.type === 'put') c.applyPut(ev.key, ev.value!, ev.revision);
+      else c.applyDelete(ev.key, ev.revision);
+    }
+    for (const c of this.caches.values()) c.advance(revision);
+    this.revision = revision;
+    if (this.waiters.length) this.releaseWaiters();
+  }
+
+  private onError(err: Error): void {
+    this.failed = err;
+    // A broken feed cannot be trusted: restart from a fresh list.
+    this.watch?.stop();
+    this.watch = undefined;
+    setTimeout(() => {
+      this.failed = undefined;
+      this.start().catch((e: Error) => this.onError(e));
+    }, 100).unref();
+  }
+
+  private releaseWaiters(): void {
+    const keep: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (w.revision <= this.revision) {
+        clearTimeout(w.timer);
+        w.resolve();
+      } else keep.push(w);
+    }
+    this.waiters = keep;
+  }
+
+  /**
+   * Resolves once the caches reflect `revision`; after the wait limit rejects with
+   * 504 Too large resource version (Retry-After 1).
+   */
+  waitFor(revision: number): Promise<void> {
+    if (revision <= this.revision) return Promise.resolve();
+    this.store.notifyCommitted?.(revision);
+    if (revision <= this.revision) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const w: Waiter = {
+        revision,
+        resolve,
+        timer: setTimeout(() => {
+          this.waiters = this.waiters.filter((x) => x !== w);
+          reject(errors.tooLargeResourceVersion(revision, this.revision, 1));
+        }, this.waitLimitMs),
+      };
+      this.waiters.push(w);
+    });
+  }
+
+  /** Waits until the caches hold every write acknowledged before this call (a consistent read). */
+  async syncConsistent(): Promise<number> {
+    const current = await this.store.currentRevision();
+    await this.waitFor(current);
+    return current;
+  }
+
+  /** Hint from a writer that `revision` is committed. */
+  notifyCommitted(revision: number): void {
+    if (revision > this.revision) this.store.notifyCommitted?.(revision);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * The storage contract, with etcd's semantics. Everything above core/storage talks to this interface
+ * only; the embedded LMDB store (core/storage/lmdb) and, later, etcd implement it.
+ *
+ * - One global revision: every committed write gets the next integer; an object's modRevision is the
+ *   revision of its last write and is what the API calls its resourceVersion.
+ * - Values are opaque bytes (the API layer stores canonical JSON without resourceVersion, which it
+ *   injects from modRevision on the way out, as upstream does with etcd).
+ * - Writes are compare-and-swap on modRevision and are acknowledged only once durable.
+ * - History: reads at an older revision and an ordered event feed from any revision are served until
+ *   the revision is compacted; below that, StoreError 'Compacted' (the API answers 410 Expired).
+ */
+
+export interface KeyValue {
+  key: string;
+  value: Uint8Array;
+  /** Revision of the write that produced this value. */
+  modRevision: number;
+}
+
+export interface StoreEvent {
+  type: 'put' | 'delete';
+  key: string;
+  revision: number;
+  /** New value (put only). */
+  value?: Uint8Array;
+  /** Value before this event; absent for a put that created the key. */
+  prevValue?: Uint8Array;
+  /** Revision of prevValue (0 when created). */
+  prevRevision: number;
+}
+
+export type StoreErrorCode = 'KeyExists' | 'NotFound' | 'Conflict' | 'Compacted' | 'FutureRevision' | 'Unavailable';
+
+export class StoreError extends Error {
+  constructor(
+    readonly code: StoreErrorCode,
+    message: string,
+    /** For Conflict: the current modRevision; for Compacted: the compacted revision; for FutureRevision: the current one. */
+    readonly revision = 0,
+  ) {
+    super(message);
+  }
+}
+
+export interface ListOptions {
+  /** Read at this revision (must not be compacted); absent: the latest. */
+  revision?: number;
+  /** First key to return (inclusive); absent: the start of the prefix. */
+  startKey?: string;
+  /** Maximum number of items; absent or 0: all. */
+  limit?: number;
+  /** Count the items after the page (for remainingItemCount). */
+  countRemaining?: boolean;
+}
+
+export interface ListResult {
+  items: KeyValue[];
+  /** The revision the list was read at. */
+  revision: number;
+  /** Whether more keys exist after the last returned one. */
+  more: boolean;
+  /** Items after this page (only with countRemaining). */
+  remaining?: number;
+}
+
+export interface WriteResult {
+  revision: number;
+}
+
+export interface DeleteResult {
+  revision: number;
+  prev: KeyValue;
+}
+
+/** A subscription to the ordered event feed. */
+export interface StoreWatch {
+  stop(): void;
+}
+
+export interface Store {
+  /** The latest committed revision (a consistent read: reflects every acknowledged write). */
+  currentRevision(): Promise<number>;
+  /** The highest compacted revision; history strictly below it is gone. */
+  compactedRevision(): Promise<number>;
+
+  /** One key, at the latest or an older revision; null when absent at that revision. */
+  get(key: string, opts?: { revision?: number }): Promise<KeyValue | null>;
+  /** Keys under a prefix in key order, one consistent snapshot. */
+  list(prefix: string, opts?: ListOptions): Promise<ListResult>;
+
+  /** Creates key; StoreError KeyExists when it exists. */
+  create(key: string, value: Uint8Array): Promise<WriteResult>;
+  /** Replaces key only if its modRevision is still expectedRevision; NotFound / Conflict otherwise. */
+  update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult>;
+  /** Deletes key (only if its modRevision matches, when given); NotFound / Conflict otherwise. */
+  delete(key: string, expectedRevision?: number): Promise<DeleteResult>;
+
+  /**
+   * Ordered events after `afterRevision` (exclusive) under `prefix`, at most `limit`;
+   * StoreError Compacted when afterRevision < compactedRevision.
+   */
+  eventsSince(afterRevision: number, prefix?: string, limit?: number): Promise<StoreEvent[]>;
+  /**
+   * Live feed of every event after `afterRevision`, delivered in revision order in batches, with the
+   * revision the batch brings the reader to (>= the last event's, so quiet periods still advance it).
+   */
+  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch;
+  /** Hint that a write at `revision` was committed elsewhere (another thread), so the feed can pull now. */
+  notifyCommitted?(revision: number): void;
+
+  /** Drops history below `revision` (etcd's compaction). */
+  compact(revision: number): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,329 @@
+/**
+ * The embedded store: etcd's MVCC model on LMDB.
+ *
+ *   meta  'rev' -> current revision, 'compacted' -> compacted revision
+ *   kv    key -> latest value, LMDB entry version = modRevision; a deleted key keeps a zero-length
+ *         tombstone (version = delete revision) until compaction passes it, so reads at an older
+ *         revision still find the key and walk back its history
+ *   log   revision -> { t: put|delete, k: key, v: value (put), p: previous revision of the key }
+ *
+ * The log is both the watch feed and the history: a key's version at revision R is found by walking
+ * `p` back from its latest entry. Compaction to R drops entries superseded at or below R and
+ * tombstones at or below R, keeping each key's version as of R, as etcd does.
+ *
+ * Writes run in lmdb-js asynchronous transactions, batched per event turn (group commit), with
+ * overlappingSync off so a commit is synced before it resolves and before readers see it. Callbacks
+ * check every condition before their first put: a callback that throws does not undo earlier puts.
+ * Several threads of one process may open the same directory; LMDB's writer lock orders them.
+ */
+import { open, type Database, type RootDatabase } from 'lmdb';
+import {
+  type DeleteResult,
+  type KeyValue,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  StoreError,
+  type StoreEvent,
+  type StoreWatch,
+  type WriteResult,
+} from '../interface.js';
+
+interface LogEntry {
+  /** 0 = put, 1 = delete */
+  t: 0 | 1;
+  k: string;
+  v?: Uint8Array;
+  p: number;
+}
+
+type TxnOutcome<T> = { ok: T } | { err: StoreError };
+
+const EMPTY = new Uint8Array(0);
+const PREFIX_END = '\uffff';
+
+export interface LmdbStoreOptions {
+  path: string;
+  /** Poll interval of the live feed, for commits made by other threads that did not notify. */
+  pollIntervalMs?: number;
+}
+
+export class LmdbStore implements Store {
+  private readonly root: RootDatabase;
+  private readonly meta: Database<number, string>;
+  private readonly kv: Database<Uint8Array, string>;
+  private readonly log: Database<LogEntry, number>;
+  private readonly feeds = new Set<LogFeed>();
+  private pollTimer: NodeJS.Timeout | undefined;
+  private readonly pollIntervalMs: number;
+
+  constructor(opts: LmdbStoreOptions) {
+    this.root = open({ path: opts.path, overlappingSync: false, maxDbs: 8 });
+    this.meta = this.root.openDB<number, string>('meta', { encoding: 'msgpack' });
+    this.kv = this.root.openDB<Uint8Array, string>('kv', { encoding: 'binary', useVersions: true });
+    this.log = this.root.openDB<LogEntry, number>('log', { encoding: 'msgpack' });
+    this.pollIntervalMs = opts.pollIntervalMs ?? 20;
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------
+
+  private rev(): number {
+    return this.meta.get('rev') ?? 0;
+  }
+  private compacted(): number {
+    return this.meta.get('compacted') ?? 0;
+  }
+
+  async currentRevision(): Promise<number> {
+    this.root.resetReadTxn();
+    return this.rev();
+  }
+
+  /** Synchronous variant for callers on the same thread that need no await (the watch cache). */
+  currentRevisionSync(): number {
+    this.root.resetReadTxn();
+    return this.rev();
+  }
+
+  async compactedRevision(): Promise<number> {
+    return this.compacted();
+  }
+
+  compactedRevisionSync(): number {
+    return this.compacted();
+  }
+
+  private checkReadRevision(revision: number | undefined): void {
+    if (revision === undefined) return;
+    const compacted = this.compacted();
+    if (revision < compacted) throw new StoreError('Compacted', `required revision ${revision} has been compacted`, compacted);
+    const current = this.rev();
+    if (revision > current) throw new StoreError('FutureRevision', `required revision ${revision} is a future revision`, current);
+  }
+
+  /** The value of `key` as of `revision`, starting from its latest entry (modRevision `version`). */
+  private valueAt(latest: { value: Uint8Array; version: number }, revision: number): { value: Uint8Array; rev: number } | null {
+    if (latest.version <= revision) return latest.value.length === 0 ? null : { value: latest.value, rev: latest.version };
+    let entry = this.log.get(latest.version);
+    while (entry) {
+      const prev = entry.p;
+      if (prev === 0) return null;
+      if (prev <= revision) {
+        const at = this.log.get(prev);
+        if (!at || at.t === 1 || !at.v) return null;
+        return { value: at.v, rev: prev };
+      }
+      entry = this.log.get(prev);
+    }
+    return null;
+  }
+
+  async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | null> {
+    this.root.resetReadTxn();
+    const e = this.kv.getEntry(key);
+    if (opts.revision === undefined) {
+      if (!e || e.value.length === 0) return null;
+      return { key, value: e.value, modRevision: e.version! };
+    }
+    this.checkReadRevision(opts.revision);
+    if (!e) return null;
+    const at = this.valueAt({ value: e.value, version: e.version! }, opts.revision);
+    return at ? { key, value: at.value, modRevision: at.rev } : null;
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    this.root.resetReadTxn();
+    const txn = this.root.useReadTransaction();
+    try {
+      const current = this.rev();
+      const revision = opts.revision ?? current;
+      if (opts.revision !== undefined) this.checkReadRevision(opts.revision);
+      const limit = opts.limit && opts.limit > 0 ? opts.limit : Infinity;
+      const items: KeyValue[] = [];
+      let more = false;
+      let remaining = 0;
+      const start = opts.startKey && opts.startKey > prefix ? opts.startKey : prefix;
+      for (const e of this.kv.getRange({ start, end: prefix + PREFIX_END, versions: true, transaction: txn })) {
+        const at = revision === current ? (e.value.length === 0 ? null : { value: e.value, rev: e.version! }) : this.valueAt({ value: e.value, version: e.version! }, revision);
+        if (!at) continue;
+        if (items.length < limit) {
+          items.push({ key: e.key, value: at.value, modRevision: at.rev });
+          continue;
+        }
+        more = true;
+        if (!opts.countRemaining) break;
+        remaining++;
+      }
+      const res: ListResult = { items, revision, more };
+      if (opts.countRemaining) res.remaining = remaining;
+      return res;
+    } finally {
+      txn.done();
+    }
+  }
+
+  // ---- writes --------------------------------------------------------------------------------
+
+  private async write<T>(fn: () => TxnOutcome<T>): Promise<T> {
+    const out = await this.root.transaction(fn);
+    if ('err' in out) throw out.err;
+    this.pullFeeds();
+    return out.ok;
+  }
+
+  /** Allocates the next revision inside a write transaction. */
+  private nextRevision(): number {
+    const rev = (this.meta.get('rev') ?? 0) + 1;
+    this.meta.put('rev', rev);
+    return rev;
+  }
+
+  create(key: string, value: Uint8Array): Promise<WriteResult> {
+    return this.write<WriteResult>(() => {
+      const e = this.kv.getEntry(key);
+      if (e && e.value.length > 0) return { err: new StoreError('KeyExists', `key ${key} exists`, e.version) };
+      const revision = this.nextRevision();
+      this.kv.put(key, value, revision);
+      this.log.put(revision, { t: 0, k: key, v: value, p: e ? e.version! : 0 });
+      return { ok: { revision } };
+    });
+  }
+
+  update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
+    return this.write<WriteResult>(() => {
+      const e = this.kv.getEntry(key);
+      if (!e || e.value.length === 0) return { err: new StoreError('NotFound', `key ${key} not found`) };
+      if (e.version !== expectedRevision) return { err: new StoreError('Conflict', `key ${key} has revision ${e.version}`, e.version) };
+      const revision = this.nextRevision();
+      this.kv.put(key, value, revision);
+      this.log.put(revision, { t: 0, k: key, v: value, p: e.version });
+      return { ok: { revision } };
+    });
+  }
+
+  delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
+    return this.write<DeleteResult>(() => {
+      const e = this.kv.getEntry(key);
+      if (!e || e.value.length === 0) return { err: new StoreError('NotFound', `key ${key} not found`) };
+      if (expectedRevision !== undefined && e.version !== expectedRevision)
+        return { err: new StoreError('Conflict', `key ${key} has revision ${e.version}`, e.version) };
+      const revision = this.nextRevision();
+      this.kv.put(key, EMPTY, revision);
+      this.log.put(revision, { t: 1, k: key, p: e.version! });
+      return { ok: { revision, prev: { key, value: e.value, modRevision: e.version! } } };
+    });
+  }
+
+  // ---- history and feed ----------------------------------------------------------------------
+
+  private toEvent(revision: number, entry: LogEntry): StoreEvent {
+    const ev: StoreEvent = { type: entry.t === 0 ? 'put' : 'delete', key: entry.k, revision, prevRevision: entry.p };
+    if (entry.v) ev.value = entry.v;
+    if (entry.p > 0) {
+      const prev = this.log.get(entry.p);
+      if (prev && prev.t === 0 && prev.v) ev.prevValue = prev.v;
+      else ev.prevRevision = 0;
+    }
+    return ev;
+  }
+
+  /** Reads events in (after, upTo] synchronously, in one snapshot. */
+  readEvents(after: number, upTo: number, prefix?: string, limit = Infinity): StoreEvent[] {
+    const out: StoreEvent[] = [];
+    for (const { key, value } of this.log.getRange({ start: after + 1, end: upTo + 1 })) {
+      if (prefix && !value.k.startsWith(prefix)) continue;
+      out.push(this.toEvent(key, value));
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async eventsSince(afterRevision: number, prefix?: string, limit?: number): Promise<StoreEvent[]> {
+    this.root.resetReadTxn();
+    const compacted = this.compacted();
+    if (afterRevision < compacted) throw new StoreError('Compacted', `required revision ${afterRevision} has been compacted`, compacted);
+    return this.readEvents(afterRevision, this.rev(), prefix, limit);
+  }
+
+  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch {
+    const feed = new LogFeed(this, afterRevision, onEvents, onError);
+    this.feeds.add(feed);
+    if (!this.pollTimer) {
+      this.pollTimer = setInterval(() => this.pullFeeds(), this.pollIntervalMs);
+      this.pollTimer.unref();
+    }
+    queueMicrotask(() => feed.pull());
+    return {
+      stop: () => {
+        this.feeds.delete(feed);
+        if (this.feeds.size === 0 && this.pollTimer) {
+          clearInterval(this.pollTimer);
+          this.pollTimer = undefined;
+        }
+      },
+    };
+  }
+
+  notifyCommitted(): void {
+    this.pullFeeds();
+  }
+
+  /** Brings every live feed up to the current revision, synchronously. */
+  pullFeeds(): void {
+    for (const f of this.feeds) f.pull();
+  }
+
+  /** Compacts in bounded transactions so the writer lock is never held for long. */
+  async compact(revision: number): Promise<void> {
+    const batch = 5000;
+    for (;;) {
+      const done = await this.root.transaction(() => {
+        const from = this.compacted();
+        const target = Math.min(revision, this.rev());
+        if (target <= from) return true;
+        const upTo = Math.min(target, from + batch);
+        for (const { key: rev, value: entry } of this.log.getRange({ start: from + 1, end: upTo + 1 })) {
+          if (entry.p > 0) this.log.remove(entry.p);
+          if (entry.t === 1) {
+            this.log.remove(rev);
+            const cur = this.kv.getEntry(entry.k);
+            if (cur && cur.version === rev && cur.value.length === 0) this.kv.remove(entry.k);
+          }
+        }
+        this.meta.put('compacted', upTo);
+        return upTo >= target;
+      });
+      if (done) return;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (this.pollTimer) clearInterval(this.pollTimer);
+    this.feeds.clear();
+    await this.root.close();
+  }
+}
+
+/** One subscriber's position in the log; pull() delivers everything committed since. */
+class LogFeed {
+  constructor(
+    private readonly store: LmdbStore,
+    private position: number,
+    private readonly onEvents: (events: StoreEvent[], revision: number) => void,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  pull(): void {
+    try {
+      const current = this.store.currentRevisionSync();
+      if (current <= this.position) return;
+      const compacted = this.store.compactedRevisionSync();
+      if (this.position < compacted) throw new StoreError('Compacted', `required revision ${this.position} has been compacted`, compacted);
+      const events = this.store.readEvents(this.position, current);
+      this.position = current;
+      this.onEvents(events, current);
+    } catch (err) {
+      this.onError(err as Error);
+    }
+  }
+}

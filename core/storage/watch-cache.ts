@@ -1,0 +1,256 @@
+/**
+ * WatchCache: one resource type's current state and recent history, kept on the main thread and fed
+ * in revision order from the store's event feed (through the Cacher). It serves consistent lists and
+ * gets without touching the store, and fans events out to watchers:
+ *
+ * - state: key -> CachedObject (stored bytes, selector attributes), keys kept sorted for paging;
+ * - ring: the last `capacity` events, so a watch can resume from a recent resourceVersion;
+ * - every event's wire frames are built at most once per (media type, event type, object) however
+ *   many watchers receive it;
+ * - a watcher sees an object entering its selection as ADDED and leaving it as DELETED (with the
+ *   previous state at the event's resourceVersion), as upstream's cacher does.
+ *
+ * `revision` is the global revision the cache is synced to; `lastEventRevision` is the last revision
+ * that changed this resource, so the state is also exact for any revision in between.
+ */
+
+export interface CachedObject {
+  key: string;
+  namespace: string;
+  name: string;
+  /** modRevision; for the object of a DELETED event, the deletion revision. */
+  revision: number;
+  /** Stored bytes: canonical JSON without TypeMeta and resourceVersion. */
+  stored: Uint8Array;
+  labels: Readonly<Record<string, string>> | undefined;
+  /** Field-selector attributes (metadata.name, metadata.namespace and the kind's own). */
+  fields: Readonly<Record<string, string>>;
+  /** Memoized encodings of this version (list item JSON, full object JSON), built on first use. */
+  memo?: { item?: Buffer; full?: Buffer };
+}
+
+export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
+
+export interface CacheEvent {
+  type: WatchEventType;
+  revision: number;
+  /** New state; for DELETED the last state re-stamped with the deletion revision. */
+  object: CachedObject;
+  /** State before the event (MODIFIED and DELETED). */
+  prev: CachedObject | undefined;
+  /** Memoized frames by `mediaType|type|role`. */
+  frames?: Map<string, Buffer>;
+}
+
+/** What a watcher selects; evaluated per object. */
+export type ObjectFilter = (o: CachedObject) => boolean;
+
+/** Builds one wire frame for a watch event (the codec layer supplies it per media type). */
+export type FrameEncoder = (mediaType: string, type: WatchEventType, object: CachedObject) => Buffer;
+
+export interface CacheWatcher {
+  /** Receives every event of the resource in revision order; returns false once closed (dropped). */
+  onEvent(ev: CacheEvent): boolean;
+  /** The cache was reset (feed restarted): the watcher can no longer be kept consistent. */
+  close(reason: string): void;
+}
+
+/** Describes stored bytes for selection: namespace, name, labels, selectable fields. */
+export type ObjectDescriber = (key: string, stored: Uint8Array, revision: number) => CachedObject;
+
+export interface WatchCacheOptions {
+  prefix: string;
+  capacity: number;
+  describe: ObjectDescriber;
+  encodeFrame: FrameEncoder;
+}
+
+export class WatchCache {
+  readonly prefix: string;
+  private readonly objects = new Map<string, CachedObject>();
+  private readonly sortedKeys: string[] = [];
+  private readonly ring: (CacheEvent | undefined)[];
+  private ringStart = 0;
+  private ringSize = 0;
+  private readonly watchers = new Set<CacheWatcher>();
+  /** Global revision the cache reflects. */
+  revision = 0;
+  /** Revision of the last event that changed this resource. */
+  lastEventRevision = 0;
+  /** Oldest revision a watch can resume from out of the ring (exclusive start). */
+  private oldestResumable = 0;
+
+  constructor(private readonly opts: WatchCacheOptions) {
+    this.prefix = opts.prefix;
+    this.ring = new Array(opts.capacity);
+  }
+
+  // ---- state ---------------------------------------------------------------------------------
+
+  /** Replaces the whole state (initial list at `revision`). */
+  reset(objects: { key: string; value: Uint8Array; modRevision: number }[], revision: number): void {
+    this.objects.clear();
+    this.sortedKeys.length = 0;
+    for (const kv of objects) {
+      this.objects.set(kv.key, this.opts.describe(kv.key, kv.value, kv.modRevision));
+      this.sortedKeys.push(kv.key);
+    }
+    this.sortedKeys.sort();
+    for (const w of this.watchers) w.close('watch cache was re-initialized');
+    this.watchers.clear();
+    this.revision = revision;
+    this.lastEventRevision = revision;
+    this.oldestResumable = revision;
+    this.ringStart = 0;
+    this.ringSize = 0;
+  }
+
+  get size(): number {
+    return this.objects.size;
+  }
+
+  get(key: string): CachedObject | undefined {
+    return this.objects.get(key);
+  }
+
+  /** Objects with keys under `prefix` from `startKey` (inclusive), in key order. */
+  *range(prefix: string, startKey?: string): Generator<CachedObject> {
+    const from = startKey && startKey > prefix ? startKey : prefix;
+    for (let i = lowerBound(this.sortedKeys, from); i < this.sortedKeys.length; i++) {
+      const k = this.sortedKeys[i]!;
+      if (!k.startsWith(prefix)) return;
+      yield this.objects.get(k)!;
+    }
+  }
+
+  /** Number of keys under `prefix` at or after `startKey`. */
+  countFrom(prefix: string, startKey: string): number {
+    const a = lowerBound(this.sortedKeys, startKey > prefix ? startKey : prefix);
+    const b = lowerBound(this.sortedKeys, prefix + '\uffff');
+    return Math.max(0, b - a);
+  }
+
+  /** Whether the state equals the state at `revision` (nothing changed this resource since). */
+  isExactAt(revision: number): boolean {
+    return revision >= this.lastEventRevision && revision <= this.revision;
+  }
+
+  // ---- events --------------------------------------------------------------------------------
+
+  /** Applies one store event (revision order is the caller's duty). */
+  applyPut(key: string, value: Uint8Array, revision: number): void {
+    const next = this.opts.describe(key, value, revision);
+    const prev = this.objects.get(key);
+    this.objects.set(key, next);
+    if (!prev) insertSorted(this.sortedKeys, key);
+    this.record({ type: prev ? 'MODIFIED' : 'ADDED', revision, object: next, prev });
+  }
+
+  applyDelete(key: string, revision: number): void {
+    const prev = this.objects.get(key);
+    if (!prev) return;
+    this.objects.delete(key);
+    removeSorted(this.sortedKeys, key);
+    this.record({ type: 'DELETED', revision, object: { ...prev, revision }, prev });
+  }
+
+  /** Marks the cache synced to `revision` (no further events for this resource up to it). */
+  advance(revision: number): void {
+    if (revision > this.revision) this.revision = revision;
+  }
+
+  private record(ev: CacheEvent): void {
+    this.revision = ev.revision;
+    this.lastEventRevision = ev.revision;
+    const cap = this.ring.length;
+    if (this.ringSize === cap) {
+      this.oldestResumable = this.ring[this.ringStart]!.revision;
+      this.ring[this.ringStart] = ev;
+      this.ringStart = (this.ringStart + 1) % cap;
+    } else {
+      this.ring[(this.ringStart + this.ringSize) % cap] = ev;
+      this.ringSize++;
+    }
+    for (const w of this.watchers) if (!w.onEvent(ev)) this.watchers.delete(w);
+  }
+
+  /** Events after `revision` out of the ring, or undefined when the ring no longer reaches back that far. */
+  eventsAfter(revision: number): CacheEvent[] | undefined {
+    if (revision < this.oldestResumable) return undefined;
+    const out: CacheEvent[] = [];
+    const cap = this.ring.length;
+    // binary search over the ring for the first event with revision > `revision`
+    let lo = 0;
+    let hi = this.ringSize;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.ring[(this.ringStart + mid) % cap]!.revision <= revision) lo = mid + 1;
+      else hi = mid;
+    }
+    for (let i = lo; i < this.ringSize; i++) out.push(this.ring[(this.ringStart + i) % cap]!);
+    return out;
+  }
+
+  // ---- watchers ------------------------------------------------------------------------------
+
+  addWatcher(w: CacheWatcher): void {
+    this.watchers.add(w);
+  }
+  removeWatcher(w: CacheWatcher): void {
+    this.watchers.delete(w);
+  }
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+  forEachWatcher(fn: (w: CacheWatcher) => void): void {
+    for (const w of this.watchers) fn(w);
+  }
+
+  /** A frame for an object outside any event (initial ADDED events). */
+  encode(mediaType: string, type: WatchEventType, object: CachedObject): Buffer {
+    return this.opts.encodeFrame(mediaType, type, object);
+  }
+
+  /** The frame of `ev` as seen through a selection (memoized on the event per media type and role). */
+  frame(ev: CacheEvent, mediaType: string, type: WatchEventType, object: CachedObject, role: string): Buffer {
+    const key = `${mediaType}|${type}|${role}`;
+    let frames = ev.frames;
+    if (!frames) frames = ev.frames = new Map();
+    let f = frames.get(key);
+    if (!f) {
+      f = this.opts.encodeFrame(mediaType, type, object);
+      frames.set(key, f);
+    }
+    return f;
+  }
+}
+
+/** How an event looks to a watcher with `filter` (upstream cacher's translation), or undefined. */
+export function selectEvent(ev: CacheEvent, filter: ObjectFilter): { type: WatchEventType; object: CachedObject; role: string } | undefined {
+  if (ev.type === 'DELETED') return filter(ev.prev!) ? { type: 'DELETED', object: ev.object, role: 'obj' } : undefined;
+  const cur = filter(ev.object);
+  const prev = ev.prev !== undefined && filter(ev.prev);
+  if (cur && prev) return { type: 'MODIFIED', object: ev.object, role: 'obj' };
+  if (cur) return { type: 'ADDED', object: ev.object, role: 'obj' };
+  if (prev) return { type: 'DELETED', object: { ...ev.prev!, revision: ev.revision }, role: 'prev' };
+  return undefined;
+}
+
+function lowerBound(a: readonly string[], k: string): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (a[mid]! < k) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+function insertSorted(a: string[], k: string): void {
+  const i = lowerBound(a, k);
+  if (a.length === i || a[i] !== k) a.splice(i, 0, k);
+}
+function removeSorted(a: string[], k: string): void {
+  const i = lowerBound(a, k);
+  if (a[i] === k) a.splice(i, 1);
+}

@@ -1,0 +1,28 @@
+import t from 'tap';
+import { builtinResourceTypes } from '../../core/registry/catalog.js';
+import { apiVersionOf } from '../../core/registry/resource-type.js';
+
+t.test('the catalog lists the seven first kinds once each', async (t) => {
+  t.same(
+    builtinResourceTypes.map((rt) => `${apiVersionOf(rt)} ${rt.kind} ${rt.plural}`),
+    [
+      'v1 Namespace namespaces',
+      'v1 ConfigMap configmaps',
+      'v1 Secret secrets',
+      'v1 ServiceAccount serviceaccounts',
+      'v1 Event events',
+      'storage.svc.io/v1 CSIDriver csidrivers',
+      'coordination.svc.io/v1 Lease leases',
+    ],
+  );
+});
+
+t.test('every kind has TypeMeta and ObjectMeta first, a singular name and Name/Age-style columns', async (t) => {
+  for (const rt of builtinResourceTypes) {
+    t.same(Object.keys(rt.schema.fields).slice(0, 3), ['kind', 'apiVersion', 'metadata'], rt.kind);
+    t.equal(rt.singular, rt.kind.toLowerCase(), rt.kind);
+    t.ok(rt.tableColumns?.some((c) => c.name === 'Name' && c.format === 'name'), `${rt.kind} has a Name column`);
+    t.equal(rt.categories, undefined, `${rt.kind} is in no category`);
+    t.ok(rt.schema.name.startsWith('io.svc.api.'), rt.schema.name);
+  }
+});

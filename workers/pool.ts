@@ -1,0 +1,43 @@
+/**
+ * Executors: where registry tasks run. PoolExecutor sends them to a Piscina pool of workers that share
+ * the LMDB store; InlineExecutor runs them on the calling thread (--workers=0). core/ never imports
+ * Piscina: the server only sees the Executor interface.
+ */
+import { Piscina } from 'piscina';
+import type { Registry } from '../core/registry/registry.js';
+import type { ApiTask, ApiTaskResult, Executor } from './protocol.js';
+import type { WorkerSettings } from './api.worker.js';
+
+export class InlineExecutor implements Executor {
+  constructor(private readonly registry: Registry) {}
+  run(task: ApiTask): Promise<ApiTaskResult> {
+    return this.registry.run(task);
+  }
+  async close(): Promise<void> {}
+}
+
+export class PoolExecutor implements Executor {
+  private readonly pool: Piscina;
+  constructor(threads: number, settings: WorkerSettings) {
+    this.pool = new Piscina({
+      filename: new URL('./api.worker.js', import.meta.url).href,
+      minThreads: threads,
+      maxThreads: threads,
+      idleTimeout: Infinity,
+      // Tasks wait on durable commits: many in flight per worker lets LMDB group them into one fsync.
+      concurrentTasksPerWorker: 256,
+      atomics: 'disabled',
+      workerData: settings,
+    });
+  }
+
+  run(task: ApiTask): Promise<ApiTaskResult> {
+    const body = task.body;
+    const transfer = body && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.byteLength >= 4096;
+    return this.pool.run(task, transfer ? { transferList: [body.buffer as ArrayBuffer] } : {});
+  }
+
+  async close(): Promise<void> {
+    await this.pool.destroy();
+  }
+}
