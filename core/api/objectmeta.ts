@@ -15,7 +15,6 @@ import {
   goStringSlice,
   isPrintRune,
   isQualifiedName,
-  jsonEqual,
   nameIsDNSLabel,
   nameValidatorFor,
   validateAnnotations,
@@ -82,15 +81,17 @@ function validateMetaFields(m: ObjectMeta, path: string): FieldError[] {
 }
 
 /**
- * Update-time rules: no new finalizers while deleting, resourceVersion present, generation not
- * decremented, immutable identity and deletion fields, and the shared field rules on the new meta.
+ * Update-time rules: the shared field rules on the new meta, then no new finalizers while deleting,
+ * generation not decremented, immutable identity and deletion fields. upstream's "resourceVersion must
+ * be specified for an update" is the registry's (it strips resourceVersion before hooks run).
  * As upstream, the registry first carries uid, creationTimestamp, deletionTimestamp and
  * deletionGracePeriodSeconds over from the stored object (see inheritSystemMetadata).
  */
 export function validateObjectMetaUpdate(next: ObjectMeta | undefined, old: ObjectMeta | undefined, path = 'metadata'): FieldError[] {
   const n = next ?? {};
   const o = old ?? {};
-  const errs: FieldError[] = [];
+  // upstream checks the new meta with the create-time field rules first, then the update rules.
+  const errs: FieldError[] = validateMetaFields(n, path);
   if (o.deletionTimestamp) {
     const had = new Set(o.finalizers ?? []);
     const added = [...new Set((n.finalizers ?? []).filter((f) => !had.has(f)))].sort();
@@ -103,7 +104,6 @@ export function validateObjectMetaUpdate(next: ObjectMeta | undefined, old: Obje
       );
     }
   }
-  if (!n.resourceVersion) errs.push(fieldErrors.invalid(child(path, 'resourceVersion'), n.resourceVersion ?? '', 'must be specified for an update'));
   if ((n.generation ?? 0) < (o.generation ?? 0)) errs.push(fieldErrors.invalid(child(path, 'generation'), n.generation ?? 0, 'must not be decremented'));
   errs.push(...validateImmutableField(n.name ?? '', o.name ?? '', child(path, 'name')));
   errs.push(...validateImmutableField(n.namespace ?? '', o.namespace ?? '', child(path, 'namespace')));
@@ -115,7 +115,6 @@ export function validateObjectMetaUpdate(next: ObjectMeta | undefined, old: Obje
     errs.push(fieldErrors.invalid(child(path, 'deletionTimestamp'), n.deletionTimestamp ?? null, FIELD_IMMUTABLE));
   }
   errs.push(...validateImmutableField(n.deletionGracePeriodSeconds, o.deletionGracePeriodSeconds, child(path, 'deletionGracePeriodSeconds')));
-  errs.push(...validateMetaFields(n, path));
   return errs;
 }
 
@@ -280,11 +279,6 @@ export function validateManagedFields(entries: readonly ManagedFieldsEntry[] | u
     }
   }
   return errs;
-}
-
-/** Whether two label or annotation maps hold the same entries (absent equals empty). */
-export function sameStringMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
-  return jsonEqual(a ?? {}, b ?? {});
 }
 
 const NAME_ALPHABET = 'bcdfghjklmnpqrstvwxz2456789';

@@ -72,8 +72,9 @@ export class StatusError extends Error {
   readonly headers: Record<string, string>;
   constructor(code: number, reason: StatusReason, message: string, details?: StatusDetails, headers: Record<string, string> = {}) {
     super(message);
-    this.status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
-    if (details) this.status.details = details;
+    this.status = details
+      ? { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, details, code }
+      : { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
     this.headers = headers;
   }
   get code(): number {
@@ -95,7 +96,7 @@ function details(gr: GroupResource, name?: string, extra: Partial<StatusDetails>
 }
 
 export const errors = {
-  badRequest: (message: string): StatusError => new StatusError(400, 'BadRequest', message),
+  badRequest: (message: string, details?: StatusDetails): StatusError => new StatusError(400, 'BadRequest', message, details),
 
   unauthorized: (message = 'Unauthorized'): StatusError => new StatusError(401, 'Unauthorized', message),
 
@@ -201,9 +202,9 @@ export function toStatusError(err: unknown): StatusError {
   return errors.internal(err);
 }
 
-/** A Success status, as returned by deletecollection and by delete of most kinds. */
-export function successStatus(d?: StatusDetails): Status {
-  const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: 200 };
+/** A Success status, as returned by deletecollection and by delete of most kinds (no code, as upstream). */
+export function successStatus(d?: StatusDetails): Omit<Status, 'code'> {
+  const s: Omit<Status, 'code'> = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' };
   if (d) s.details = d;
   return s;
 }

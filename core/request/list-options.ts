@@ -45,9 +45,11 @@ function integerParam(q: URLSearchParams, name: string): number | undefined {
 function badOptions(errs: FieldError[]): never {
   const text = errs.map((e) => `${e.field}: ${e.type === 'FieldValueForbidden' ? 'Forbidden' : 'Unsupported value'}${e.type === 'FieldValueNotSupported' ? `: ${JSON.stringify(e.badValue)}` : ''}: ${e.detail}`);
   const msg = `ListOptions.meta.svc.io "" is invalid: ${text.length === 1 ? text[0] : `[${text.join(', ')}]`}`;
-  const err = errors.badRequest(msg);
-  err.status.details = { group: 'meta.svc.io', kind: 'ListOptions', causes: errs.map((e, i) => ({ reason: e.type, message: text[i]!.slice(e.field.length + 2), field: e.field })) };
-  throw err;
+  throw errors.badRequest(msg, {
+    group: 'meta.svc.io',
+    kind: 'ListOptions',
+    causes: errs.map((e, i) => ({ reason: e.type, message: text[i]!.slice(e.field.length + 2), field: e.field })),
+  });
 }
 
 export function listOptionsFromQuery(q: URLSearchParams): ListOptions {

@@ -24,9 +24,11 @@ export const FIELD_MANAGER_MAX_LENGTH = 128;
 
 export function optionsError(kind: OptionsKind, errs: FieldError[]): StatusError {
   const body = errs.length === 1 ? fieldErrorString(errs[0]!) : `[${errs.map(fieldErrorString).join(', ')}]`;
-  const e = errors.badRequest(`${kind}.meta.svc.io "" is invalid: ${body}`);
-  e.status.details = { group: 'meta.svc.io', kind, causes: errs.map((x) => ({ reason: x.type, message: fieldErrorString(x).slice(x.field.length + 2), field: x.field })) };
-  return e;
+  return errors.badRequest(`${kind}.meta.svc.io "" is invalid: ${body}`, {
+    group: 'meta.svc.io',
+    kind,
+    causes: errs.map((x) => ({ reason: x.type, message: fieldErrorString(x).slice(x.field.length + 2), field: x.field })),
+  });
 }
 
 /** dryRun values: only `All`; a bare `?dryRun` (empty value) also means a dry run. */

@@ -130,8 +130,7 @@ export function ensureGeneratedTls(dir: string, bindAddress: string, port: numbe
   }
   const caPem = readFileSync(f('ca.crt'), 'utf8');
   const kubeconfigPath = f('admin.kubeconfig');
-  const server = `https://${clientHost(bindAddress)}:${port}`;
-  writeFileSync(kubeconfigPath, kubeconfigYaml(server, caPem, readFileSync(f('admin.crt'), 'utf8'), readFileSync(f('admin.key'), 'utf8')), { mode: 0o600 });
+  if (port > 0) writeAdminKubeconfig(dir, bindAddress, port);
   return {
     cert: readFileSync(f('apiserver.crt'), 'utf8'),
     key: readFileSync(f('apiserver.key'), 'utf8'),
@@ -139,6 +138,14 @@ export function ensureGeneratedTls(dir: string, bindAddress: string, port: numbe
     servingCA: caPem,
     kubeconfigPath,
   };
+}
+
+/** Writes admin.kubeconfig for https://<host>:<port> with the generated CA and admin certificate. */
+export function writeAdminKubeconfig(dir: string, bindAddress: string, port: number): void {
+  const f = (n: string) => join(dir, n);
+  const server = `https://${clientHost(bindAddress)}:${port}`;
+  const text = kubeconfigYaml(server, readFileSync(f('ca.crt'), 'utf8'), readFileSync(f('admin.crt'), 'utf8'), readFileSync(f('admin.key'), 'utf8'));
+  writeFileSync(f('admin.kubeconfig'), text, { mode: 0o600 });
 }
 
 /** Issues a client certificate from the generated CA (used by tests and tools). */

@@ -221,7 +221,8 @@ export class RequestHandler {
           try {
             body = await readBody(req, this.d.maxRequestBodyBytes);
           } catch (e) {
-            res.setHeader('connection', 'close');
+            // the unread rest of the body makes an HTTP/1.1 connection unusable
+            if (req.httpVersionMajor === 1) res.setHeader('connection', 'close');
             throw e;
           }
           return void (await this.runTask(req, res, verb as TaskVerb, rt, info, namespace, name, sub, user, rawQuery, mediaType, pretty, body));

@@ -26,7 +26,7 @@ import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
 import { LmdbStore } from '../storage/lmdb/store.js';
 import type { Executor } from '../../workers/protocol.js';
-import { clientHost, ensureGeneratedTls, type TlsMaterial } from './certs.js';
+import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
 import { buildDiscovery, versionInfo } from './discovery.js';
 import { RequestHandler } from './handler.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
@@ -188,6 +188,7 @@ export class ApiServer {
         res();
       });
     });
+    if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
   }
 
   /** Graceful shutdown: readiness fails first, then (after the delay) listener, watches, pool, store. */

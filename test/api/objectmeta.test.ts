@@ -116,7 +116,7 @@ const live: ObjectMeta = {
 t.test('validateObjectMetaUpdate rules', async (t) => {
   const rows: [string, ObjectMeta, ObjectMeta, string[]][] = [
     ['an unchanged object passes', { ...live }, live, []],
-    ['resourceVersion must be specified', { ...live, resourceVersion: '' }, live, ['metadata.resourceVersion: Invalid value: "": must be specified for an update']],
+    ['resourceVersion is left to the registry', { ...live, resourceVersion: '' }, live, []],
     ['generation must not decrease', { ...live, generation: 1 }, live, ['metadata.generation: Invalid value: 1: must not be decremented']],
     ['name is immutable', { ...live, name: 'b' }, live, ['metadata.name: Invalid value: "b": field is immutable']],
     ['namespace is immutable', { ...live, namespace: 'm' }, live, ['metadata.namespace: Invalid value: "m": field is immutable']],
