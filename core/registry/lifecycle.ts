@@ -46,12 +46,12 @@ export function beforeCreate(rt: ResourceType, obj: ApiObject, now: Date): { obj
   delete meta.deletionTimestamp;
   delete meta.deletionGracePeriodSeconds;
   delete meta.selfLink;
+  if (meta.generateName && !meta.name) meta.name = meta.generateName + generateNameSuffix();
   rt.defaults?.(obj);
   rt.prepareForCreate?.(obj);
   meta.uid = randomUUID();
   meta.creationTimestamp = nowRFC3339(now);
   if (rt.generationOf) meta.generation = 1;
-  if (meta.generateName && !meta.name) meta.name = meta.generateName + generateNameSuffix();
   const errs = [...validateObjectMeta(meta, { namespaced: rt.namespaced, nameRule: rt.nameRule ?? 'dns1123-subdomain' }), ...(rt.validateCreate?.(obj) ?? [])];
   if (errs.length) invalid(rt, obj, errs);
   const warnings = rt.warnings?.(obj) ?? [];

@@ -10,6 +10,7 @@
  * rules, then validateUpdate) -> store.
  */
 import type { FieldError } from '../api/field-errors.js';
+import type { NameValidator } from '../api/validation.js';
 import type { ApiObject } from '../api/types.js';
 import type { StructSchema } from '../schema/schema.js';
 
@@ -55,8 +56,8 @@ export interface ResourceType {
   verbs?: readonly Verb[];
   /** Full object schema: TypeMeta, ObjectMeta and the kind's own fields, with merge markers. */
   schema: StructSchema;
-  /** Name rule for metadata.name; default dns1123-subdomain. */
-  nameRule?: NameRule;
+  /** Name rule for metadata.name (a named rule or the kind's own validator); default dns1123-subdomain. */
+  nameRule?: NameRule | NameValidator;
 
   /** Fills unset fields with defaults (upstream's defaulting, applied on every decode of a write). */
   defaults?(obj: ApiObject): void;
@@ -108,6 +109,11 @@ export interface ResourceType {
 
   /** PUT on a missing object creates it (upstream's AllowCreateOnUpdate; e.g. events, leases). */
   allowCreateOnUpdate?: boolean;
+  /**
+   * Whether PUT may omit metadata.resourceVersion (upstream's AllowUnconditionalUpdate, default true);
+   * when false an update without it is 422 `must be specified for an update`.
+   */
+  unconditionalUpdate?: boolean;
 
   /** Whether a namespaced kind's create must be admitted by namespace lifecycle (default true). */
   skipNamespaceLifecycle?: boolean;

@@ -39,7 +39,12 @@ export interface GuaranteedUpdate {
 
 /** Validates a client-supplied resourceVersion precondition against the live revision. */
 export function checkPrecondition(rt: ResourceType, name: string, required: string | undefined, live: LiveObject): void {
-  if (!required) return;
+  if (!required) {
+    if (rt.unconditionalUpdate === false) {
+      throw errors.invalid(groupKindOf(rt), name, [fieldErrors.invalid('metadata.resourceVersion', '', 'must be specified for an update')]);
+    }
+    return;
+  }
   if (!/^\d+$/.test(required)) {
     throw errors.invalid(groupKindOf(rt), name, [fieldErrors.invalid('metadata.resourceVersion', required, 'must be a decimal integer')]);
   }

@@ -10,8 +10,6 @@ const driver = (spec: Record<string, unknown> = {}, name = 'hostpath.csi.svc.io'
   spec,
 });
 
-const SUBDOMAIN_MSG =
-  "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
 
 const DEFAULTED = {
   attachRequired: true,
@@ -40,6 +38,9 @@ t.test('csidriver declaration: storage.svc.io/v1, cluster-scoped, spec fields in
   for (const f of ['attachRequired', 'podInfoOnMount', 'storageCapacity', 'fsGroupPolicy', 'requiresRepublish', 'seLinuxMount']) t.match(spec.fields[f], { ptr: true }, `${f} is a pointer`);
 });
 
+const CSI_NAME_MSG =
+  "a CSI driver name must consist of alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'csi.example.com', regex used for validation is '[a-zA-Z0-9]([-.a-zA-Z0-9]*[a-zA-Z0-9])?')";
+
 t.test('csidriver defaults', async (t) => {
   const out = create(csiDrivers, driver());
   t.same(out.errors, []);
@@ -52,14 +53,15 @@ t.test('csidriver defaults', async (t) => {
   t.same(create(csiDrivers, noSpec).obj.spec, DEFAULTED);
 });
 
-t.test('csidriver name: DNS subdomain of at most 63 characters', async (t) => {
+t.test('csidriver name: alphanumerics of either case at both ends, dashes and dots between, at most 63 characters', async (t) => {
   const rows: [string, string, string[]][] = [
     ['dots and dashes between alphanumerics', 'csi.example-driver.io', []],
+    ['upper-case letters are allowed, as the spec says', 'CSI.Example-Driver.io', []],
     ['63 characters', `a${'b'.repeat(61)}c`, []],
     ['64 characters are too long', 'a'.repeat(64), ['metadata.name: Too long: may not be more than 63 bytes']],
-    ['must start with an alphanumeric', '-csi', [`metadata.name: Invalid value: "-csi": ${SUBDOMAIN_MSG}`]],
-    ['must end with an alphanumeric', 'csi.', [`metadata.name: Invalid value: "csi.": ${SUBDOMAIN_MSG}`]],
-    ['no other characters', 'csi_driver', [`metadata.name: Invalid value: "csi_driver": ${SUBDOMAIN_MSG}`]],
+    ['must start with an alphanumeric', '-csi', [`metadata.name: Invalid value: "-csi": ${CSI_NAME_MSG}`]],
+    ['must end with an alphanumeric', 'csi.', [`metadata.name: Invalid value: "csi.": ${CSI_NAME_MSG}`]],
+    ['no other characters', 'csi_driver', [`metadata.name: Invalid value: "csi_driver": ${CSI_NAME_MSG}`]],
   ];
   for (const [name, value, want] of rows) t.same(create(csiDrivers, driver({}, value)).errors, want, name);
 });

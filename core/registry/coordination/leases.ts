@@ -100,6 +100,7 @@ export function makeLeases(gates: LeaseFeatureGates): ResourceType {
     namespaced: true,
     schema: leaseSchema,
     allowCreateOnUpdate: true,
+    unconditionalUpdate: false,
     prepareForCreate: dropOnCreate,
     prepareForUpdate: dropOnUpdate,
     validateCreate: (obj) => validateLeaseSpec((obj as Lease).spec ?? {}),

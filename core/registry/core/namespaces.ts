@@ -143,6 +143,7 @@ export const namespaces: ResourceType = {
   ],
   subresources: { status: statusSubresource, finalize: finalizeSubresource },
   deletion: {
+    twoPhase: true,
     pending: (obj) => ((obj as Namespace).spec?.finalizers?.length ?? 0) > 0,
     onDeleteRequested(obj) {
       const ns = obj as Namespace;

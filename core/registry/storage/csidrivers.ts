@@ -124,6 +124,18 @@ function validateDriverName(obj: ApiObject): FieldError[] {
   return byteLength(name) > CSI_DRIVER_NAME_MAX_LENGTH ? [fieldErrors.tooLong('metadata.name', name, CSI_DRIVER_NAME_MAX_LENGTH)] : [];
 }
 
+/**
+ * The spec's name rule: alphanumerics (either case) at both ends, dashes, dots and alphanumerics
+ * between; the 63-character limit is checked with the other create rules.
+ */
+const CSI_DRIVER_NAME = /^[a-zA-Z0-9]([-.a-zA-Z0-9]*[a-zA-Z0-9])?$/;
+const CSI_DRIVER_PREFIX = /^[a-zA-Z0-9][-.a-zA-Z0-9]*$/;
+const csiDriverNameMessage =
+  "a CSI driver name must consist of alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'csi.example.com', regex used for validation is '[a-zA-Z0-9]([-.a-zA-Z0-9]*[a-zA-Z0-9])?')";
+function csiDriverName(name: string, prefix: boolean): string[] {
+  return (prefix ? CSI_DRIVER_PREFIX : CSI_DRIVER_NAME).test(name) ? [] : [csiDriverNameMessage];
+}
+
 function validateCreate(obj: ApiObject): FieldError[] {
   return [...validateBuiltinFinalizerNames(obj.metadata), ...validateDriverName(obj), ...validateSpec((obj as CSIDriver).spec ?? {})];
 }
@@ -158,7 +170,8 @@ export const csiDrivers: ResourceType = {
   singular: 'csidriver',
   namespaced: false,
   schema: csiDriverSchema,
-  nameRule: 'dns1123-subdomain',
+  nameRule: csiDriverName,
+  unconditionalUpdate: false,
   defaults,
   prepareForUpdate,
   validateCreate,
