@@ -18,12 +18,24 @@ export async function admitCreate(store: Store, rt: ResourceType, obj: ApiObject
   const ns = obj.metadata.namespace ?? '';
   const kv = await store.get(NAMESPACES_PREFIX + ns);
   if (!kv) throw errors.notFound({ group: '', resource: 'namespaces' }, ns);
-  const nsObj = JSON.parse(Buffer.from(kv.value).toString('utf8')) as ApiObject & { status?: { phase?: string } };
-  if (nsObj.metadata.deletionTimestamp || nsObj.status?.phase === 'Terminating') {
+  if (isTerminating(ns, kv.modRevision, kv.value)) {
     const e = errors.forbidden(groupResourceOf(rt), obj.metadata.name ?? '', `unable to create new content in namespace ${ns} because it is being terminated`);
     e.status.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' }];
     throw e;
   }
+}
+
+/** Terminating state per namespace, keyed by the namespace's revision (parsed once per version). */
+const terminating = new Map<string, { revision: number; terminating: boolean }>();
+
+function isTerminating(ns: string, revision: number, value: Uint8Array): boolean {
+  const memo = terminating.get(ns);
+  if (memo && memo.revision === revision) return memo.terminating;
+  const nsObj = JSON.parse(Buffer.from(value).toString('utf8')) as ApiObject & { status?: { phase?: string } };
+  const t = !!nsObj.metadata.deletionTimestamp || nsObj.status?.phase === 'Terminating';
+  if (terminating.size > 10_000) terminating.clear();
+  terminating.set(ns, { revision, terminating: t });
+  return t;
 }
 
 export function admitDelete(rt: ResourceType, name: string): void {

@@ -42,7 +42,8 @@ export async function createObject(
   const prepared = beforeCreate(rt, decoded, ctx.now());
   warnings.push(...prepared.warnings);
   await admitCreate(ctx.store, rt, prepared.object);
-  let obj = canonicalObject(rt, track(prepared.object));
+  // ownership only adds metadata.managedFields, ObjectMeta's last field: the object stays canonical
+  let obj = track(prepared.object);
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
   for (let attempt = 1; ; attempt++) {
     const stored = encodeStored(obj);

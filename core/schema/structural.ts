@@ -35,6 +35,7 @@ const join = (path: string, key: string): string => (path ? `${path}.${key}` : k
 
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
+const CANONICAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 
 function zeroOf(sch: Schema): unknown {
   switch (sch.kind) {
@@ -107,6 +108,7 @@ class Walker {
   }
 
   private time(v: string, micro: boolean, path: string): unknown {
+    if (!micro && CANONICAL_TIME.test(v)) return v;
     const m = RFC3339.exec(v);
     const d = m ? new Date(v) : undefined;
     if (!d || Number.isNaN(d.getTime())) {

@@ -178,6 +178,8 @@ export class ApiServer {
       s.on('close', () => this.sessions.delete(s));
     });
     this.listener.on('secureConnection', (sock: Socket) => {
+      // streamed responses end with a small write; without this it waits for a delayed ACK
+      sock.setNoDelay(true);
       this.sockets.add(sock);
       sock.on('close', () => this.sockets.delete(sock));
     });

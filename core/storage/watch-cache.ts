@@ -14,6 +14,8 @@
  * that changed this resource, so the state is also exact for any revision in between.
  */
 
+import { SortedKeys } from './sorted-keys.js';
+
 export interface CachedObject {
   key: string;
   namespace: string;
@@ -68,7 +70,7 @@ export interface WatchCacheOptions {
 export class WatchCache {
   readonly prefix: string;
   private readonly objects = new Map<string, CachedObject>();
-  private readonly sortedKeys: string[] = [];
+  private readonly sortedKeys = new SortedKeys();
   private readonly ring: (CacheEvent | undefined)[];
   private ringStart = 0;
   private ringSize = 0;
@@ -90,12 +92,8 @@ export class WatchCache {
   /** Replaces the whole state (initial list at `revision`). */
   reset(objects: { key: string; value: Uint8Array; modRevision: number }[], revision: number): void {
     this.objects.clear();
-    this.sortedKeys.length = 0;
-    for (const kv of objects) {
-      this.objects.set(kv.key, this.opts.describe(kv.key, kv.value, kv.modRevision));
-      this.sortedKeys.push(kv.key);
-    }
-    this.sortedKeys.sort();
+    for (const kv of objects) this.objects.set(kv.key, this.opts.describe(kv.key, kv.value, kv.modRevision));
+    this.sortedKeys.reset([...this.objects.keys()]);
     for (const w of this.watchers) w.close('watch cache was re-initialized');
     this.watchers.clear();
     this.revision = revision;
@@ -116,8 +114,9 @@ export class WatchCache {
   /** Objects with keys under `prefix` from `startKey` (inclusive), in key order. */
   *range(prefix: string, startKey?: string): Generator<CachedObject> {
     const from = startKey && startKey > prefix ? startKey : prefix;
-    for (let i = lowerBound(this.sortedKeys, from); i < this.sortedKeys.length; i++) {
-      const k = this.sortedKeys[i]!;
+    const keys = this.sortedKeys.sorted();
+    for (let i = this.sortedKeys.lowerBound(from); i < keys.length; i++) {
+      const k = keys[i]!;
       if (!k.startsWith(prefix)) return;
       yield this.objects.get(k)!;
     }
@@ -125,8 +124,8 @@ export class WatchCache {
 
   /** Number of keys under `prefix` at or after `startKey`. */
   countFrom(prefix: string, startKey: string): number {
-    const a = lowerBound(this.sortedKeys, startKey > prefix ? startKey : prefix);
-    const b = lowerBound(this.sortedKeys, prefix + '\uffff');
+    const a = this.sortedKeys.lowerBound(startKey > prefix ? startKey : prefix);
+    const b = this.sortedKeys.lowerBound(prefix + '\uffff');
     return Math.max(0, b - a);
   }
 
@@ -142,7 +141,7 @@ export class WatchCache {
     const next = this.opts.describe(key, value, revision);
     const prev = this.objects.get(key);
     this.objects.set(key, next);
-    if (!prev) insertSorted(this.sortedKeys, key);
+    if (!prev) this.sortedKeys.add(key);
     this.record({ type: prev ? 'MODIFIED' : 'ADDED', revision, object: next, prev });
   }
 
@@ -150,7 +149,7 @@ export class WatchCache {
     const prev = this.objects.get(key);
     if (!prev) return;
     this.objects.delete(key);
-    removeSorted(this.sortedKeys, key);
+    this.sortedKeys.delete(key);
     this.record({ type: 'DELETED', revision, object: { ...prev, revision }, prev });
   }
 
@@ -234,23 +233,4 @@ export function selectEvent(ev: CacheEvent, filter: ObjectFilter): { type: Watch
   if (cur) return { type: 'ADDED', object: ev.object, role: 'obj' };
   if (prev) return { type: 'DELETED', object: { ...ev.prev!, revision: ev.revision }, role: 'prev' };
   return undefined;
-}
-
-function lowerBound(a: readonly string[], k: string): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (a[mid]! < k) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-function insertSorted(a: string[], k: string): void {
-  const i = lowerBound(a, k);
-  if (a.length === i || a[i] !== k) a.splice(i, 0, k);
-}
-function removeSorted(a: string[], k: string): void {
-  const i = lowerBound(a, k);
-  if (a[i] === k) a.splice(i, 1);
 }

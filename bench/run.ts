@@ -1,0 +1,100 @@
+/**
+ * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
+ * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
+ * `npm run bench -- http watch list apply`; `--duration=N` seconds per load (default 10).
+ */
+import { fmt, load, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
+import { createMany, getOne, list1000, type Mode, type Row, rowCells } from './scenarios/http.js';
+import { largeList } from './scenarios/large-list.js';
+import { watchFanout } from './scenarios/watch.js';
+
+const args = process.argv.slice(2);
+const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
+const groups = args.filter((a) => !a.startsWith('--'));
+const want = (g: string) => groups.length === 0 || groups.includes(g);
+
+const modes: Mode[] = [
+  { name: '--workers=0', flags: ['--workers=0'] },
+  { name: 'pool (default)', flags: [] },
+];
+
+async function bare(): Promise<{ rps: number; p50: number; p99: number; rss: number }> {
+  // the bare server borrows a generated certificate from a throwaway API server data dir
+  const api = await startApiServer(['--workers=0']);
+  const b = await startBareServer(api.dir);
+  try {
+    const r = await load({ url: b.url, duration, tlsOptions: { ca: api.ca } });
+    return { rps: r.rps, p50: r.p50, p99: r.p99, rss: peakRssMiB(b.proc.pid!) };
+  } finally {
+    await b.stop();
+    await api.stop();
+  }
+}
+
+async function main(): Promise<void> {
+  const started = Date.now();
+  const base = await bare();
+  console.log(`bare node:https, 1 KB body: ${fmt(base.rps)} req/s, p50 ${base.p50} ms, p99 ${base.p99} ms, peak RSS ${fmt(base.rss)} MiB`);
+  const sections: string[] = [];
+  if (want('http')) {
+    const rows: Row[] = [];
+    for (const scenario of [getOne, list1000, createMany]) {
+      for (const m of modes) {
+        const r = await scenario(m, duration);
+        console.log(`  ${r.scenario} [${r.mode}]: ${fmt(r.result.rps)} req/s`);
+        rows.push(r);
+      }
+    }
+    const header = ['scenario', 'mode', 'req/s', 'p50', 'p99', 'peak RSS MiB', 'vs bare', 'errors'];
+    const bareRow = ['bare node:https 1 KB', '-', fmt(base.rps), `${fmt(base.p50)} ms`, `${fmt(base.p99)} ms`, fmt(base.rss), '100%', ''];
+    sections.push(table(header, [bareRow, ...rows.map((r) => rowCells(r, base.rps))]));
+  }
+  if (want('watch')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      const r = await watchFanout(m, { watchers: 1000, rates: [100, 200, 400, 800, 1600], seconds: 8, targetP99Ms: 250 });
+      const held = r.steps.filter((s) => s.holds).map((s) => s.rate);
+      for (const st of r.steps) {
+        rows.push([
+          `watch fan-out ${st.watchers} watchers`,
+          m.name,
+          `${st.rate}/s`,
+          fmt(st.eventsPerSec),
+          `${fmt(st.p50, 1)} ms`,
+          `${fmt(st.p99, 1)} ms`,
+          `${fmt(st.cpuPercent)}%`,
+          fmt(r.peakRssMiB),
+          st.holds ? 'holds' : `fails (${st.delivered}/${st.expected})`,
+        ]);
+      }
+      rows.push(['  highest rate holding p99 < 250 ms', m.name, held.length ? `${Math.max(...held)}/s` : 'none', '', '', '', '', '', '']);
+    }
+    sections.push(table(['scenario', 'mode', 'writes', 'events/s delivered', 'p50 delay', 'p99 delay', 'server CPU', 'peak RSS MiB', 'result'], rows));
+  }
+  if (want('list')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      const r = await largeList(m);
+      rows.push([
+        `LIST ${fmt(r.objects)} ConfigMaps`,
+        m.name,
+        `${fmt(r.responseMiB, 1)} MiB`,
+        `${fmt(r.unchunkedMs)} ms`,
+        `${fmt(r.chunkedMs)} ms (${r.pages} pages of 500)`,
+        `${fmt(r.rssBeforeMiB)} -> ${fmt(r.peakAfterUnchunkedMiB)} -> ${fmt(r.peakAfterChunkedMiB)}`,
+      ]);
+      console.log(`  large list [${m.name}]: ${fmt(r.unchunkedMs)} ms whole, ${fmt(r.chunkedMs)} ms chunked`);
+    }
+    sections.push(table(['scenario', 'mode', 'response', 'unchunked (one list)', 'chunked (whole list)', 'RSS MiB: before -> peak after unchunked -> after chunked'], rows));
+  }
+  console.log(`\n${sections.join('\n\n')}\n`);
+  console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err: Error) => {
+    console.error(err);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,149 @@
+/**
+ * Watch fan-out: N watchers on one resource (raw TLS sockets speaking HTTP/1.1, so the client spends
+ * as little CPU as possible) while a writer creates ConfigMaps at a fixed rate. For every event at
+ * every watcher we record the delay from the write's acknowledgement (the 201 reaching the writer)
+ * to delivery; an event delivered before its acknowledgement counts as 0. Rates step up until p99
+ * exceeds the target or events go missing, to find the highest rate that holds.
+ */
+import { connect, type TLSSocket } from 'node:tls';
+import { cpuSeconds, peakRssMiB, SetupClient, startApiServer, TOKEN } from '../lib.js';
+
+export interface WatchStep {
+  rate: number;
+  watchers: number;
+  writes: number;
+  delivered: number;
+  expected: number;
+  eventsPerSec: number;
+  p50: number;
+  p99: number;
+  cpuPercent: number;
+  holds: boolean;
+}
+
+export interface WatchResult {
+  mode: string;
+  steps: WatchStep[];
+  peakRssMiB: number;
+  connectSeconds: number;
+}
+
+const RV = /"resourceVersion":"(\d+)"/g;
+
+class Watcher {
+  private tail = '';
+  /** Receive time (ms) of each resourceVersion seen. */
+  readonly seen = new Map<number, number>();
+  constructor(readonly sock: TLSSocket) {
+    sock.setEncoding('utf8');
+    sock.on('data', (chunk: string) => {
+      const now = performance.now();
+      const text = this.tail + chunk;
+      RV.lastIndex = 0;
+      let lastEnd = 0;
+      for (let m = RV.exec(text); m; m = RV.exec(text)) {
+        this.seen.set(Number(m[1]), now);
+        lastEnd = RV.lastIndex;
+      }
+      // keep a little of the end in case a match is split across chunks
+      this.tail = text.slice(Math.max(lastEnd, text.length - 40));
+    });
+  }
+}
+
+function openWatcher(url: URL, ca: string, path: string): Promise<Watcher> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: url.hostname, port: Number(url.port), ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => {
+      sock.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: application/json\r\n\r\n`);
+      resolve(new Watcher(sock));
+    });
+    sock.on('error', reject);
+  });
+}
+
+const percentile = (sorted: number[], p: number): number => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
+
+export async function watchFanout(mode: { name: string; flags: string[] }, opts: { watchers: number; rates: number[]; seconds: number; targetP99Ms: number }): Promise<WatchResult> {
+  const s = await startApiServer([...mode.flags, '--watch-cache-size=100000']);
+  const pid = s.proc.pid!;
+  const url = new URL(s.url);
+  const watchers: Watcher[] = [];
+  try {
+    const c = new SetupClient(s.url, s.ca);
+    await c.send('POST', '/api/v1/namespaces', { metadata: { name: 'fanout' } });
+    const t0 = performance.now();
+    const path = '/api/v1/namespaces/fanout/configmaps?watch=1&resourceVersion=0&timeoutSeconds=3600';
+    for (let i = 0; i < opts.watchers; i += 50) {
+      const batch = await Promise.all(Array.from({ length: Math.min(50, opts.watchers - i) }, () => openWatcher(url, s.ca, path)));
+      watchers.push(...batch);
+    }
+    const connectSeconds = (performance.now() - t0) / 1000;
+    await new Promise((r) => setTimeout(r, 500));
+    const steps: WatchStep[] = [];
+    for (const rate of opts.rates) {
+      const step = await runStep(c, watchers, rate, opts.seconds, pid, opts.targetP99Ms);
+      steps.push(step);
+      console.log(`  watch fan-out [${mode.name}] ${opts.watchers} watchers x ${rate} writes/s: p50 ${step.p50.toFixed(1)} ms, p99 ${step.p99.toFixed(1)} ms, ${step.delivered}/${step.expected} delivered, server CPU ${step.cpuPercent.toFixed(0)}%`);
+      if (!step.holds) break;
+    }
+    c.close();
+    return { mode: mode.name, steps, peakRssMiB: peakRssMiB(pid), connectSeconds };
+  } finally {
+    for (const w of watchers) w.sock.destroy();
+    await s.stop();
+  }
+}
+
+async function runStep(c: SetupClient, watchers: Watcher[], rate: number, seconds: number, pid: number, targetP99Ms: number): Promise<WatchStep> {
+  for (const w of watchers) w.seen.clear();
+  const acks = new Map<number, number>();
+  const total = Math.round(rate * seconds);
+  const cpu0 = cpuSeconds(pid);
+  const wall0 = performance.now();
+  const inflight: Promise<void>[] = [];
+  for (let i = 0; i < total; i++) {
+    const due = wall0 + (i * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((r) => setTimeout(r, wait));
+    inflight.push(
+      c.send('POST', '/api/v1/namespaces/fanout/configmaps', { metadata: { generateName: 'w-' }, data: { i: String(i) } }).then((r) => {
+        const rv = Number(/"resourceVersion":"(\d+)"/.exec(r.text)?.[1]);
+        acks.set(rv, performance.now());
+      }),
+    );
+  }
+  await Promise.all(inflight);
+  // give the last events time to arrive
+  const settleUntil = performance.now() + 3000;
+  while (performance.now() < settleUntil) {
+    if (watchers.every((w) => [...acks.keys()].every((rv) => w.seen.has(rv)))) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  const wall = (performance.now() - wall0) / 1000;
+  const cpu = cpuSeconds(pid) - cpu0;
+  const delays: number[] = [];
+  let delivered = 0;
+  for (const w of watchers) {
+    for (const [rv, ack] of acks) {
+      const at = w.seen.get(rv);
+      if (at === undefined) continue;
+      delivered++;
+      delays.push(Math.max(0, at - ack));
+    }
+  }
+  delays.sort((a, b) => a - b);
+  const expected = acks.size * watchers.length;
+  const p99 = percentile(delays, 99);
+  return {
+    rate,
+    watchers: watchers.length,
+    writes: acks.size,
+    delivered,
+    expected,
+    eventsPerSec: delivered / seconds,
+    p50: percentile(delays, 50),
+    p99,
+    cpuPercent: (100 * cpu) / wall,
+    holds: delivered === expected && p99 < targetP99Ms,
+  };
+}
