@@ -29,6 +29,11 @@ const typeText: Record<FieldErrorType, string> = {
   FieldValueTypeInvalid: 'Invalid value',
 };
 
+/** A bad value printed verbatim, as Go's %#v prints it (e.g. `0x0` for a uint64 zero). */
+export class GoLiteral {
+  constructor(readonly text: string) {}
+}
+
 /** Marker for errors whose bad value must not be printed. */
 export const omitValue: unique symbol = Symbol('omitValue');
 
@@ -96,6 +101,7 @@ export const fieldErrors = {
 /** Renders the bad value the way Go's %v / %q do for the common cases. */
 function renderValue(v: unknown): string {
   if (v === null || v === undefined) return 'null';
+  if (v instanceof GoLiteral) return v.text;
   switch (typeof v) {
     case 'string':
       return JSON.stringify(v);

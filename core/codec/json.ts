@@ -4,6 +4,8 @@
  * them). The scan only reads keys and skips values; it runs on write bodies, never on reads.
  */
 
+import { goJsonSyntaxError } from './json-syntax.js';
+
 export class JsonSyntaxError extends Error {}
 
 export interface DecodedJson {
@@ -17,7 +19,7 @@ export function decodeJson(text: string): DecodedJson {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new JsonSyntaxError((e as Error).message);
+    throw new JsonSyntaxError(goJsonSyntaxError(text) ?? (e as Error).message);
   }
   const duplicates: string[] = [];
   if (typeof value === 'object' && value !== null) new DuplicateScanner(text, duplicates).scanValue('');

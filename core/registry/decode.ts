@@ -26,8 +26,29 @@ export interface RawBody {
   duplicates: string[];
 }
 
+/** A body that is not JSON / YAML at all; the caller words the 400 for its context. */
+export class BodySyntaxError extends Error {}
+
+/** upstream's summary of a body in decode errors: up to 30 bytes, hex unless it looks like JSON. */
+function summarizeData(body: Uint8Array): string {
+  if (body.length === 0) return '<empty>';
+  const b = Buffer.from(body.buffer, body.byteOffset, body.byteLength);
+  const head = b.subarray(0, 30);
+  const text = b[0] === 0x7b ? head.toString('utf8') : head.toString('hex');
+  return b.length > 30 ? `${text} ...` : text;
+}
+
 /** Parses JSON or YAML (per Content-Type) without any schema; 415 / 400 on failure. */
 export function parseBody(body: Uint8Array, contentTypeHeader: string, accepted: readonly string[] = requestMediaTypes): RawBody {
+  try {
+    return parseBodyRaw(body, contentTypeHeader, accepted);
+  } catch (e) {
+    if (e instanceof BodySyntaxError) throw errors.badRequest(e.message);
+    throw e;
+  }
+}
+
+function parseBodyRaw(body: Uint8Array, contentTypeHeader: string, accepted: readonly string[]): RawBody {
   const ct = contentTypeOf(contentTypeHeader) || 'application/json';
   if (!accepted.includes(ct)) throw errors.unsupportedMediaType(ct, accepted);
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
@@ -41,7 +62,7 @@ export function parseBody(body: Uint8Array, contentTypeHeader: string, accepted:
     return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`) };
   } catch (e) {
     if (e instanceof JsonSyntaxError) {
-      throw errors.badRequest(ct === 'application/yaml' ? e.message : `couldn't get version/kind; json parse error: ${e.message}`);
+      throw new BodySyntaxError(ct === 'application/yaml' ? e.message : `couldn't get version/kind; json parse error: ${e.message}`);
     }
     throw e;
   }
@@ -100,7 +121,14 @@ export function typedObjectFrom(parsed: RawBody, rt: ResourceType, known: KnownK
 
 /** The whole decode of an object body: parse, then type against `rt`. */
 export function decodeObjectBody(body: Uint8Array, contentType: string, rt: ResourceType, known: KnownKinds, mode: FieldValidation): DecodedObject {
-  return typedObjectFrom(parseBody(body, contentType), rt, known, mode);
+  let raw: RawBody;
+  try {
+    raw = parseBodyRaw(body, contentType, requestMediaTypes);
+  } catch (e) {
+    if (e instanceof BodySyntaxError) throw errors.badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): ${e.message} (${summarizeData(body)})`);
+    throw e;
+  }
+  return typedObjectFrom(raw, rt, known, mode);
 }
 
 /** The object with kind and apiVersion set, as the first two keys (upstream's field order). */

@@ -5,7 +5,7 @@
  * is a 409). A write that changes no byte is not written (same resourceVersion back, as upstream).
  * An update that empties the finalizers of a terminating object deletes it.
  */
-import { fieldErrors } from '../api/field-errors.js';
+import { fieldErrors, GoLiteral } from '../api/field-errors.js';
 import { errors } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
 import { writeOptionsFromQuery } from '../request/write-options.js';
@@ -41,7 +41,8 @@ export interface GuaranteedUpdate {
 export function checkPrecondition(rt: ResourceType, name: string, required: string | undefined, live: LiveObject): void {
   if (!required) {
     if (rt.unconditionalUpdate === false) {
-      throw errors.invalid(groupKindOf(rt), name, [fieldErrors.invalid('metadata.resourceVersion', '', 'must be specified for an update')]);
+      // upstream's store words this one with the plural resource as the kind and the uint64 zero
+      throw errors.invalid({ group: rt.group, kind: rt.plural }, name, [fieldErrors.invalid('metadata.resourceVersion', new GoLiteral('0x0'), 'must be specified for an update')]);
     }
     return;
   }
@@ -49,6 +50,18 @@ export function checkPrecondition(rt: ResourceType, name: string, required: stri
     throw errors.invalid(groupKindOf(rt), name, [fieldErrors.invalid('metadata.resourceVersion', required, 'must be a decimal integer')]);
   }
   if (Number(required) !== live.kv.modRevision) throw errors.staleResourceVersion(groupResourceOf(rt), name);
+}
+
+/** A uid in the sent object is a precondition on the stored one (upstream's updated-object preconditions). */
+function checkUidPrecondition(rt: ResourceType, key: string, name: string, next: ApiObject, live: LiveObject): void {
+  const want = next.metadata.uid;
+  const have = live.object.metadata.uid;
+  if (!want || want === have) return;
+  throw errors.conflict(
+    groupResourceOf(rt),
+    name,
+    `StorageError: invalid object, Code: 4, Key: ${key}, ResourceVersion: 0, AdditionalErrorMsg: Precondition failed: UID in precondition: ${want}, UID in object meta: ${have ?? ''}`,
+  );
 }
 
 export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, plan: GuaranteedUpdate): Promise<OpResult> {
@@ -61,6 +74,7 @@ export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, pla
       throw errors.notFound(groupResourceOf(rt), req.name);
     }
     const { next, requiredRevision } = await plan.build(live);
+    checkUidPrecondition(rt, key, req.name, next, live);
     checkPrecondition(rt, req.name, requiredRevision, live);
     const rev = live.kv.modRevision;
     try {

@@ -1,0 +1,68 @@
+/**
+ * Errors raised by the patch and apply library. Each carries the HTTP status the upstream API server
+ * answers with and the upstream message text, so the HTTP layer only wraps them in a Status:
+ * MergeError (bad or failing patches), SchemaMismatchError (a value that does not fit the schema),
+ * ApplyConflictError (field-ownership conflicts, 409).
+ */
+
+/** 400 BadRequest, 413 RequestEntityTooLarge, 422 Invalid/unprocessable, 500 InternalError. */
+export type MergeErrorStatus = 400 | 413 | 422 | 500;
+
+export class MergeError extends Error {
+  constructor(
+    message: string,
+    readonly status: MergeErrorStatus = 422,
+  ) {
+    super(message);
+    this.name = 'MergeError';
+  }
+}
+
+/** One schema violation: `path` in upstream's field-path form (`.spec.ports[name="x"].port`). */
+export interface TypeViolation {
+  path: string;
+  message: string;
+}
+
+/** Text of a list of violations, as structured-merge-diff joins them. */
+export function violationsText(errs: readonly TypeViolation[]): string {
+  const one = (e: TypeViolation): string => (e.path ? `${e.path}: ${e.message}` : e.message);
+  if (errs.length === 1) return one(errs[0]!);
+  return ['errors:', ...errs.map((e) => `  ${one(e)}`)].join('\n');
+}
+
+/**
+ * A value that does not match the schema. `subject` says which input was wrong: the applied patch
+ * (the client's fault: 422), or the live/new object of an update (the server's data: 500 upstream).
+ */
+export class SchemaMismatchError extends MergeError {
+  constructor(
+    readonly subject: 'patch' | 'live' | 'new',
+    readonly violations: readonly TypeViolation[],
+  ) {
+    super(violationsText(violations), subject === 'patch' ? 422 : 500);
+    this.name = 'SchemaMismatchError';
+  }
+}
+
+/** One conflicting field, as the 409's causes list it. */
+export interface ApplyConflict {
+  manager: string;
+  operation: 'Apply' | 'Update';
+  /** Set for Update managers (they are keyed by apiVersion). */
+  apiVersion?: string;
+  subresource?: string;
+  /** Upstream path text, e.g. `.spec.containers[name="web"].image`. */
+  field: string;
+}
+
+export class ApplyConflictError extends Error {
+  readonly status = 409;
+  constructor(
+    message: string,
+    readonly conflicts: readonly ApplyConflict[],
+  ) {
+    super(message);
+    this.name = 'ApplyConflictError';
+  }
+}

@@ -1,0 +1,194 @@
+/**
+ * The API server's field manager around the SSA core, as upstream's fieldmanager chain does it:
+ * decoding and encoding metadata.managedFields, manager identities (with apiVersion and subresource),
+ * the "before-first-apply" owner for objects without managedFields, time stamps, stripping of type
+ * meta and server-set metadata, the cap on update entries, the `[{}]` reset and no-op preservation.
+ *
+ * No-op handling: an apply stamps its applier's time only when the object changed (as upstream); an
+ * update stamps the writer only when it changed some field. When the object and the entries (times
+ * aside) come out as they went in, the live managedFields are returned untouched (order and times),
+ * which is upstream's IgnoreManagedFieldsTimestampsTransformer.
+ */
+import type { ApiObject, JsonObject, ManagedFieldsEntry } from '../api/types.js';
+import type { StructSchema } from '../schema/schema.js';
+import { type CoreOptions, OwnershipConflicts, apply, update } from './apply.js';
+import { capUpdateManagers } from './cap-managers.js';
+import { toApplyConflictError } from './conflicts.js';
+import { MergeError } from './errors.js';
+import type { FieldSet } from './field-set.js';
+import { deepEqual } from './json-values.js';
+import { type ManagedState, decodeManagedFields, decodeStoredManagedFields, sameAsStored, emptyManagedState, encodeManagedFields, isResetManagedFields } from './managed-fields.js';
+import { UNKNOWN_MANAGER } from './manager-name.js';
+import { type ManagerSets, managerKey } from './managers.js';
+import { stripMeta } from './strip-meta.js';
+
+export interface FieldManagerOptions {
+  manager: string;
+  apiVersion: string;
+  subresource?: string;
+  /** RFC 3339 time written into the acting manager's entry. */
+  now: string;
+  schema: StructSchema;
+  /** Fields this endpoint never records as owned (upstream's reset fields, e.g. status on the main resource). */
+  resetFields?: FieldSet;
+}
+
+export interface ApplyOptions extends FieldManagerOptions {
+  force: boolean;
+  /** When given, the applied object must carry this kind and `apiVersion` (upstream's version check). */
+  kind?: string;
+}
+
+/** Manager upstream records for the fields an object already had when it is first applied to. */
+export const BEFORE_FIRST_APPLY_MANAGER = 'before-first-apply';
+
+/** Server-side apply of `applied` onto `live` (null: create). Throws ApplyConflictError, MergeError. */
+export function applyPatch(live: ApiObject | null, applied: ApiObject, opts: ApplyOptions): ApiObject {
+  checkAppliedObject(applied, opts);
+  const liveObj = live ? withoutManagedFields(live) : {};
+  let state = decodeLive(live);
+  if (live && state.sets.size === 0) state = recordUpdate(emptyObjectFor(), liveObj, state, { ...opts, manager: BEFORE_FIRST_APPLY_MANAGER });
+  const key = managerKey({ manager: opts.manager, operation: 'Apply', subresource: opts.subresource ?? '' });
+  let result;
+  try {
+    result = apply(liveObj, applied as unknown as JsonObject, opts.apiVersion, state.sets, key, opts.force, coreOptions(opts));
+  } catch (e) {
+    if (e instanceof OwnershipConflicts) throw toApplyConflictError(e.conflicts);
+    throw e;
+  }
+  const times = new Map(state.times);
+  if (result.changed) times.set(key, opts.now);
+  const next = { sets: keepUnchangedSets(state.sets, stripMeta(result.managers, key)), times };
+  return withManagedFields(result.changed ? (result.object ?? {}) : liveObj, live, next, !result.changed);
+}
+
+/** Ownership for a create, update or non-apply patch; never fails on conflicts. */
+export function updateManagedFields(live: ApiObject | null, next: ApiObject, opts: FieldManagerOptions): ApiObject {
+  const liveObj = live ? withoutManagedFields(live) : {};
+  const nextObj = withoutManagedFields(next);
+  try {
+    const before = managersForUpdate(live, next, !!opts.subresource);
+    const state = capUpdateManagers(recordUpdate(liveObj, nextObj, before, opts));
+    return withManagedFields(nextObj, live, { sets: keepUnchangedSets(before.sets, state.sets), times: state.times }, deepEqual(liveObj, nextObj));
+  } catch (e) {
+    // As upstream's UpdateNoErrors: an object the schema cannot read loses its managedFields.
+    if (e instanceof MergeError) return nextObj as unknown as ApiObject;
+    throw e;
+  }
+}
+
+function coreOptions(opts: FieldManagerOptions): CoreOptions {
+  return opts.resetFields ? { schema: opts.schema, resetFields: opts.resetFields } : { schema: opts.schema };
+}
+
+function checkAppliedObject(applied: ApiObject, opts: ApplyOptions): void {
+  if (Array.isArray(applied.metadata?.managedFields)) throw new MergeError('metadata.managedFields must be nil', 400);
+  if (opts.kind !== undefined && (applied.apiVersion !== opts.apiVersion || applied.kind !== opts.kind)) {
+    throw new MergeError(`invalid object type: ${gvkText(applied.apiVersion ?? '', applied.kind ?? '')}`, 400);
+  }
+}
+
+/** schema.GroupVersionKind's %v: `apps/v1, Kind=Deployment`, `/v1, Kind=Pod` for the core group. */
+function gvkText(apiVersion: string, kind: string): string {
+  const gv = apiVersion.includes('/') ? apiVersion : `/${apiVersion}`;
+  return `${gv}, Kind=${kind}`;
+}
+
+function decodeLive(live: ApiObject | null): ManagedState {
+  try {
+    return decodeStoredManagedFields(live?.metadata);
+  } catch (e) {
+    throw new MergeError(`failed to decode managed fields: ${(e as Error).message}`, 500);
+  }
+}
+
+const decodeLiveOrEmpty = (live: ApiObject | null): ManagedState => {
+  try {
+    return decodeStoredManagedFields(live?.metadata);
+  } catch {
+    return emptyManagedState();
+  }
+};
+
+/**
+ * Whose ownership an update starts from: the live entries; none after a `[{}]` reset; or the entries
+ * the request carries when they are valid and not empty (never through a subresource).
+ */
+function managersForUpdate(live: ApiObject | null, next: ApiObject, isSubresource: boolean): ManagedState {
+  if (isSubresource) return decodeLiveOrEmpty(live);
+  const sent = next.metadata?.managedFields;
+  if (isResetManagedFields(sent)) return emptyManagedState();
+  const stored = live?.metadata?.managedFields;
+  if (!sent?.length || (stored && sameAsStored(sent, stored))) return decodeLiveOrEmpty(live);
+  try {
+    const state = decodeManagedFields(sent);
+    if (state.sets.size > 0) return state;
+  } catch {
+    // Invalid entries in the request fall back to the live ones.
+  }
+  return decodeLiveOrEmpty(live);
+}
+
+const CURRENT_OPERATION = managerKey({ manager: 'current-operation', operation: 'Update' });
+
+/**
+ * Records a write from `before` to `after` by an updater: the fields it changed (type meta and
+ * server-set metadata aside) join what it owned, taken from whoever owned them; its time is stamped
+ * only when it changed something.
+ */
+function recordUpdate(before: JsonObject, after: JsonObject, state: ManagedState, opts: FieldManagerOptions): ManagedState {
+  const key = managerKey({ manager: opts.manager || UNKNOWN_MANAGER, operation: 'Update', apiVersion: opts.apiVersion, subresource: opts.subresource ?? '' });
+  const sets = new Map(stripMeta(update(before, after, opts.apiVersion, state.sets, CURRENT_OPERATION, coreOptions(opts)), CURRENT_OPERATION));
+  const times = new Map(state.times);
+  const written = sets.get(CURRENT_OPERATION);
+  if (written) {
+    sets.delete(CURRENT_OPERATION);
+    const previous = sets.get(key);
+    sets.set(key, { set: previous ? written.set.union(previous.set) : written.set, apiVersion: opts.apiVersion, applied: false });
+    times.set(key, opts.now);
+  }
+  return { sets, times };
+}
+
+/** Keeps the earlier set object of a manager whose fields did not change, so its encoding is reused. */
+function keepUnchangedSets(before: ManagerSets, after: ManagerSets): ManagerSets {
+  let out: ManagerSets | undefined;
+  for (const [key, vs] of after) {
+    const old = before.get(key);
+    if (!old || old.set === vs.set || old.apiVersion !== vs.apiVersion || old.applied !== vs.applied || !old.set.equals(vs.set)) continue;
+    (out ??= new Map(after)).set(key, old);
+  }
+  return out ?? after;
+}
+
+/** Upstream starts an object's first apply from an empty object of the kind. */
+const emptyObjectFor = (): JsonObject => ({});
+
+function withoutManagedFields(obj: ApiObject): JsonObject {
+  const o = obj as unknown as JsonObject;
+  const meta = obj.metadata as unknown as JsonObject | undefined;
+  if (!meta || !('managedFields' in meta)) return o;
+  const { managedFields: _dropped, ...rest } = meta;
+  return { ...o, metadata: rest };
+}
+
+/** The object to return: `obj` with the encoded entries, or with the live ones when nothing changed. */
+function withManagedFields(obj: JsonObject, live: ApiObject | null, state: ManagedState, objectUnchanged: boolean): ApiObject {
+  let entries = encodeManagedFields(state);
+  const liveEntries = live?.metadata?.managedFields;
+  if (objectUnchanged && liveEntries && sameEntriesIgnoringTime(entries, liveEntries)) entries = liveEntries.map((e) => ({ ...e }));
+  const meta = { ...((obj.metadata as JsonObject | undefined) ?? {}) };
+  if (entries.length) meta.managedFields = entries as unknown as JsonObject[];
+  else delete meta.managedFields;
+  return { ...obj, metadata: meta } as unknown as ApiObject;
+}
+
+function sameEntriesIgnoringTime(a: ManagedFieldsEntry[], b: ManagedFieldsEntry[]): boolean {
+  if (a.length !== b.length) return false;
+  const key = (e: ManagedFieldsEntry): string => JSON.stringify([e.manager, e.operation, e.apiVersion, e.subresource ?? '', e.fieldsType]);
+  const byKey = new Map(b.map((e) => [key(e), e]));
+  return a.every((e) => {
+    const o = byKey.get(key(e));
+    return o !== undefined && deepEqual(e.fieldsV1 as JsonObject, (o.fieldsV1 ?? {}) as JsonObject);
+  });
+}

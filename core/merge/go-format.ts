@@ -1,0 +1,139 @@
+/**
+ * Renders JSON values the way Go's fmt and encoding/json print the decoded (`interface{}`) forms,
+ * so error messages and FieldsV1 keys read exactly as upstream writes them: %v, %#v, %T, %q and
+ * encoding/json string escaping (HTML-safe). Integral numbers are Go int64, others float64.
+ */
+import { type JsonValue, isObject } from './json-values.js';
+
+const sortedKeys = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined).sort(compareUtf8);
+
+/** Go's string ordering: bytewise on UTF-8, i.e. by code point. */
+export function compareUtf8(a: string, b: string): number {
+  if (a === b) return 0;
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // Surrogates (code points above U+FFFF) sort after every BMP character in UTF-8.
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x < y ? -1 : 1;
+  }
+  return a.length - b.length;
+}
+
+/** strconv.FormatFloat(f, 'g', -1, 64) as fmt's %v prints a float64. */
+export function goFloat(f: number): string {
+  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : f < 0 ? '-Inf' : 'NaN';
+  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
+  const [digits, expText] = f.toExponential().split('e') as [string, string];
+  const e = Number(expText);
+  // Shortest %g switches to exponent form outside [1e-4, 1e6), with at least two exponent digits.
+  if (e < -4 || e >= 6) {
+    const abs = Math.abs(e);
+    return `${digits}e${e < 0 ? '-' : '+'}${abs < 10 ? '0' : ''}${abs}`;
+  }
+  return String(f);
+}
+
+const isInt64 = (n: number): boolean => Number.isInteger(n) && Math.abs(n) < 2 ** 63;
+
+export const goNumber = (n: number): string => (isInt64(n) ? String(n) : goFloat(n));
+
+/** %T of a decoded JSON value. */
+export function goType(v: JsonValue | undefined): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return '[]interface {}';
+  switch (typeof v) {
+    case 'string':
+      return 'string';
+    case 'boolean':
+      return 'bool';
+    case 'number':
+      return isInt64(v) ? 'int64' : 'float64';
+    default:
+      return 'map[string]interface {}';
+  }
+}
+
+/** %v of a decoded JSON value. */
+export function goV(v: JsonValue | undefined): string {
+  if (v === null || v === undefined) return '<nil>';
+  if (Array.isArray(v)) return `[${v.map((x) => goV(x)).join(' ')}]`;
+  if (isObject(v)) return `map[${sortedKeys(v).map((k) => `${k}:${goV(v[k])}`).join(' ')}]`;
+  if (typeof v === 'number') return goNumber(v);
+  return String(v);
+}
+
+/** %#v of a decoded JSON value. */
+export function goSharpV(v: JsonValue | undefined): string {
+  if (v === null || v === undefined) return 'interface {}(nil)';
+  if (Array.isArray(v)) return `[]interface {}{${v.map((x) => goSharpV(x)).join(', ')}}`;
+  if (isObject(v)) return `map[string]interface {}{${sortedKeys(v).map((k) => `${goQuote(k)}:${goSharpV(v[k])}`).join(', ')}}`;
+  if (typeof v === 'string') return goQuote(v);
+  if (typeof v === 'number') return goNumber(v);
+  return String(v);
+}
+
+const namedEscapes: Record<string, string> = {
+  '\x07': '\\a',
+  '\b': '\\b',
+  '\f': '\\f',
+  '\n': '\\n',
+  '\r': '\\r',
+  '\t': '\\t',
+  '\v': '\\v',
+  '\\': '\\\\',
+  '"': '\\"',
+};
+
+const hex = (n: number, width: number): string => n.toString(16).padStart(width, '0');
+
+/** strconv.Quote (%q): printable characters kept, control characters escaped. */
+export function goQuote(s: string): string {
+  let out = '"';
+  for (const ch of s) {
+    const named = namedEscapes[ch];
+    if (named) {
+      out += named;
+      continue;
+    }
+    const cp = ch.codePointAt(0)!;
+    if (cp < 0x20 || cp === 0x7f) out += `\\x${hex(cp, 2)}`;
+    else if ((cp >= 0x80 && cp < 0xa0) || cp === 0xad || cp === 0x2028 || cp === 0x2029 || (cp >= 0xd800 && cp <= 0xdfff)) out += `\\u${hex(cp, 4)}`;
+    else out += ch;
+  }
+  return `${out}"`;
+}
+
+/** encoding/json string encoding: HTML characters and U+2028/U+2029 escaped, as jsoniter's compatible mode writes. */
+export function goJsonString(s: string): string {
+  let plain = true;
+  for (let i = 0; i < s.length && plain; i++) plain = !needsEscape(s.charCodeAt(i));
+  if (plain) return `"${s}"`;
+  let out = '"';
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (!needsEscape(c)) out += s[i];
+    else if (c === 0x22) out += '\\"';
+    else if (c === 0x5c) out += '\\\\';
+    else if (c === 0x0a) out += '\\n';
+    else if (c === 0x0d) out += '\\r';
+    else if (c === 0x09) out += '\\t';
+    else out += `\\u${hex(c, 4)}`;
+  }
+  return `${out}"`;
+}
+
+const needsEscape = (c: number): boolean => c < 0x20 || c === 0x22 || c === 0x5c || c === 0x3c || c === 0x3e || c === 0x26 || c === 0x2028 || c === 0x2029;
+
+/** encoding/json of a decoded value; object keys sorted as Go's map encoder does. */
+export function goJson(v: JsonValue | undefined): string {
+  if (v === null || v === undefined) return 'null';
+  if (typeof v === 'string') return goJsonString(v);
+  if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
+  if (Array.isArray(v)) return `[${v.map((x) => goJson(x)).join(',')}]`;
+  return `{${sortedKeys(v).map((k) => `${goJsonString(k)}:${goJson(v[k])}`).join(',')}}`;
+}

@@ -1,0 +1,143 @@
+/**
+ * metadata.managedFields <-> manager field sets. Decoding checks entries as upstream does and keys
+ * each by its manager identity (manager, operation, apiVersion for updaters, subresource); encoding
+ * writes FieldsV1 entries sorted as upstream stores them: by operation, then time (whole seconds),
+ * manager, apiVersion, subresource.
+ */
+import type { JsonObject, ManagedFieldsEntry } from '../api/types.js';
+import { MergeError } from './errors.js';
+import type { FieldSet } from './field-set.js';
+import { decodeFieldsV1, encodeFieldsV1 } from './fields-v1.js';
+import { type ManagerSets, managerKey, parseManagerKey } from './managers.js';
+
+export interface ManagedState {
+  sets: ManagerSets;
+  /** RFC 3339 time of each manager's last change; absent for entries written without one. */
+  times: Map<string, string | undefined>;
+}
+
+export const emptyManagedState = (): ManagedState => ({ sets: new Map(), times: new Map() });
+
+// Sets are immutable, so the FieldsV1 object a set was decoded from (or encoded to) can be written
+// again for it unchanged.
+const encodedAs = new WeakMap<FieldSet, JsonObject>();
+
+export function decodeManagedFields(entries: readonly ManagedFieldsEntry[] | undefined | null): ManagedState {
+  const state = emptyManagedState();
+  (entries ?? []).forEach((e, i) => {
+    if (e.operation !== 'Apply' && e.operation !== 'Update') throw new MergeError('operation must be `Apply` or `Update`', 500);
+    if (!e.apiVersion) throw new MergeError('apiVersion must not be empty', 500);
+    if (!e.fieldsType) throw new MergeError(`missing fieldsType in managed fields entry ${i}`, 500);
+    if (e.fieldsType !== 'FieldsV1') throw new MergeError(`invalid fieldsType "${e.fieldsType}" in managed fields entry ${i}`, 500);
+    const key = managerKey({ manager: e.manager ?? '', operation: e.operation, apiVersion: e.apiVersion, subresource: e.subresource ?? '' });
+    state.sets.set(key, { set: decodeSet(e), apiVersion: e.apiVersion, applied: e.operation === 'Apply' });
+    state.times.set(key, e.time ?? undefined);
+  });
+  return state;
+}
+
+function decodeSet(e: ManagedFieldsEntry): FieldSet {
+  const fields = e.fieldsV1 ?? {};
+  try {
+    const set = decodeFieldsV1(fields);
+    encodedAs.set(set, fields);
+    return set;
+  } catch (err) {
+    throw new MergeError(`error decoding versioned set from ${JSON.stringify(e)}: error decoding set: ${(err as Error).message}`, 500);
+  }
+}
+
+/**
+ * Decoded entries of a stored object version. A stored object is identified by uid and
+ * resourceVersion, so its managedFields decode once; the entries' headers are compared as well in
+ * case a caller edited managedFields without a new resourceVersion.
+ */
+const storedCache = new Map<string, { headers: string; state: ManagedState }>();
+const STORED_CACHE_LIMIT = 4096;
+
+const headersOf = (entries: readonly ManagedFieldsEntry[], withShape: boolean): string =>
+  entries.map((e) => `${e.manager}|${e.operation}|${e.apiVersion}|${e.time}|${e.subresource}|${e.fieldsType}|${withShape ? shapeOf(e.fieldsV1) : ''}`).join('\n');
+
+/** Number and total length of the keys of a FieldsV1 tree: tells an edited tree from the stored one. */
+function shapeOf(fields: JsonObject | undefined): string {
+  let keys = 0;
+  let chars = 0;
+  const walk = (o: JsonObject): void => {
+    for (const k in o) {
+      keys++;
+      chars += k.length;
+      const v = o[k];
+      if (v && typeof v === 'object' && !Array.isArray(v)) walk(v);
+    }
+  };
+  if (fields) walk(fields);
+  return `${keys}:${chars}`;
+}
+
+export function decodeStoredManagedFields(meta: { uid?: string; resourceVersion?: string; managedFields?: ManagedFieldsEntry[] } | undefined): ManagedState {
+  const entries = meta?.managedFields;
+  if (!entries?.length || !meta?.uid || !meta.resourceVersion) return decodeManagedFields(entries);
+  const key = `${meta.uid}\u0000${meta.resourceVersion}`;
+  const headers = headersOf(entries, false);
+  const hit = storedCache.get(key);
+  if (hit && hit.headers === headers) return hit.state;
+  const state = decodeManagedFields(entries);
+  if (storedCache.size >= STORED_CACHE_LIMIT) storedCache.delete(storedCache.keys().next().value!);
+  storedCache.set(key, { headers, state });
+  return state;
+}
+
+/** Whether entries sent with a write are, as far as a cheap look tells, the stored ones sent back. */
+export function sameAsStored(sent: readonly ManagedFieldsEntry[], stored: readonly ManagedFieldsEntry[]): boolean {
+  if (sent === stored) return true;
+  return sent.length === stored.length && headersOf(sent, true) === headersOf(stored, true);
+}
+
+export function encodeManagedFields(state: ManagedState): ManagedFieldsEntry[] {
+  const out: ManagedFieldsEntry[] = [];
+  for (const [key, vs] of state.sets) {
+    const id = parseManagerKey(key);
+    const entry: ManagedFieldsEntry = { manager: id.manager, operation: vs.applied ? 'Apply' : 'Update', apiVersion: vs.apiVersion };
+    const time = state.times.get(key);
+    if (time) entry.time = time;
+    entry.fieldsType = 'FieldsV1';
+    entry.fieldsV1 = encodeSet(vs.set);
+    if (id.subresource) entry.subresource = id.subresource;
+    out.push(entry);
+  }
+  return sortManagedFields(out);
+}
+
+function encodeSet(set: FieldSet): JsonObject {
+  let fields = encodedAs.get(set);
+  if (!fields) {
+    fields = encodeFieldsV1(set);
+    encodedAs.set(set, fields);
+  }
+  return fields;
+}
+
+const seconds = (t: string | undefined): number => {
+  const ms = t ? Date.parse(t) : NaN;
+  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
+};
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+export function sortManagedFields(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
+  return entries.sort(
+    (p, q) =>
+      cmp(p.operation ?? '', q.operation ?? '') ||
+      seconds(p.time) - seconds(q.time) ||
+      cmp(p.manager ?? '', q.manager ?? '') ||
+      cmp(p.apiVersion ?? '', q.apiVersion ?? '') ||
+      cmp(p.subresource ?? '', q.subresource ?? ''),
+  );
+}
+
+/** `[{}]`: the one value of managedFields that clears ownership on a non-apply write. */
+export function isResetManagedFields(entries: unknown): boolean {
+  if (!Array.isArray(entries) || entries.length !== 1) return false;
+  const e = entries[0] as Record<string, unknown> | null;
+  return typeof e === 'object' && e !== null && Object.values(e).every((v) => v === undefined || v === null || v === '');
+}

@@ -1,0 +1,56 @@
+/**
+ * Field manager names and the request checks around them: the name inferred from User-Agent when
+ * fieldManager is absent (the product before the first `/`, printable characters, at most 128 bytes,
+ * "unknown" when nothing is left), and the PatchOptions rules upstream enforces (fieldManager required
+ * for apply, force only for apply, length and printable characters).
+ */
+import { type FieldError, fieldErrors } from '../api/field-errors.js';
+
+export const FIELD_MANAGER_MAX_LENGTH = 128;
+
+/** Upstream's name for a writer that gave neither fieldManager nor a usable User-Agent. */
+export const UNKNOWN_MANAGER = 'unknown';
+
+const printable = /^[\p{L}\p{M}\p{N}\p{P}\p{S} ]$/u;
+const isPrintable = (ch: string): boolean => printable.test(ch);
+
+const utf8Length = (ch: string): number => Buffer.byteLength(ch, 'utf8');
+
+export function managerFromUserAgent(userAgent: string | undefined): string {
+  const product = (userAgent ?? '').split('/')[0]!;
+  let out = '';
+  let bytes = 0;
+  for (const ch of product) {
+    if (!isPrintable(ch)) continue;
+    if (bytes + utf8Length(ch) > FIELD_MANAGER_MAX_LENGTH) break;
+    out += ch;
+    bytes += utf8Length(ch);
+  }
+  return out || UNKNOWN_MANAGER;
+}
+
+/** The manager of a non-apply write: fieldManager if given, else derived from User-Agent. */
+export const managerOrUserAgent = (fieldManager: string | undefined, userAgent: string | undefined): string =>
+  fieldManager ? fieldManager : managerFromUserAgent(userAgent);
+
+export function validateFieldManager(fieldManager: string): FieldError[] {
+  const errs: FieldError[] = [];
+  if (Buffer.byteLength(fieldManager, 'utf8') > FIELD_MANAGER_MAX_LENGTH) errs.push(fieldErrors.tooLong('fieldManager', '', FIELD_MANAGER_MAX_LENGTH));
+  let at = 0;
+  for (const ch of fieldManager) {
+    if (!isPrintable(ch)) {
+      const code = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
+      errs.push(fieldErrors.invalid('fieldManager', fieldManager, `invalid character U+${code} (at position ${at})`));
+    }
+    at += utf8Length(ch);
+  }
+  return errs;
+}
+
+/** PatchOptions checks; upstream answers them with 422 Invalid for kind PatchOptions. */
+export function validatePatchOptions(o: { apply: boolean; fieldManager?: string; force?: boolean }): FieldError[] {
+  const errs: FieldError[] = [];
+  if (o.apply && !o.fieldManager) errs.push(fieldErrors.required('fieldManager', 'is required for apply patch'));
+  if (!o.apply && o.force !== undefined) errs.push(fieldErrors.forbidden('force', 'may not be specified for non-apply patch'));
+  return errs.concat(validateFieldManager(o.fieldManager ?? ''));
+}

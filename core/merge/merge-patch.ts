@@ -1,0 +1,52 @@
+/**
+ * RFC 7386 JSON merge patch as the API server applies it (evanphx/json-patch v4): objects merge
+ * member by member, null deletes a member, anything else replaces. Kept from upstream: a null patch
+ * or a scalar patch is a 400 "Invalid JSON Patch", an array patch replaces the document, and nulls
+ * inside a value that lands where no object was are pruned (also inside objects within arrays).
+ */
+import { MergeError } from './errors.js';
+import { type JsonObject, type JsonValue, cloneJson, isObject, putKey } from './json-values.js';
+
+export function applyMergePatch(doc: JsonValue, patch: JsonValue): JsonValue {
+  if (doc === null) throw new MergeError('Invalid JSON Document', 400);
+  if (patch === null || (!isObject(patch) && !Array.isArray(patch))) throw new MergeError('Invalid JSON Patch', 400);
+  if (Array.isArray(patch)) return pruneNulls(cloneJson(patch));
+  if (!isObject(doc)) return pruneNulls(cloneJson(patch));
+  return mergeObjects(cloneJson(doc), patch);
+}
+
+/** Merges `patch` into `doc` (a copy owned by this module). */
+function mergeObjects(doc: JsonObject, patch: JsonObject): JsonObject {
+  for (const k in patch) {
+    const v = patch[k];
+    if (v === undefined) continue;
+    if (v === null) {
+      delete doc[k];
+      continue;
+    }
+    const cur = Object.prototype.hasOwnProperty.call(doc, k) ? doc[k] : undefined;
+    if (cur === undefined || cur === null) putKey(doc, k, pruneNulls(cloneJson(v)));
+    else putKey(doc, k, mergeValue(cur, v));
+  }
+  return doc;
+}
+
+function mergeValue(cur: JsonValue, patch: JsonValue): JsonValue {
+  if (!isObject(cur)) return pruneNulls(cloneJson(patch));
+  if (!isObject(patch)) return cloneJson(patch);
+  return mergeObjects(cur, patch);
+}
+
+/** Drops null members of objects, recursively, also in objects inside arrays; null array items stay. */
+function pruneNulls(v: JsonValue): JsonValue {
+  if (Array.isArray(v)) {
+    for (const item of v) if (item !== null) pruneNulls(item);
+  } else if (isObject(v)) {
+    for (const k in v) {
+      const x = v[k];
+      if (x === null) delete v[k];
+      else if (x !== undefined) pruneNulls(x);
+    }
+  }
+  return v;
+}

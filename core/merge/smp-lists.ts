@@ -1,0 +1,226 @@
+/**
+ * List merging for strategic merge patch (patchStrategy=merge): lists of scalars merge as ordered
+ * sets (plus `$deleteFromPrimitiveList`), lists of maps merge item by item on the merge key (plus
+ * `$patch: delete | replace` items). The result order is upstream's: items named in the patch in the
+ * patch's order, the other live items placed before the first patch item that follows them in the
+ * live list, new patch items taking precedence where live order says nothing.
+ */
+import { goV } from './go-format.js';
+import { type JsonObject, type JsonValue, isObject, jsonKind } from './json-values.js';
+import { type SchemaLookup, smpErrors } from './smp-meta.js';
+
+export type MergeMapFn = (original: JsonObject, patch: JsonObject, lookup: SchemaLookup) => JsonObject;
+
+export type ElementKind = 'map' | 'scalar';
+
+/** Kind of the items of the given lists, which must all have the same Go type and not be lists. */
+export function sliceElementKind(...slices: JsonValue[][]): ElementKind {
+  let first: string | undefined;
+  for (const s of slices) {
+    for (const v of s) {
+      if (v === null) throw smpErrors.plain('list element is null');
+      const t = goTypeOf(v);
+      if (first === undefined) {
+        first = t;
+        if (Array.isArray(v)) throw smpErrors.noListOfLists();
+      } else if (first !== t) {
+        throw smpErrors.plain(`list element types are not identical: ${goV(slices)}`);
+      }
+    }
+  }
+  if (first === undefined) throw smpErrors.plain('no elements in any of the given slices');
+  return first === 'map' ? 'map' : 'scalar';
+}
+
+const goTypeOf = (v: JsonValue): string => {
+  const k = jsonKind(v);
+  if (k === 'object') return 'map';
+  if (k === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
+  return k;
+};
+
+export function mergeSlice(
+  original: JsonValue[],
+  patch: JsonValue[],
+  lookup: SchemaLookup,
+  mergeKey: string,
+  isDeleteList: boolean,
+  mergeMap: MergeMapFn,
+): JsonValue[] {
+  if (original.length === 0 && patch.length === 0) return original;
+  const kind = sliceElementKind(original, patch);
+  let merged: JsonValue[];
+  if (kind !== 'map') {
+    if (isDeleteList) return deleteFromSlice(original, patch);
+    merged = dedupeScalars([...original, ...patch]);
+  } else {
+    if (!mergeKey) throw smpErrors.plain(`cannot merge lists without merge key for ${lookup.name()}`);
+    [original, patch] = applySpecialItems(original, patch, mergeKey);
+    merged = mergeByKey(original, patch, mergeKey, lookup, mergeMap);
+  }
+  const { inPatch, serverOnly } = kind === 'map' ? partitionMaps(merged, patch, mergeKey) : partitionScalars(merged, patch);
+  return normalizeElementOrder(inPatch, serverOnly, patch, original, mergeKey, kind);
+}
+
+const dedupeScalars = (list: JsonValue[]): JsonValue[] => [...new Set(list)];
+
+function deleteFromSlice(current: JsonValue[], toDelete: JsonValue[]): JsonValue[] {
+  const gone = new Set(toDelete);
+  return current.filter((v) => !gone.has(v));
+}
+
+/** `$patch: delete` items remove live items with that key; a `$patch: replace` item makes the rest replace the list. */
+function applySpecialItems(original: JsonValue[], patch: JsonValue[], mergeKey: string): [JsonValue[], JsonValue[]] {
+  const plain: JsonValue[] = [];
+  let replace = false;
+  for (const v of patch) {
+    const item = v as JsonObject;
+    if (!Object.prototype.hasOwnProperty.call(item, '$patch')) {
+      plain.push(v);
+      continue;
+    }
+    const directive = item.$patch;
+    if (directive === 'delete') {
+      if (!Object.prototype.hasOwnProperty.call(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
+      original = deleteMatching(original, mergeKey, item[mergeKey]!);
+    } else if (directive === 'replace') replace = true;
+    else if (directive === 'merge') throw smpErrors.plain('merging lists cannot yet be specified in the patch');
+    else throw smpErrors.badPatchType(directive, item);
+  }
+  return replace ? [plain, []] : [original, plain];
+}
+
+function findByKey(list: JsonValue[], mergeKey: string, value: JsonValue): number {
+  for (let i = 0; i < list.length; i++) {
+    const item = list[i]!;
+    if (!isObject(item)) throw smpErrors.plain(`value for key ${i} is not a map`);
+    if (Object.prototype.hasOwnProperty.call(item, mergeKey) && item[mergeKey] === value) return i;
+  }
+  return -1;
+}
+
+const deleteMatching = (list: JsonValue[], mergeKey: string, value: JsonValue): JsonValue[] => {
+  let out = list;
+  for (let i = findByKey(out, mergeKey, value); i >= 0; i = findByKey(out, mergeKey, value)) out = [...out.slice(0, i), ...out.slice(i + 1)];
+  return out;
+};
+
+/** Patch items merge into the live item with the same key (or the earlier patch item); new ones are appended. */
+function mergeByKey(original: JsonValue[], patch: JsonValue[], mergeKey: string, lookup: SchemaLookup, mergeMap: MergeMapFn): JsonValue[] {
+  const merged = original.slice();
+  for (const v of patch) {
+    const item = v as JsonObject;
+    if (!Object.prototype.hasOwnProperty.call(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
+    const at = findByKey(merged, mergeKey, item[mergeKey]!);
+    if (at >= 0) merged[at] = mergeMap(merged[at] as JsonObject, item, lookup);
+    else merged.push(v);
+  }
+  return merged;
+}
+
+interface Partition {
+  inPatch: JsonValue[];
+  serverOnly: JsonValue[];
+}
+
+export function partitionScalars(list: JsonValue[], by: JsonValue[]): Partition {
+  const named = new Set(by);
+  const out: Partition = { inPatch: [], serverOnly: [] };
+  for (const v of list) (named.has(v) ? out.inPatch : out.serverOnly).push(v);
+  return out;
+}
+
+export function partitionMaps(list: JsonValue[], by: JsonValue[], mergeKey: string): Partition {
+  const out: Partition = { inPatch: [], serverOnly: [] };
+  for (const v of list) {
+    if (!isObject(v)) throw smpErrors.badArgType('map', v);
+    if (!Object.prototype.hasOwnProperty.call(v, mergeKey)) throw smpErrors.noMergeKey(v, mergeKey);
+    (findByKey(by, mergeKey, v[mergeKey]!) >= 0 ? out.inPatch : out.serverOnly).push(v);
+  }
+  return out;
+}
+
+/** Identity of an item for ordering: the merge key's value for maps, the item itself otherwise. */
+const identity = (item: JsonValue, mergeKey: string, kind: ElementKind): JsonValue | undefined =>
+  kind === 'map' ? (isObject(item) ? item[mergeKey] : undefined) : item;
+
+/** First position of each identity in `list`. */
+function positions(list: JsonValue[], mergeKey: string, kind: ElementKind): Map<JsonValue | undefined, number> {
+  const at = new Map<JsonValue | undefined, number>();
+  list.forEach((item, i) => {
+    const id = identity(item, mergeKey, kind);
+    if (!at.has(id)) at.set(id, i);
+  });
+  return at;
+}
+
+/** Sorts patch items by `patchOrder` and live-only items by `serverOrder`, then interleaves them. */
+export function normalizeElementOrder(
+  inPatch: JsonValue[],
+  serverOnly: JsonValue[],
+  patchOrder: JsonValue[],
+  serverOrder: JsonValue[],
+  mergeKey: string,
+  kind: ElementKind,
+): JsonValue[] {
+  const patchSorted = normalizeSliceOrder(inPatch, patchOrder, mergeKey, kind);
+  const serverSorted = normalizeSliceOrder(serverOnly, serverOrder, mergeKey, kind);
+  return mergeSortedSlice(serverSorted, patchSorted, serverOrder, mergeKey, kind);
+}
+
+function normalizeSliceOrder(toSort: JsonValue[], order: JsonValue[], mergeKey: string, kind: ElementKind): JsonValue[] {
+  let toDelete: JsonValue[] = [];
+  if (kind === 'map') {
+    for (const list of [toSort, order]) {
+      for (const item of list) {
+        if (!isObject(item)) throw smpErrors.badArgType('map', item);
+        if (!Object.prototype.hasOwnProperty.call(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
+      }
+    }
+    toDelete = toSort.filter((v) => (v as JsonObject).$patch === 'delete');
+    toSort = toSort.filter((v) => (v as JsonObject).$patch !== 'delete');
+  }
+  const at = positions(order, mergeKey, kind);
+  const less = (a: JsonValue, b: JsonValue): boolean => {
+    const ia = at.get(identity(a, mergeKey, kind));
+    const ib = at.get(identity(b, mergeKey, kind));
+    return ia === undefined || ib === undefined ? true : ia < ib;
+  };
+  return [...stableSort(toSort, less), ...toDelete];
+}
+
+/**
+ * Go's sort.SliceStable: insertion sort up to 20 items (the result upstream gets even when items
+ * are missing from the order list), otherwise a stable sort, which agrees whenever the order is total.
+ */
+function stableSort(list: JsonValue[], less: (a: JsonValue, b: JsonValue) => boolean): JsonValue[] {
+  const out = list.slice();
+  if (out.length <= 20) {
+    for (let i = 1; i < out.length; i++) {
+      for (let j = i; j > 0 && less(out[j]!, out[j - 1]!); j--) [out[j], out[j - 1]] = [out[j - 1]!, out[j]!];
+    }
+    return out;
+  }
+  return out.sort((a, b) => (less(a, b) ? -1 : less(b, a) ? 1 : 0));
+}
+
+/**
+ * Interleaves live-only items (left) into patch items (right): a live item goes first when the live
+ * list has it before the next patch item; patch items unknown to the live list go first.
+ */
+function mergeSortedSlice(left: JsonValue[], right: JsonValue[], serverOrder: JsonValue[], mergeKey: string, kind: ElementKind): JsonValue[] {
+  const at = positions(serverOrder, mergeKey, kind);
+  const out: JsonValue[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < left.length || j < right.length) {
+    if (i >= left.length) out.push(right[j++]!);
+    else if (j >= right.length) out.push(left[i++]!);
+    else {
+      const li = at.get(identity(left[i]!, mergeKey, kind));
+      const ri = at.get(identity(right[j]!, mergeKey, kind));
+      out.push(li !== undefined && ri !== undefined && li < ri ? left[i++]! : right[j++]!);
+    }
+  }
+  return out;
+}
