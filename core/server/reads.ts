@@ -12,6 +12,7 @@ import { errors } from '../api/status.js';
 import { encodeList, encodeValue, type EncodeOptions } from '../codec/encode.js';
 import { getPlan, listOptionsFromQuery, listPlan, type ListOptions, type ListPlan, validateListOptions } from '../request/list-options.js';
 import type { Cacher } from '../storage/cacher.js';
+import type { Store } from '../storage/interface.js';
 import type { CachedObject, WatchCache } from '../storage/watch-cache.js';
 import { decodeContinue, encodeContinue } from '../registry/continue-token.js';
 import { checkFieldSelector, selectionFilter } from '../registry/describe.js';
@@ -21,6 +22,7 @@ import { fullBytes, itemBytes } from './object-encoding.js';
 
 export interface ReadContext {
   cacher: Cacher;
+  store: Store;
   continueKey: Buffer;
 }
 
@@ -73,7 +75,8 @@ export async function listFromCache(ctx: ReadContext, rt: ResourceType, namespac
   if (plan.kind === 'exact') atRevision = plan.revision;
 
   const cache = ctx.cacher.cacheFor(resourcePrefix(rt));
-  if (atRevision !== undefined && !cache.isExactAt(atRevision)) return { kind: 'store' };
+  // a past snapshot the cache cannot vouch for, or one below the store's compaction, is the store's to answer (410 there)
+  if (atRevision !== undefined && (!cache.isExactAt(atRevision) || atRevision < (await ctx.store.compactedRevision()))) return { kind: 'store' };
   const listRevision = atRevision ?? cache.revision;
   return { kind: 'stream', chunks: pageFromCache(cache, rt, prefix, startKey, o, listRevision, ctx.continueKey, enc) };
 }

@@ -147,7 +147,7 @@ export class ApiServer {
       discovery: buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`),
       health: this.health,
       version: versionInfo(),
-      read: { cacher: this.cacher, continueKey: registry.ctx.continueKey },
+      read: { cacher: this.cacher, store: this.store, continueKey: registry.ctx.continueKey },
       watch: {
         cacher: this.cacher,
         store: this.store,

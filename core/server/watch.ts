@@ -17,7 +17,7 @@ import type { ListOptions } from '../request/list-options.js';
 import { validateWatchOptions } from '../request/list-options.js';
 import type { Cacher } from '../storage/cacher.js';
 import { StoreError, type Store, type StoreEvent } from '../storage/interface.js';
-import { type CacheEvent, type CachedObject, type CacheWatcher, type ObjectFilter, selectEvent, type WatchCache } from '../storage/watch-cache.js';
+import { type CacheEvent, type CachedObject, type CacheWatcher, type ObjectFilter, restamp, selectEvent, type WatchCache } from '../storage/watch-cache.js';
 import { describeStored, selectionFilter } from '../registry/describe.js';
 import { collectionPrefix, resourcePrefix } from '../registry/keys.js';
 import type { ResourceType } from '../registry/resource-type.js';
@@ -170,6 +170,9 @@ export class WatchStream implements CacheWatcher {
 
   private async startFrom(after: number): Promise<void> {
     await this.s.cacher.waitFor(after);
+    // the history window is the store's: below its compaction a resumption is expired even if the ring still has it
+    const compacted = await this.s.store.compactedRevision();
+    if (after < compacted) throw errors.expired(`too old resource version: ${after} (${compacted})`);
     const fromRing = this.cache.eventsAfter(after);
     this.lastRevision = after;
     if (fromRing) {
@@ -209,7 +212,7 @@ export class WatchStream implements CacheWatcher {
 function cacheEventOf(rt: ResourceType, ev: StoreEvent): CacheEvent | undefined {
   const prev: CachedObject | undefined = ev.prevValue ? describeStored(rt, ev.key, ev.prevValue, ev.prevRevision) : undefined;
   if (ev.type === 'delete' && !prev) return undefined;
-  if (ev.type === 'delete') return { type: 'DELETED', revision: ev.revision, object: { ...prev!, revision: ev.revision }, prev };
+  if (ev.type === 'delete') return { type: 'DELETED', revision: ev.revision, object: restamp(prev!, ev.revision), prev };
   const object = describeStored(rt, ev.key, ev.value!, ev.revision);
   return { type: prev ? 'MODIFIED' : 'ADDED', revision: ev.revision, object, prev };
 }

@@ -150,7 +150,7 @@ export class WatchCache {
     if (!prev) return;
     this.objects.delete(key);
     this.sortedKeys.delete(key);
-    this.record({ type: 'DELETED', revision, object: { ...prev, revision }, prev });
+    this.record({ type: 'DELETED', revision, object: restamp(prev, revision), prev });
   }
 
   /** Marks the cache synced to `revision` (no further events for this resource up to it). */
@@ -231,6 +231,11 @@ export function selectEvent(ev: CacheEvent, filter: ObjectFilter): { type: Watch
   const prev = ev.prev !== undefined && filter(ev.prev);
   if (cur && prev) return { type: 'MODIFIED', object: ev.object, role: 'obj' };
   if (cur) return { type: 'ADDED', object: ev.object, role: 'obj' };
-  if (prev) return { type: 'DELETED', object: { ...ev.prev!, revision: ev.revision }, role: 'prev' };
+  if (prev) return { type: 'DELETED', object: restamp(ev.prev!, ev.revision), role: 'prev' };
   return undefined;
+}
+
+/** The same object version announced at another revision (a deletion): fresh encodings, not the old ones. */
+export function restamp(o: CachedObject, revision: number): CachedObject {
+  return { key: o.key, namespace: o.namespace, name: o.name, revision, stored: o.stored, labels: o.labels, fields: o.fields };
 }
