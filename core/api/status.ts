@@ -135,6 +135,9 @@ export const errors = {
       details(gr, name, causes ? { causes } : {}),
     ),
 
+  /** Server-side apply found fields owned by other managers (one cause per field). */
+  conflictApply: (message: string, causes: StatusCause[]): StatusError => new StatusError(409, 'Conflict', message, { causes }),
+
   /** Optimistic-concurrency failure: the object changed since the client read it. */
   staleResourceVersion: (gr: GroupResource, name: string): StatusError =>
     errors.conflict(gr, name, 'the object has been modified; please apply your changes to the latest version and try again'),

@@ -6,10 +6,13 @@
  * adds it, and a patch that is not a list of objects is a 400 with Go's JSON decoding message.
  */
 import { MergeError } from './errors.js';
-import { goQuote } from './go-format.js';
+import { goJson, goQuote } from './go-format.js';
 import { type JsonObject, type JsonValue, cloneJson, deepEqual, isObject, jsonKind, putKey } from './json-values.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
+
+/** Growth `copy` operations may cause in one patch (the API server's JSONPatchMaxCopyBytes default). */
+export const JSON_PATCH_MAX_COPY_BYTES = 3 * 1024 * 1024;
 
 export type JsonPatchOperation = Record<string, JsonValue | undefined>;
 
@@ -34,13 +37,15 @@ const goJsonType = (v: unknown): string => {
 /** Applies `patch` (the decoded request body) to `doc`; `doc` is not modified. */
 export function applyJsonPatch(doc: JsonValue, patch: unknown): JsonValue {
   const ops = decodeJsonPatch(patch);
-  const state = { doc: cloneJson(doc) };
+  const state: DocState = { doc: cloneJson(doc), copiedBytes: 0 };
   for (const op of ops) applyOperation(state, op);
   return state.doc;
 }
 
 interface DocState {
   doc: JsonValue;
+  /** Bytes added by copy operations so far. */
+  copiedBytes: number;
 }
 
 const fail = (message: string): never => {
@@ -153,6 +158,10 @@ function opCopy(state: DocState, op: JsonPatchOperation): void {
   if (typeof path !== 'string') return fail('copy operation failed to decode path: missing value');
   const dst = locate(state.doc, path);
   if (!dst) return fail(`copy operation does not apply: doc is missing destination path: ${path}: missing value`);
+  state.copiedBytes += Buffer.byteLength(goJson(got ?? null));
+  if (state.copiedBytes > JSON_PATCH_MAX_COPY_BYTES) {
+    return fail(`Unable to complete the copy, the accumulated size increase of copy is ${state.copiedBytes}, exceeding the limit ${JSON_PATCH_MAX_COPY_BYTES}`);
+  }
   const err = dst.add(cloneJson(got ?? null));
   if (err) fail(`error while adding value during copy: ${err}`);
 }

@@ -39,6 +39,12 @@ const goTypeOf = (v: JsonValue): string => {
   return k;
 };
 
+/** The merged list, and the caller's original list as upstream's in-place edits leave it (see GoSlice). */
+export interface SliceMerge {
+  merged: JsonValue[];
+  originalAfter: JsonValue[];
+}
+
 export function mergeSlice(
   original: JsonValue[],
   patch: JsonValue[],
@@ -46,20 +52,79 @@ export function mergeSlice(
   mergeKey: string,
   isDeleteList: boolean,
   mergeMap: MergeMapFn,
-): JsonValue[] {
-  if (original.length === 0 && patch.length === 0) return original;
+): SliceMerge {
+  if (original.length === 0 && patch.length === 0) return { merged: original, originalAfter: original };
   const kind = sliceElementKind(original, patch);
-  let merged: JsonValue[];
   if (kind !== 'map') {
-    if (isDeleteList) return deleteFromSlice(original, patch);
-    merged = dedupeScalars([...original, ...patch]);
-  } else {
-    if (!mergeKey) throw smpErrors.plain(`cannot merge lists without merge key for ${lookup.name()}`);
-    [original, patch] = applySpecialItems(original, patch, mergeKey);
-    merged = mergeByKey(original, patch, mergeKey, lookup, mergeMap);
+    if (isDeleteList) return { merged: deleteFromSlice(original, patch), originalAfter: original };
+    const merged = dedupeScalars([...original, ...patch]);
+    const { inPatch, serverOnly } = partitionScalars(merged, patch);
+    return { merged: normalizeElementOrder(inPatch, serverOnly, patch, original, mergeKey, kind), originalAfter: original };
   }
-  const { inPatch, serverOnly } = kind === 'map' ? partitionMaps(merged, patch, mergeKey) : partitionScalars(merged, patch);
-  return normalizeElementOrder(inPatch, serverOnly, patch, original, mergeKey, kind);
+  if (!mergeKey) throw smpErrors.plain(`cannot merge lists without merge key for ${lookup.name()}`);
+  const slice = new GoSlice(original);
+  const plain = applySpecialItems(slice, patch, mergeKey);
+  const serverOrder = slice.items();
+  const merged = mergeByKey(slice, plain, mergeKey, lookup, mergeMap);
+  const { inPatch, serverOnly } = partitionMaps(merged, plain, mergeKey);
+  return { merged: normalizeElementOrder(inPatch, serverOnly, plain, serverOrder, mergeKey, kind), originalAfter: slice.callerView() };
+}
+
+/**
+ * The live list as a Go slice: deleting an item shifts the rest left inside the same backing array
+ * and appending writes into its spare capacity, so the caller's (longer) view of the original list
+ * changes too. Upstream orders `$setElementOrder` results by that view; capacities are those Go's
+ * JSON decoding gives (powers of two).
+ */
+class GoSlice {
+  /** The caller's backing array; spare capacity beyond its length can be written too. */
+  private readonly callerBacking: JsonValue[];
+  private readonly callerLength: number;
+  private readonly cap: number;
+  /** The array this slice currently lives in: the caller's until an append outgrows it. */
+  private data: JsonValue[];
+  private len: number;
+
+  constructor(original: JsonValue[]) {
+    this.callerBacking = this.data = original.slice();
+    this.callerLength = this.len = original.length;
+    this.cap = this.len === 0 ? 0 : 2 ** Math.ceil(Math.log2(this.len));
+  }
+
+  items(): JsonValue[] {
+    return this.data.slice(0, this.len);
+  }
+
+  callerView(): JsonValue[] {
+    return this.callerBacking.slice(0, this.callerLength);
+  }
+
+  get(i: number): JsonValue {
+    return this.data[i]!;
+  }
+
+  set(i: number, v: JsonValue): void {
+    this.data[i] = v;
+  }
+
+  length(): number {
+    return this.len;
+  }
+
+  delete(i: number): void {
+    for (let k = i; k < this.len - 1; k++) this.data[k] = this.data[k + 1]!;
+    this.len--;
+  }
+
+  replaceWith(items: JsonValue[]): void {
+    this.data = items.slice();
+    this.len = items.length;
+  }
+
+  append(v: JsonValue): void {
+    if (this.data === this.callerBacking && this.len >= this.cap) this.data = this.data.slice(0, this.len);
+    this.data[this.len++] = v;
+  }
 }
 
 const dedupeScalars = (list: JsonValue[]): JsonValue[] => [...new Set(list)];
@@ -70,7 +135,7 @@ function deleteFromSlice(current: JsonValue[], toDelete: JsonValue[]): JsonValue
 }
 
 /** `$patch: delete` items remove live items with that key; a `$patch: replace` item makes the rest replace the list. */
-function applySpecialItems(original: JsonValue[], patch: JsonValue[], mergeKey: string): [JsonValue[], JsonValue[]] {
+function applySpecialItems(slice: GoSlice, patch: JsonValue[], mergeKey: string): JsonValue[] {
   const plain: JsonValue[] = [];
   let replace = false;
   for (const v of patch) {
@@ -82,12 +147,23 @@ function applySpecialItems(original: JsonValue[], patch: JsonValue[], mergeKey: 
     const directive = item.$patch;
     if (directive === 'delete') {
       if (!Object.prototype.hasOwnProperty.call(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
-      original = deleteMatching(original, mergeKey, item[mergeKey]!);
+      for (let i = findInSlice(slice, mergeKey, item[mergeKey]!); i >= 0; i = findInSlice(slice, mergeKey, item[mergeKey]!)) slice.delete(i);
     } else if (directive === 'replace') replace = true;
     else if (directive === 'merge') throw smpErrors.plain('merging lists cannot yet be specified in the patch');
     else throw smpErrors.badPatchType(directive, item);
   }
-  return replace ? [plain, []] : [original, plain];
+  if (!replace) return plain;
+  slice.replaceWith(plain);
+  return [];
+}
+
+function findInSlice(slice: GoSlice, mergeKey: string, value: JsonValue): number {
+  for (let i = 0; i < slice.length(); i++) {
+    const item = slice.get(i);
+    if (!isObject(item)) throw smpErrors.plain(`value for key ${i} is not a map`);
+    if (Object.prototype.hasOwnProperty.call(item, mergeKey) && item[mergeKey] === value) return i;
+  }
+  return -1;
 }
 
 function findByKey(list: JsonValue[], mergeKey: string, value: JsonValue): number {
@@ -99,23 +175,16 @@ function findByKey(list: JsonValue[], mergeKey: string, value: JsonValue): numbe
   return -1;
 }
 
-const deleteMatching = (list: JsonValue[], mergeKey: string, value: JsonValue): JsonValue[] => {
-  let out = list;
-  for (let i = findByKey(out, mergeKey, value); i >= 0; i = findByKey(out, mergeKey, value)) out = [...out.slice(0, i), ...out.slice(i + 1)];
-  return out;
-};
-
 /** Patch items merge into the live item with the same key (or the earlier patch item); new ones are appended. */
-function mergeByKey(original: JsonValue[], patch: JsonValue[], mergeKey: string, lookup: SchemaLookup, mergeMap: MergeMapFn): JsonValue[] {
-  const merged = original.slice();
+function mergeByKey(slice: GoSlice, patch: JsonValue[], mergeKey: string, lookup: SchemaLookup, mergeMap: MergeMapFn): JsonValue[] {
   for (const v of patch) {
     const item = v as JsonObject;
     if (!Object.prototype.hasOwnProperty.call(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
-    const at = findByKey(merged, mergeKey, item[mergeKey]!);
-    if (at >= 0) merged[at] = mergeMap(merged[at] as JsonObject, item, lookup);
-    else merged.push(v);
+    const at = findInSlice(slice, mergeKey, item[mergeKey]!);
+    if (at >= 0) slice.set(at, mergeMap(slice.get(at) as JsonObject, item, lookup));
+    else slice.append(v);
   }
-  return merged;
+  return slice.items();
 }
 
 interface Partition {

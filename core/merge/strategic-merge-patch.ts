@@ -66,7 +66,7 @@ function mergeField(original: JsonObject, key: string, patchV: JsonValue, isDele
 }
 
 function mergeListField(cur: JsonValue[], patch: JsonValue[], sub: SchemaLookup, meta: PatchMeta, isDeleteList: boolean): JsonValue[] {
-  if (mainStrategy(meta.strategies) === 'merge' || isDeleteList) return mergeSlice(cur, patch, sub, meta.mergeKey, isDeleteList, mergeMap);
+  if (mainStrategy(meta.strategies) === 'merge' || isDeleteList) return mergeSlice(cur, patch, sub, meta.mergeKey, isDeleteList, mergeMap).merged;
   return patch;
 }
 
@@ -128,13 +128,16 @@ function applySetElementOrders(original: JsonObject, patch: JsonObject, lookup: 
     const strategy = mainStrategy(meta.strategies);
     checkOrderAgainstPatch(patchList ?? [], order, meta.mergeKey);
     let merged: JsonValue[];
+    // Upstream orders by the live list as the merge left it in memory (see GoSlice in smp-lists.ts).
+    let serverOrder = origList ?? [];
     if (origList && !patchList) merged = origList;
     else if (!origList && patchList) merged = removeDirectives(patchList) as JsonValue[];
-    else if (origList && patchList) merged = strategy === 'merge' ? mergeSlice(origList, patchList, sub, meta.mergeKey, false, mergeMap) : patchList;
+    else if (origList && patchList && strategy === 'merge') ({ merged, originalAfter: serverOrder } = mergeSlice(origList, patchList, sub, meta.mergeKey, false, mergeMap));
+    else if (origList && patchList) merged = patchList;
     else continue;
     const { inPatch, serverOnly } = meta.mergeKey ? partitionMaps(merged, order, meta.mergeKey) : partitionScalars(merged, order);
     const kind = sliceElementKind(origList ?? [], patchList ?? []);
-    putKey(original, field, normalizeElementOrder(inPatch, serverOnly, order, origList ?? [], meta.mergeKey, kind));
+    putKey(original, field, normalizeElementOrder(inPatch, serverOnly, order, serverOrder, meta.mergeKey, kind));
     delete patch[field];
   }
 }

@@ -2,9 +2,11 @@
  * The registry's seam to field ownership (core/merge): every non-apply write records an Update entry
  * under the request's field manager (or the User-Agent's product when none is given).
  */
-import type { ApiObject } from '../api/types.js';
+import { type ApiObject, nowRFC3339 } from '../api/types.js';
+import { updateManagedFields } from '../merge/field-manager.js';
+import { managerOrUserAgent } from '../merge/manager-name.js';
 import type { OpRequest } from './context.js';
-import type { ResourceType } from './resource-type.js';
+import { apiVersionOf, type ResourceType } from './resource-type.js';
 
 export interface TrackOptions {
   fieldManager: string;
@@ -12,6 +14,12 @@ export interface TrackOptions {
 }
 
 /** Records `next` as written by the request's manager; never fails on ownership conflicts. */
-export function trackUpdate(_rt: ResourceType, _live: ApiObject | null, next: ApiObject, _req: OpRequest, _o: TrackOptions): ApiObject {
-  return next;
+export function trackUpdate(rt: ResourceType, live: ApiObject | null, next: ApiObject, req: OpRequest, o: TrackOptions): ApiObject {
+  return updateManagedFields(live, next, {
+    manager: managerOrUserAgent(o.fieldManager, req.userAgent),
+    apiVersion: apiVersionOf(rt),
+    now: nowRFC3339(o.now),
+    schema: rt.schema,
+    ...(req.subresource ? { subresource: req.subresource } : {}),
+  });
 }

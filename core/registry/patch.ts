@@ -1,11 +1,183 @@
 /**
- * patch (PATCH): JSON patch, merge patch, strategic merge patch and server-side apply. Wired to the
- * merge library in core/merge (being built for the patch/apply issue); until then every patch type is
- * answered 415 with the accepted list empty.
+ * patch (PATCH): the patch type comes from Content-Type (415 for others): JSON patch (RFC 6902),
+ * merge patch (RFC 7386), strategic merge patch (schema markers), or server-side apply (YAML or JSON).
+ * The patch is applied to the live object inside the guaranteed-update loop (so a conflicting write
+ * in between re-applies it to the new state), the result goes through the same BeforeUpdate,
+ * ownership and store steps as PUT. Apply on a missing object creates it.
  */
-import { errors } from '../api/status.js';
+import { errors, StatusError } from '../api/status.js';
+import type { ApiObject, JsonObject, JsonValue } from '../api/types.js';
+import { nowRFC3339 } from '../api/types.js';
+import { contentTypeOf, patchMediaTypes, type PatchType } from '../codec/media-types.js';
+import { ApplyConflictError, MergeError } from '../merge/errors.js';
+import { conflictCauses } from '../merge/conflicts.js';
+import { applyPatch, updateManagedFields } from '../merge/field-manager.js';
+import { applyJsonPatch } from '../merge/json-patch.js';
+import { applyMergePatch } from '../merge/merge-patch.js';
+import { managerOrUserAgent } from '../merge/manager-name.js';
+import { applyStrategicMergePatch } from '../merge/strategic-merge-patch.js';
+import { writeOptionsFromQuery, type WriteOptions } from '../request/write-options.js';
+import { decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
+import { createObject } from './create.js';
+import { applyFieldValidation, checkTypeMeta, parseBody, type RawBody, withTypeMetaFirst } from './decode.js';
+import { checkName, ensureNamespace } from './lifecycle.js';
+import type { LiveObject } from './objects.js';
+import { apiVersionOf, groupKindOf, type ResourceType } from './resource-type.js';
+import { guaranteedUpdate, prepareUpdate } from './update.js';
 
-export async function patch(_ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
-  throw errors.unsupportedMediaType(req.contentType, []);
+/** Patch bodies are JSON except apply, which is YAML (JSON is YAML). */
+const patchBodyType = (t: PatchType): string => (t === 'apply' ? 'application/yaml' : 'application/json');
+
+/** Turns a merge-library error into the Status upstream answers with. */
+export function mergeErrorToStatus(e: unknown): unknown {
+  if (e instanceof ApplyConflictError) return errors.conflictApply(e.message, conflictCauses(e));
+  if (!(e instanceof MergeError)) return e;
+  switch (e.status) {
+    case 400:
+      return errors.badRequest(e.message);
+    case 413:
+      return new StatusError(413, 'RequestEntityTooLarge', e.message);
+    case 422:
+      return new StatusError(422, 'Invalid', e.message, {});
+    default:
+      return errors.internal(e);
+  }
 }
+
+function patchTypeOf(req: OpRequest): PatchType {
+  const ct = contentTypeOf(req.contentType);
+  const t = patchMediaTypes[ct];
+  if (!t) throw errors.unsupportedMediaType(ct, Object.keys(patchMediaTypes));
+  return t;
+}
+
+/** The patch document, parsed (duplicates reported for field validation). */
+function parsePatch(req: OpRequest, t: PatchType): RawBody {
+  if (!req.body || req.body.length === 0) throw errors.badRequest('the body of the request was empty');
+  return parseBody(req.body, patchBodyType(t), [patchBodyType(t)]);
+}
+
+/** Live object as the patch sees it: TypeMeta first, resourceVersion kept (a patch may test or set it). */
+function liveDocument(rt: ResourceType, live: LiveObject): JsonObject {
+  return withTypeMetaFirst(structuredClone(live.object), rt) as unknown as JsonObject;
+}
+
+/** Applies a non-apply patch to the live object. */
+function patchedObject(rt: ResourceType, t: Exclude<PatchType, 'apply'>, doc: JsonObject, patch: unknown): unknown {
+  switch (t) {
+    case 'json':
+      return applyJsonPatch(doc, patch);
+    case 'merge':
+      if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) throw new MergeError('json: cannot unmarshal into a merge patch: it must be a JSON object', 400);
+      return applyMergePatch(doc, patch as JsonValue);
+    case 'strategic':
+      return applyStrategicMergePatch(doc, patch, rt.schema);
+  }
+}
+
+/** Types a patched document against the schema: TypeMeta, type errors (422), unknown fields. */
+function typedPatched(rt: ResourceType, ctx: RegistryContext, patched: unknown, duplicates: string[], o: WriteOptions, warnings: string[]): ApiObject {
+  if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) throw errors.badRequest('the patched object is not a JSON object');
+  const raw = patched as Record<string, unknown>;
+  checkTypeMeta(raw, rt, ctx.knownKinds);
+  const res = decodeStructural<ApiObject>(raw, rt.schema);
+  warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
+  if (res.errors.length) throw errors.invalid(groupKindOf(rt), String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
+  return withTypeMetaFirst(res.value, rt);
+}
+
+export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
+  const rt = req.rt;
+  const t = patchTypeOf(req);
+  const o = writeOptionsFromQuery(req.query, 'PatchOptions', t === 'apply');
+  const body = parsePatch(req, t);
+  const warnings: string[] = [];
+  const manager = managerOrUserAgent(o.fieldManager, req.userAgent);
+  const now = () => nowRFC3339(ctx.now());
+  const base = { manager, apiVersion: apiVersionOf(rt), now: now(), schema: rt.schema, ...(req.subresource ? { subresource: req.subresource } : {}) };
+  try {
+    if (t === 'apply') return await applyOp(ctx, req, body, o, warnings, base);
+    return await guaranteedUpdate(ctx, req, {
+      dryRun: o.dryRun,
+      warnings,
+      build: (live) => {
+        const patched = typedPatched(rt, ctx, patchedObject(rt, t, liveDocument(rt, live), body.value), body.duplicates, o, warnings);
+        checkName(patched, req.name, rt.namespaced ? req.namespace : '');
+        ensureNamespace(patched, rt, req.namespace);
+        const requiredRevision = patched.metadata.resourceVersion || undefined;
+        delete patched.metadata.resourceVersion;
+        const next = prepareUpdate(ctx, req, rt, patched, live.object, o.fieldManager, warnings, undefined, (old, n) => updateManagedFields(old, n, { ...base, now: now() }));
+        return { next, requiredRevision: requiredRevision ?? String(live.kv.modRevision) };
+      },
+    });
+  } catch (e) {
+    throw mergeErrorToStatus(e);
+  }
+}
+
+/** Server-side apply: a patch on an existing object, a create on a missing one. */
+async function applyOp(
+  ctx: RegistryContext,
+  req: OpRequest,
+  body: RawBody,
+  o: WriteOptions,
+  warnings: string[],
+  base: { manager: string; apiVersion: string; now: string; schema: ResourceType['schema']; subresource?: string },
+): Promise<OpResult> {
+  const rt = req.rt;
+  const v = body.value;
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw errors.badRequest('the apply patch must be a YAML or JSON object');
+  const applied = v as ApiObject;
+  const applyOpts = { ...base, force: o.force === true, kind: rt.kind };
+  // the applied configuration is typed first: wrong types are 422, unknown/duplicate fields follow fieldValidation
+  const typed = typedApplied(rt, applied, body.duplicates, o, warnings);
+  const meta = typed.metadata ?? {};
+  if (meta.name !== undefined && meta.name !== req.name) throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${req.name})`);
+  if (rt.namespaced && meta.namespace && meta.namespace !== req.namespace) {
+    throw errors.badRequest(`the namespace of the object (${meta.namespace}) does not match the namespace on the request (${req.namespace})`);
+  }
+  return guaranteedUpdate(ctx, req, {
+    dryRun: o.dryRun,
+    warnings,
+    build: (live) => {
+      const merged = applyPatch(live.object, typed, applyOpts);
+      delete merged.metadata.resourceVersion;
+      const next = prepareUpdate(ctx, req, rt, merged, live.object, o.fieldManager, warnings, undefined, (_old, n) => n);
+      return { next, requiredRevision: typed.metadata?.resourceVersion || String(live.kv.modRevision) };
+    },
+    whenMissing: async () => {
+      if (req.subresource) throw errors.notFound({ group: rt.group, resource: rt.plural }, req.name);
+      const created = applyPatch(null, typed, applyOpts);
+      created.metadata.name = req.name;
+      ensureNamespace(created, rt, req.namespace);
+      return createObject(ctx, req, created, o.dryRun, o.fieldManager, warnings, (x) => x);
+    },
+  });
+}
+
+/** The applied configuration typed against the schema (its TypeMeta must be the URL's). */
+function typedApplied(rt: ResourceType, applied: ApiObject, duplicates: string[], o: WriteOptions, warnings: string[]): ApiObject {
+  if (Array.isArray(applied.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
+  // upstream's version check: an applied object names exactly the endpoint's group, version and kind
+  if (applied.apiVersion !== apiVersionOf(rt) || applied.kind !== rt.kind) {
+    const av = typeof applied.apiVersion === 'string' ? applied.apiVersion : '';
+    throw errors.badRequest(`invalid object type: ${av.includes('/') ? av : `/${av}`}, Kind=${typeof applied.kind === 'string' ? applied.kind : ''}`);
+  }
+  const res = decodeStructural<ApiObject>(applied, rt.schema);
+  warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
+  if (res.errors.length) throw errors.invalid(groupKindOf(rt), String(applied.metadata?.name ?? ''), res.errors);
+  // Only the fields the client wrote: structural decode adds Go's always-written zero values.
+  return withTypeMetaFirst(pruneToApplied(res.value as unknown as JsonObject, applied as unknown as JsonObject) as unknown as ApiObject, rt);
+}
+
+/** Keeps only keys present in `sent` (canonical decode adds zero values the applier never set). */
+function pruneToApplied(typed: JsonValue | undefined, sent: JsonValue | undefined): JsonValue {
+  if (Array.isArray(typed) && Array.isArray(sent) && typed.length === sent.length) return typed.map((v, i) => pruneToApplied(v, sent[i]));
+  if (!isObject(typed) || !isObject(sent)) return typed as JsonValue;
+  const out: JsonObject = {};
+  for (const k of Object.keys(typed)) if (k in sent) out[k] = pruneToApplied(typed[k], sent[k]);
+  return out;
+}
+
+const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
