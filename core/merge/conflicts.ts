@@ -21,9 +21,10 @@ export function describeManager(c: Pick<ApplyConflict, 'manager' | 'operation' |
 export function toApplyConflictError(conflicts: readonly OwnershipConflict[]): ApplyConflictError {
   const list: ApplyConflict[] = conflicts.map((c) => {
     const id = parseManagerKey(c.manager);
-    const out: ApplyConflict = { manager: id.manager, operation: id.operation, field: pathText(c.path) };
+    const out: ApplyConflict = { manager: id.manager, operation: id.operation };
     if (id.operation === 'Update' && id.apiVersion) out.apiVersion = id.apiVersion;
     if (id.subresource) out.subresource = id.subresource;
+    out.field = pathText(c.path);
     return out;
   });
   return new ApplyConflictError(conflictMessage(conflicts, list), list);

@@ -49,36 +49,42 @@ function decodeSet(e: ManagedFieldsEntry): FieldSet {
 
 /**
  * Decoded entries of a stored object version. A stored object is identified by uid and
- * resourceVersion, so its managedFields decode once; the entries' headers are compared as well in
- * case a caller edited managedFields without a new resourceVersion.
+ * resourceVersion, so its managedFields decode once; the entries' headers and a fingerprint of their
+ * trees are compared as well, in case a caller edited managedFields without a new resourceVersion.
  */
 const storedCache = new Map<string, { headers: string; state: ManagedState }>();
 const STORED_CACHE_LIMIT = 4096;
 
-const headersOf = (entries: readonly ManagedFieldsEntry[], withShape: boolean): string =>
-  entries.map((e) => `${e.manager}|${e.operation}|${e.apiVersion}|${e.time}|${e.subresource}|${e.fieldsType}|${withShape ? shapeOf(e.fieldsV1) : ''}`).join('\n');
+const headersOf = (entries: readonly ManagedFieldsEntry[]): string =>
+  entries.map((e) => `${e.manager}|${e.operation}|${e.apiVersion}|${e.time}|${e.subresource}|${e.fieldsType}|${shapeOf(e.fieldsV1)}`).join('\n');
 
-/** Number and total length of the keys of a FieldsV1 tree: tells an edited tree from the stored one. */
+/**
+ * A cheap fingerprint of a FieldsV1 tree (key count, and a hash over each key's length, middle and
+ * last characters): with uid and resourceVersion it tells an edited or different tree from the
+ * decoded one.
+ */
 function shapeOf(fields: JsonObject | undefined): string {
   let keys = 0;
-  let chars = 0;
+  let h = 0x811c9dc5;
   const walk = (o: JsonObject): void => {
     for (const k in o) {
       keys++;
-      chars += k.length;
+      h = Math.imul(h ^ k.length, 0x01000193);
+      h = Math.imul(h ^ k.charCodeAt(k.length >> 1), 0x01000193);
+      h = Math.imul(h ^ k.charCodeAt(k.length - 1), 0x01000193);
       const v = o[k];
       if (v && typeof v === 'object' && !Array.isArray(v)) walk(v);
     }
   };
   if (fields) walk(fields);
-  return `${keys}:${chars}`;
+  return `${keys}:${h >>> 0}`;
 }
 
 export function decodeStoredManagedFields(meta: { uid?: string; resourceVersion?: string; managedFields?: ManagedFieldsEntry[] } | undefined): ManagedState {
   const entries = meta?.managedFields;
   if (!entries?.length || !meta?.uid || !meta.resourceVersion) return decodeManagedFields(entries);
   const key = `${meta.uid}\u0000${meta.resourceVersion}`;
-  const headers = headersOf(entries, false);
+  const headers = headersOf(entries);
   const hit = storedCache.get(key);
   if (hit && hit.headers === headers) return hit.state;
   const state = decodeManagedFields(entries);
@@ -90,7 +96,7 @@ export function decodeStoredManagedFields(meta: { uid?: string; resourceVersion?
 /** Whether entries sent with a write are, as far as a cheap look tells, the stored ones sent back. */
 export function sameAsStored(sent: readonly ManagedFieldsEntry[], stored: readonly ManagedFieldsEntry[]): boolean {
   if (sent === stored) return true;
-  return sent.length === stored.length && headersOf(sent, true) === headersOf(stored, true);
+  return sent.length === stored.length && headersOf(sent) === headersOf(stored);
 }
 
 export function encodeManagedFields(state: ManagedState): ManagedFieldsEntry[] {

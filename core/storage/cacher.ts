@@ -116,7 +116,7 @@ export class Cacher {
    */
   waitFor(revision: number): Promise<void> {
     if (revision <= this.revision) return Promise.resolve();
-    this.store.notifyCommitted?.(revision);
+    this.store.syncFeeds?.();
     if (revision <= this.revision) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const w: Waiter = {

@@ -106,8 +106,10 @@ export interface Store {
    * revision the batch brings the reader to (>= the last event's, so quiet periods still advance it).
    */
   watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch;
-  /** Hint that a write at `revision` was committed elsewhere (another thread), so the feed can pull now. */
+  /** Hint that a write at `revision` was committed (maybe by another thread): the feed pulls soon, once per turn. */
   notifyCommitted?(revision: number): void;
+  /** Brings live feeds up to the current revision now (before a read that must see every acknowledged write). */
+  syncFeeds?(): void;
 
   /** Drops history below `revision` (etcd's compaction). */
   compact(revision: number): Promise<void>;

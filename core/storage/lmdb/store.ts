@@ -167,7 +167,7 @@ export class LmdbStore implements Store {
   private async write<T>(fn: () => TxnOutcome<T>): Promise<T> {
     const out = await this.root.transaction(fn);
     if ('err' in out) throw out.err;
-    this.pullFeeds();
+    this.schedulePull();
     return out.ok;
   }
 
@@ -265,7 +265,23 @@ export class LmdbStore implements Store {
   }
 
   notifyCommitted(): void {
+    this.schedulePull();
+  }
+
+  syncFeeds(): void {
     this.pullFeeds();
+  }
+
+  private pullScheduled = false;
+
+  /** One feed pull per event-loop turn however many commits resolve in it (a pull renews the read txn). */
+  private schedulePull(): void {
+    if (this.pullScheduled || this.feeds.size === 0) return;
+    this.pullScheduled = true;
+    setImmediate(() => {
+      this.pullScheduled = false;
+      this.pullFeeds();
+    });
   }
 
   /** Brings every live feed up to the current revision, synchronously. */
