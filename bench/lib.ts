@@ -136,11 +136,11 @@ export class SetupClient {
   ) {
     this.agent = new Agent({ keepAlive: true, ca, maxSockets: 64 });
   }
-  send(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
+  send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` };
     if (data) {
-      headers['content-type'] = 'application/json';
+      headers['content-type'] = contentType;
       headers['content-length'] = String(data.length);
     }
     return new Promise((resolve, reject) => {

@@ -6,6 +6,7 @@
 import { fmt, load, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Mode, type Row, rowCells } from './scenarios/http.js';
 import { largeList } from './scenarios/large-list.js';
+import { applyThreeManagers, putWhole, strategicPatch } from './scenarios/apply.js';
 import { watchFanout } from './scenarios/watch.js';
 
 const args = process.argv.slice(2);
@@ -48,6 +49,19 @@ async function main(): Promise<void> {
     const header = ['scenario', 'mode', 'req/s', 'p50', 'p99', 'peak RSS MiB', 'vs bare', 'errors'];
     const bareRow = ['bare node:https 1 KB', '-', fmt(base.rps), `${fmt(base.p50)} ms`, `${fmt(base.p99)} ms`, fmt(base.rss), '100%', ''];
     sections.push(table(header, [bareRow, ...rows.map((r) => rowCells(r, base.rps))]));
+  }
+  if (want('apply')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      const put = await putWhole(m, duration);
+      const apply = await applyThreeManagers(m, duration);
+      const smp = await strategicPatch(m, duration);
+      for (const r of [put, apply, smp]) {
+        console.log(`  ${r.scenario} [${r.mode}]: ${fmt(r.result.rps)} req/s`);
+        rows.push([...rowCells(r, base.rps).slice(0, 6), `${fmt((100 * r.result.rps) / put.result.rps)}% of PUT`, rowCells(r, base.rps)[7]!]);
+      }
+    }
+    sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'peak RSS MiB', 'vs PUT', 'errors'], rows));
   }
   if (want('watch')) {
     const rows: string[][] = [];

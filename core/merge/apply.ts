@@ -40,53 +40,44 @@ export interface ApplyResult {
   managers: ManagerSets;
 }
 
-export function apply(
-  live: JsonObject,
-  config: JsonObject,
-  apiVersion: string,
-  managers: ManagerSets,
-  manager: string,
-  force: boolean,
-  opts: CoreOptions,
-): ApplyResult {
-  const { schema } = opts;
-  requireValid(config, schema, 'patch', false);
-  return explainInvalidItems({ live }, schema, () => applyValid(live, config, apiVersion, managers, manager, force, opts));
+/** Who writes: the manager's identifier, the apiVersion it writes with and everyone's current sets. */
+export interface Writer {
+  manager: string;
+  apiVersion: string;
+  managers: ManagerSets;
 }
 
-function applyValid(
-  live: JsonObject,
-  config: JsonObject,
-  apiVersion: string,
-  managers: ManagerSets,
-  manager: string,
-  force: boolean,
-  opts: CoreOptions,
-): ApplyResult {
-  const { schema } = opts;
-  let owners = reconcileManagers(managers, schema);
-  const merged = mergeValues(live, config, schema) as JsonObject;
-  const lastSet = owners.get(manager);
-  owners = new Map(owners).set(manager, { set: ownedByConfig(config, opts), apiVersion, applied: true });
-  const pruned = pruneDropped(merged, owners, manager, lastSet, schema);
-  owners = resolveOwnership(live, pruned, owners, manager, force, opts).managers;
-  return { object: pruned, changed: !deepEqual(live, pruned), managers: owners };
+/**
+ * Apply: merge the configuration into the live object, record what it sets as the applier's, prune
+ * what the applier stopped applying and nobody else owns, then settle ownership of changed fields
+ * (conflicts unless forced, forced fields taken from their owners).
+ */
+export function apply(live: JsonObject, config: JsonObject, w: Writer & { force: boolean }, opts: CoreOptions): ApplyResult {
+  requireValid(config, opts.schema, 'patch', false);
+  return explainInvalidItems({ live }, opts.schema, () => {
+    let owners = reconcileManagers(w.managers, opts.schema);
+    const merged = mergeValues(live, config, opts.schema) as JsonObject;
+    const lastSet = owners.get(w.manager);
+    owners = new Map(owners).set(w.manager, { set: ownedByConfig(config, opts), apiVersion: w.apiVersion, applied: true });
+    const pruned = pruneDropped(merged, owners, w.manager, lastSet, opts.schema);
+    owners = resolveOwnership(live, pruned, owners, w.manager, w.force, opts).managers;
+    return { object: pruned, changed: !deepEqual(live, pruned), managers: owners };
+  });
 }
 
-export function update(live: JsonObject, next: JsonObject, apiVersion: string, managers: ManagerSets, manager: string, opts: CoreOptions): ManagerSets {
-  return explainInvalidItems({ new: next, live }, opts.schema, () => updateValid(live, next, apiVersion, managers, manager, opts));
-}
-
-function updateValid(live: JsonObject, next: JsonObject, apiVersion: string, managers: ManagerSets, manager: string, opts: CoreOptions): ManagerSets {
-  const owners = reconcileManagers(managers, opts.schema);
-  const { managers: after, comparison } = resolveOwnership(live, next, owners, manager, true, opts);
-  const previous = after.get(manager)?.set ?? emptySet();
-  const written = filterReset(comparison.modified.union(comparison.added), opts);
-  const set = previous.difference(comparison.removed).union(written);
-  const out = new Map(after);
-  if (set.isEmpty()) out.delete(manager);
-  else out.set(manager, { set, apiVersion, applied: false });
-  return out;
+/** Update: the writer takes the fields it changed from whoever owned them; removed fields leave everyone. */
+export function update(live: JsonObject, next: JsonObject, w: Writer, opts: CoreOptions): ManagerSets {
+  return explainInvalidItems({ new: next, live }, opts.schema, () => {
+    const owners = reconcileManagers(w.managers, opts.schema);
+    const { managers: after, comparison } = resolveOwnership(live, next, owners, w.manager, true, opts);
+    const previous = after.get(w.manager)?.set ?? emptySet();
+    const written = filterReset(comparison.modified.union(comparison.added), opts);
+    const set = previous.difference(comparison.removed).union(written);
+    const out = new Map(after);
+    if (set.isEmpty()) out.delete(w.manager);
+    else out.set(w.manager, { set, apiVersion: w.apiVersion, applied: false });
+    return out;
+  });
 }
 
 function requireValid(value: JsonValue, schema: Schema, subject: 'patch' | 'live' | 'new', allowDuplicates: boolean): void {

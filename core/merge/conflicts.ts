@@ -19,13 +19,15 @@ export function describeManager(c: Pick<ApplyConflict, 'manager' | 'operation' |
 }
 
 export function toApplyConflictError(conflicts: readonly OwnershipConflict[]): ApplyConflictError {
-  const list: ApplyConflict[] = conflicts.map((c) => {
+  const list: ApplyConflict[] = conflicts.map((c): ApplyConflict => {
     const id = parseManagerKey(c.manager);
-    const out: ApplyConflict = { manager: id.manager, operation: id.operation };
-    if (id.operation === 'Update' && id.apiVersion) out.apiVersion = id.apiVersion;
-    if (id.subresource) out.subresource = id.subresource;
-    out.field = pathText(c.path);
-    return out;
+    return {
+      manager: id.manager,
+      operation: id.operation,
+      ...(id.operation === 'Update' && id.apiVersion ? { apiVersion: id.apiVersion } : {}),
+      ...(id.subresource ? { subresource: id.subresource } : {}),
+      field: pathText(c.path),
+    };
   });
   return new ApplyConflictError(conflictMessage(conflicts, list), list);
 }

@@ -5,6 +5,8 @@
  * ApplyConflictError (field-ownership conflicts, 409).
  */
 
+import { type FieldError, omitValue } from '../api/field-errors.js';
+
 /** 400 BadRequest, 413 RequestEntityTooLarge, 422 Invalid/unprocessable, 500 InternalError. */
 export type MergeErrorStatus = 400 | 413 | 422 | 500;
 
@@ -43,6 +45,11 @@ export class SchemaMismatchError extends MergeError {
     super(violationsText(violations), subject === 'patch' ? 422 : 500);
     this.name = 'SchemaMismatchError';
   }
+}
+
+/** The violations as field errors for a 422 Invalid Status (path without the leading dot). */
+export function violationFieldErrors(err: SchemaMismatchError): FieldError[] {
+  return err.violations.map((v) => ({ type: 'FieldValueTypeInvalid', field: v.path.replace(/^\./, ''), badValue: omitValue, detail: v.message }));
 }
 
 /** One conflicting field, as the 409's causes list it. */

@@ -16,7 +16,7 @@ import { capUpdateManagers } from './cap-managers.js';
 import { toApplyConflictError } from './conflicts.js';
 import { MergeError } from './errors.js';
 import type { FieldSet } from './field-set.js';
-import { deepEqual } from './json-values.js';
+import { cloneJson, deepEqual } from './json-values.js';
 import { type ManagedState, decodeManagedFields, decodeStoredManagedFields, sameAsStored, emptyManagedState, encodeManagedFields, isResetManagedFields } from './managed-fields.js';
 import { UNKNOWN_MANAGER } from './manager-name.js';
 import { type ManagerSets, managerKey } from './managers.js';
@@ -51,7 +51,7 @@ export function applyPatch(live: ApiObject | null, applied: ApiObject, opts: App
   const key = managerKey({ manager: opts.manager, operation: 'Apply', subresource: opts.subresource ?? '' });
   let result;
   try {
-    result = apply(liveObj, applied as unknown as JsonObject, opts.apiVersion, state.sets, key, opts.force, coreOptions(opts));
+    result = apply(liveObj, applied as unknown as JsonObject, { manager: key, apiVersion: opts.apiVersion, managers: state.sets, force: opts.force }, coreOptions(opts));
   } catch (e) {
     if (e instanceof OwnershipConflicts) throw toApplyConflictError(e.conflicts);
     throw e;
@@ -59,7 +59,9 @@ export function applyPatch(live: ApiObject | null, applied: ApiObject, opts: App
   const times = new Map(state.times);
   if (result.changed) times.set(key, opts.now);
   const next = { sets: keepUnchangedSets(state.sets, stripMeta(result.managers, key)), times };
-  return withManagedFields(result.changed ? (result.object ?? {}) : liveObj, live, next, !result.changed);
+  // The merge shares untouched subtrees with the live and applied objects; callers go on to mutate
+  // the result (defaulting, server-set fields), so it gets its own copy.
+  return withManagedFields(cloneJson(result.changed ? (result.object ?? {}) : liveObj), live, next, !result.changed);
 }
 
 /** Ownership for a create, update or non-apply patch; never fails on conflicts. */
@@ -81,7 +83,8 @@ function coreOptions(opts: FieldManagerOptions): CoreOptions {
   return opts.resetFields ? { schema: opts.schema, resetFields: opts.resetFields } : { schema: opts.schema };
 }
 
-function checkAppliedObject(applied: ApiObject, opts: ApplyOptions): void {
+/** Upstream's checks of an applied object before merging: no managedFields, and (when given) the endpoint's kind. */
+export function checkAppliedObject(applied: ApiObject, opts: { apiVersion: string; kind?: string }): void {
   if (Array.isArray(applied.metadata?.managedFields)) throw new MergeError('metadata.managedFields must be nil', 400);
   if (opts.kind !== undefined && (applied.apiVersion !== opts.apiVersion || applied.kind !== opts.kind)) {
     throw new MergeError(`invalid object type: ${gvkText(applied.apiVersion ?? '', applied.kind ?? '')}`, 400);
@@ -138,13 +141,14 @@ const CURRENT_OPERATION = managerKey({ manager: 'current-operation', operation: 
  */
 function recordUpdate(before: JsonObject, after: JsonObject, state: ManagedState, opts: FieldManagerOptions): ManagedState {
   const key = managerKey({ manager: opts.manager || UNKNOWN_MANAGER, operation: 'Update', apiVersion: opts.apiVersion, subresource: opts.subresource ?? '' });
-  const sets = new Map(stripMeta(update(before, after, opts.apiVersion, state.sets, CURRENT_OPERATION, coreOptions(opts)), CURRENT_OPERATION));
+  const written = update(before, after, { manager: CURRENT_OPERATION, apiVersion: opts.apiVersion, managers: state.sets }, coreOptions(opts));
+  const sets = new Map(stripMeta(written, CURRENT_OPERATION));
   const times = new Map(state.times);
-  const written = sets.get(CURRENT_OPERATION);
-  if (written) {
+  const changed = sets.get(CURRENT_OPERATION);
+  if (changed) {
     sets.delete(CURRENT_OPERATION);
     const previous = sets.get(key);
-    sets.set(key, { set: previous ? written.set.union(previous.set) : written.set, apiVersion: opts.apiVersion, applied: false });
+    sets.set(key, { set: previous ? changed.set.union(previous.set) : changed.set, apiVersion: opts.apiVersion, applied: false });
     times.set(key, opts.now);
   }
   return { sets, times };

@@ -19,7 +19,8 @@ import { trackUpdate } from './managed-fields.js';
 import { bytesEqual, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
 import { groupKindOf, groupResourceOf, type ResourceType } from './resource-type.js';
 
-const MAX_ATTEMPTS = 16;
+/** A write without a client resourceVersion retries its compare-and-swap until it wins (upstream loops too); this only stops runaway loops. */
+const MAX_ATTEMPTS = 1000;
 
 export interface UpdatePlan {
   /** The object to write, built from the live one; ownership already recorded. */

@@ -1,0 +1,112 @@
+/**
+ * A decoded protobufjs message as the plain JSON value upstream's JSON serializer would write: fields
+ * under their JSON names, absent optional fields left out, present ones kept even when zero, int64 as
+ * numbers, bytes as base64, maps as objects, and the special meta types (Time, MicroTime, FieldsV1,
+ * RawExtension) in their JSON forms.
+ */
+import protobuf from 'protobufjs';
+import { ProtobufDecodeError } from './errors.js';
+import { META_V1, RUNTIME, typeName } from './proto-root.js';
+import { microTimeToJson, timeToJson, type WireTimestamp } from './wire-times.js';
+
+type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+type JsonObject = { [key: string]: JsonValue };
+type WireMessage = Record<string, unknown>;
+
+export interface ToJsonContext {
+  /** Turns a protobuf object embedded in a RawExtension (magic prefix) into JSON. */
+  decodeEmbedded(bytes: Uint8Array): JsonObject;
+}
+
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/** The number an int64 decodes to: protobufjs gives a Long {low, high, unsigned} or a number. */
+export function wireIntegerToNumber(v: unknown): number {
+  if (typeof v === 'number') return v;
+  if (typeof v === 'object' && v !== null && 'low' in v && 'high' in v) {
+    const { low, high, unsigned } = v as { low: number; high: number; unsigned?: boolean };
+    return (unsigned ? high >>> 0 : high) * 2 ** 32 + (low >>> 0);
+  }
+  return Number(v);
+}
+
+const base64 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
+const utf8 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
+
+const MAGIC = [0x6b, 0x38, 0x73, 0x00];
+const hasMagic = (b: Uint8Array): boolean => b.length >= 4 && MAGIC.every((x, i) => b[i] === x);
+
+function parseRawJson(bytes: Uint8Array, what: string): JsonValue {
+  if (bytes.length === 0) return null;
+  try {
+    return JSON.parse(utf8(bytes)) as JsonValue;
+  } catch (e) {
+    throw new ProtobufDecodeError(`${what} does not hold valid JSON: ${(e as Error).message}`);
+  }
+}
+
+function timestampOf(m: WireMessage): WireTimestamp | undefined {
+  if (!hasOwn(m, 'seconds') && !hasOwn(m, 'nanos')) return undefined;
+  return { seconds: wireIntegerToNumber(m.seconds ?? 0), nanos: wireIntegerToNumber(m.nanos ?? 0) };
+}
+
+/** Message types whose JSON form is not an object of their fields. */
+const specialToJson: Readonly<Record<string, (m: WireMessage, ctx: ToJsonContext) => JsonValue>> = {
+  [`${META_V1}.Time`]: (m) => timeToJson(timestampOf(m)),
+  [`${META_V1}.MicroTime`]: (m) => microTimeToJson(timestampOf(m)),
+  [`${META_V1}.FieldsV1`]: (m) => (hasOwn(m, 'Raw') ? parseRawJson(m.Raw as Uint8Array, 'fieldsV1') : null),
+  [`${RUNTIME}.RawExtension`]: (m, ctx) => {
+    const raw = hasOwn(m, 'raw') ? (m.raw as Uint8Array) : new Uint8Array(0);
+    return hasMagic(raw) ? ctx.decodeEmbedded(raw) : parseRawJson(raw, 'raw extension');
+  },
+};
+
+function scalarToJson(type: string, v: unknown): JsonValue {
+  switch (type) {
+    case 'string':
+    case 'bool':
+      return v as string | boolean;
+    case 'bytes':
+      return base64(v as Uint8Array);
+    case 'int64':
+    case 'uint64':
+    case 'sint64':
+    case 'fixed64':
+    case 'sfixed64':
+      return wireIntegerToNumber(v);
+    default:
+      return v as number;
+  }
+}
+
+function valueToJson(field: protobuf.Field, v: unknown, ctx: ToJsonContext): JsonValue {
+  const rt = field.resolvedType;
+  if (rt instanceof protobuf.Type) return messageToJson(rt, v as WireMessage, ctx);
+  if (rt instanceof protobuf.Enum) return rt.valuesById[v as number] ?? (v as number);
+  return scalarToJson(field.type, v);
+}
+
+/** The JSON value of one decoded message of `type`. */
+export function messageToJson(type: protobuf.Type, msg: WireMessage, ctx: ToJsonContext): JsonValue {
+  const special = specialToJson[typeName(type)];
+  if (special) return special(msg, ctx);
+  const out: JsonObject = {};
+  const fields = [...type.fieldsArray].sort((a, b) => a.id - b.id);
+  for (const field of fields) {
+    if (!hasOwn(msg, field.name)) continue;
+    const v = msg[field.name];
+    if (v === null || v === undefined) continue;
+    if (field.map) {
+      const keys = Object.keys(v as object);
+      if (keys.length === 0) continue;
+      out[field.name] = Object.fromEntries(keys.map((k) => [k, valueToJson(field, (v as WireMessage)[k], ctx)]));
+    } else if (field.repeated) {
+      const items = v as unknown[];
+      if (items.length === 0) continue;
+      out[field.name] = items.map((item) => valueToJson(field, item, ctx));
+    } else {
+      out[field.name] = valueToJson(field, v, ctx);
+    }
+  }
+  return out;
+}

@@ -1,0 +1,44 @@
+/**
+ * Loads the project's own .proto files (<repo>/proto/) into one protobufjs Root, once, at module load.
+ * The directory is found by walking up from this compiled file, so the same code works from dist/,
+ * dist-proto/ or any other build directory inside the repository.
+ */
+import { existsSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import protobuf from 'protobufjs';
+
+/** Our .proto files, dependencies first. */
+export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto'] as const;
+
+export const META_V1 = 'svc.io.apimachinery.pkg.apis.meta.v1';
+export const RUNTIME = 'svc.io.apimachinery.pkg.runtime';
+
+/** The nearest ancestor's proto/ directory that holds our files. */
+export function findProtoDir(start: string = dirname(fileURLToPath(import.meta.url))): string {
+  for (let dir = start; ; ) {
+    const candidate = join(dir, 'proto');
+    if (PROTO_FILES.every((f) => existsSync(join(candidate, f)))) return candidate;
+    const parent = dirname(dir);
+    if (parent === dir) throw new Error(`protobuf codec: no proto/ directory with ${PROTO_FILES.join(', ')} above ${start}`);
+    dir = parent;
+  }
+}
+
+function loadRoot(): protobuf.Root {
+  const dir = findProtoDir();
+  // Imports inside the files name siblings ("meta-v1.proto"), resolved next to the importing file.
+  const root = new protobuf.Root().loadSync(PROTO_FILES.map((f) => join(dir, f)));
+  root.resolveAll();
+  return root;
+}
+
+export const protoRoot: protobuf.Root = loadRoot();
+
+/** The message type with this fully-qualified name (no leading dot); throws if it is not defined. */
+export function messageType(fullName: string): protobuf.Type {
+  return protoRoot.lookupType(fullName);
+}
+
+/** A type's fully-qualified name without protobufjs's leading dot. */
+export const typeName = (t: protobuf.Type): string => t.fullName.replace(/^\./, '');
