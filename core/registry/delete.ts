@@ -50,18 +50,20 @@ function deleteOptionsOf(req: OpRequest): DeleteOptions {
   return opts;
 }
 
+/** upstream's BeforeDelete check, worded with the kind as the qualified resource as it does. */
 function checkPreconditions(rt: ResourceType, name: string, o: DeleteOptions, live: LiveObject): void {
   const p = o.preconditions;
   if (!p) return;
   const meta = live.object.metadata;
+  const byKind = { group: rt.group, resource: rt.kind };
   if (p.uid !== undefined && p.uid !== meta.uid) {
-    throw errors.conflict(groupResourceOf(rt), name, `Precondition failed: UID in precondition: ${p.uid}, UID in object meta: ${meta.uid ?? ''}`);
+    throw errors.conflict(byKind, name, `the UID in the precondition (${p.uid}) does not match the UID in record (${meta.uid ?? ''}). The object might have been deleted and then recreated`);
   }
   if (p.resourceVersion !== undefined && p.resourceVersion !== meta.resourceVersion) {
     throw errors.conflict(
-      groupResourceOf(rt),
+      byKind,
       name,
-      `Precondition failed: ResourceVersion in precondition: ${p.resourceVersion}, ResourceVersion in object meta: ${meta.resourceVersion ?? ''}`,
+      `the ResourceVersion in the precondition (${p.resourceVersion}) does not match the ResourceVersion in record (${meta.resourceVersion ?? ''}). The object might have been modified`,
     );
   }
 }
