@@ -100,7 +100,7 @@ function explainInvalidItems<T>(objects: Partial<Record<'live' | 'new', JsonObje
 }
 
 /** Step: adjust recorded sets to fields whose merge type changed between granular and atomic. */
-export function reconcileManagers(managers: ManagerSets, schema: Schema): ManagerSets {
+function reconcileManagers(managers: ManagerSets, schema: Schema): ManagerSets {
   let out: ManagerSets | undefined;
   for (const [key, vs] of managers) {
     const reconciled = reconcileWithSchema(vs.set, schema);

@@ -18,7 +18,7 @@ export function jsonKind(v: JsonValue): JsonKind {
 }
 
 /** Number of keys whose value is defined. */
-export function definedSize(o: JsonObject): number {
+function definedSize(o: JsonObject): number {
   let n = 0;
   for (const k in o) if (o[k] !== undefined) n++;
   return n;

@@ -122,7 +122,7 @@ export function comparePE(a: PathElement, b: PathElement): number {
 }
 
 /** value.ToString: how a key or set value is printed inside a path. */
-export function valueText(v: JsonValue): string {
+function valueText(v: JsonValue): string {
   if (v === null) return 'null';
   if (typeof v === 'number') return goNumber(v);
   if (typeof v === 'string') return goQuote(v);

@@ -9,4 +9,3 @@ export { mergeValues } from './typed-merge.js';
 export { type Comparison, compareValues, isSame } from './typed-compare.js';
 export { removeItems } from './typed-remove.js';
 export { ensureNamedFieldsAreMembers, reconcileWithSchema } from './set-schema.js';
-export { deepEqual as valuesEqual } from './json-values.js';

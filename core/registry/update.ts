@@ -36,6 +36,8 @@ export interface GuaranteedUpdate {
   build(live: LiveObject): Promise<UpdatePlan> | UpdatePlan;
   /** What to do when the object does not exist (throws NotFound by default). */
   whenMissing?(): Promise<OpResult>;
+  /** A uid in the new object is a precondition (PUT); patches leave it to validation (immutable field). */
+  uidPrecondition?: boolean;
 }
 
 /** Validates a client-supplied resourceVersion precondition against the live revision. */
@@ -75,7 +77,7 @@ export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, pla
       throw errors.notFound(groupResourceOf(rt), req.name);
     }
     const { next, requiredRevision } = await plan.build(live);
-    checkUidPrecondition(rt, key, req.name, next, live);
+    if (plan.uidPrecondition) checkUidPrecondition(rt, key, req.name, next, live);
     checkPrecondition(rt, req.name, requiredRevision, live);
     const rev = live.kv.modRevision;
     try {
@@ -107,6 +109,7 @@ export async function update(ctx: RegistryContext, req: OpRequest): Promise<OpRe
   return guaranteedUpdate(ctx, req, {
     dryRun: opts.dryRun,
     warnings,
+    uidPrecondition: true,
     build: (live) => {
       const next = structuredClone(decoded);
       const requiredRevision = next.metadata.resourceVersion || undefined;

@@ -73,12 +73,12 @@ export function messageFromJson(type: protobuf.Type, json: unknown, path = ''): 
       continue;
     }
     if (field.map) {
-      if (!isPlainObject(v)) fail(at, 'an object', v);
-      const entries = Object.keys(v).sort(byUtf8).map((k) => [k, valueFromJson(field, v[k], `${at}[${k}]`)] as const);
+      const map = isPlainObject(v) ? v : fail(at, 'an object', v);
+      const entries = Object.keys(map).sort(byUtf8).map((k) => [k, valueFromJson(field, map[k], `${at}[${k}]`)] as const);
       out[field.name] = Object.fromEntries(entries);
     } else if (field.repeated) {
-      if (!Array.isArray(v)) fail(at, 'an array', v);
-      out[field.name] = (v as unknown[]).map((item, i) => valueFromJson(field, item, `${at}[${i}]`));
+      const items: unknown[] = Array.isArray(v) ? v : fail(at, 'an array', v);
+      out[field.name] = items.map((item, i) => valueFromJson(field, item, `${at}[${i}]`));
     } else {
       out[field.name] = valueFromJson(field, v, at);
     }
