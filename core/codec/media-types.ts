@@ -7,14 +7,15 @@
  */
 
 export type ResponseMediaType = 'application/json' | 'application/yaml';
-export type RequestMediaType = 'application/json' | 'application/yaml';
+export type RequestMediaType = 'application/json' | 'application/yaml' | 'application/vnd.svc.protobuf';
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
 /** Types an object or list can be written in, in upstream's preference order. */
 export const responseMediaTypes: readonly ResponseMediaType[] = ['application/json', 'application/yaml'];
 /** Types a watch stream can be written in (YAML has no stream framing upstream). */
 export const streamMediaTypes: readonly ResponseMediaType[] = ['application/json'];
-export const requestMediaTypes: readonly RequestMediaType[] = ['application/json', 'application/yaml'];
+/** Object bodies: JSON, YAML, and protobuf (also under upstream's own protobuf media type, which kubectl sends). */
+export const requestMediaTypes: readonly RequestMediaType[] = ['application/json', 'application/yaml', 'application/vnd.svc.protobuf'];
 
 export const patchMediaTypes: Readonly<Record<string, PatchType>> = {
   'application/json-patch+json': 'json',

@@ -77,15 +77,21 @@ export function decodeProtobufObject(body: Uint8Array): DecodedProtobufObject {
   const apiVersion = envelope.typeMeta?.apiVersion ?? '';
   const kind = envelope.typeMeta?.kind ?? '';
   if (!kind) throw new ProtobufDecodeError(`Object 'Kind' is missing in '${typeMetaGoSyntax(apiVersion, kind)}'`);
-  if (!apiVersion) throw new ProtobufDecodeError(`Object 'apiVersion' is missing in '${typeMetaGoSyntax(apiVersion, kind)}'`);
-  const type = messageTypeForKind(apiVersion, kind);
-  if (!type) {
-    throw new ProtobufDecodeError(`no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme "svc-apiserver"`);
+  try {
+    if (!apiVersion) throw new ProtobufDecodeError(`Object 'apiVersion' is missing in '${typeMetaGoSyntax(apiVersion, kind)}'`);
+    const type = messageTypeForKind(apiVersion, kind);
+    if (!type) {
+      throw new ProtobufDecodeError(`no kind ${JSON.stringify(kind)} is registered for version ${JSON.stringify(apiVersion)} in scheme "svc-apiserver"`);
+    }
+    const raw = envelope.raw ?? new Uint8Array(0);
+    const message = decodeWire(() => type.decode(raw)) as unknown as Record<string, unknown>;
+    const fields = messageToJson(type, message, embedded) as Record<string, unknown>;
+    return { apiVersion, kind, object: { kind, apiVersion, ...fields } };
+  } catch (e) {
+    // Errors past the envelope carry the kind it named (the outermost one, for embedded objects).
+    if (e instanceof ProtobufDecodeError) throw new ProtobufDecodeError(e.message, { apiVersion, kind });
+    throw e;
   }
-  const raw = envelope.raw ?? new Uint8Array(0);
-  const message = decodeWire(() => type.decode(raw)) as unknown as Record<string, unknown>;
-  const fields = messageToJson(type, message, embedded) as Record<string, unknown>;
-  return { apiVersion, kind, object: { kind, apiVersion, ...fields } };
 }
 
 function withMagic(message: Uint8Array): Uint8Array {

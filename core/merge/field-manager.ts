@@ -17,7 +17,7 @@ import { toApplyConflictError } from './conflicts.js';
 import { MergeError } from './errors.js';
 import type { FieldSet } from './field-set.js';
 import { cloneJson, deepEqual } from './json-values.js';
-import { type ManagedState, decodeManagedFields, decodeStoredManagedFields, sameAsStored, emptyManagedState, encodeManagedFields, isResetManagedFields } from './managed-fields.js';
+import { type ManagedState, decodeManagedFields, decodeStoredManagedFields, rememberManagedFields, sameAsStored, emptyManagedState, encodeManagedFields, isResetManagedFields } from './managed-fields.js';
 import { UNKNOWN_MANAGER } from './manager-name.js';
 import { type ManagerSets, managerKey } from './managers.js';
 import { stripMeta } from './strip-meta.js';
@@ -181,6 +181,7 @@ function withManagedFields(obj: JsonObject, live: ApiObject | null, state: Manag
   let entries = encodeManagedFields(state);
   const liveEntries = live?.metadata?.managedFields;
   if (objectUnchanged && liveEntries && sameEntriesIgnoringTime(entries, liveEntries)) entries = liveEntries.map((e) => ({ ...e }));
+  else rememberManagedFields(live?.metadata?.uid, entries, state);
   const meta = { ...((obj.metadata as JsonObject | undefined) ?? {}) };
   if (entries.length) meta.managedFields = entries as unknown as JsonObject[];
   else delete meta.managedFields;

@@ -47,21 +47,12 @@ function decodeSet(e: ManagedFieldsEntry): FieldSet {
   }
 }
 
-/**
- * Decoded entries of a stored object version. A stored object is identified by uid and
- * resourceVersion, so its managedFields decode once; the entries' headers and a fingerprint of their
- * trees are compared as well, in case a caller edited managedFields without a new resourceVersion.
- */
-const storedCache = new Map<string, { headers: string; state: ManagedState }>();
-const STORED_CACHE_LIMIT = 4096;
-
 const headersOf = (entries: readonly ManagedFieldsEntry[]): string =>
   entries.map((e) => `${e.manager}|${e.operation}|${e.apiVersion}|${e.time}|${e.subresource}|${e.fieldsType}|${shapeOf(e.fieldsV1)}`).join('\n');
 
 /**
  * A cheap fingerprint of a FieldsV1 tree (key count, and a hash over each key's length, middle and
- * last characters): with uid and resourceVersion it tells an edited or different tree from the
- * decoded one.
+ * last characters): tells an edited or different tree from the one decoded before.
  */
 function shapeOf(fields: JsonObject | undefined): string {
   let keys = 0;
@@ -80,17 +71,34 @@ function shapeOf(fields: JsonObject | undefined): string {
   return `${keys}:${h >>> 0}`;
 }
 
-export function decodeStoredManagedFields(meta: { uid?: string; resourceVersion?: string; managedFields?: ManagedFieldsEntry[] } | undefined): ManagedState {
+/**
+ * The latest decoded entries per object (by uid): what this process last wrote for an object, or
+ * decoded from it, so the next write to it does not decode again. A hit needs the entries' headers
+ * and a fingerprint of their trees to match, so an object changed elsewhere decodes afresh.
+ */
+const byObject = new Map<string, { headers: string; state: ManagedState }>();
+const BY_OBJECT_LIMIT = 1024;
+
+function remember(uid: string, headers: string, state: ManagedState): void {
+  byObject.delete(uid);
+  if (byObject.size >= BY_OBJECT_LIMIT) byObject.delete(byObject.keys().next().value!);
+  byObject.set(uid, { headers, state });
+}
+
+export function decodeStoredManagedFields(meta: { uid?: string; managedFields?: ManagedFieldsEntry[] } | undefined): ManagedState {
   const entries = meta?.managedFields;
-  if (!entries?.length || !meta?.uid || !meta.resourceVersion) return decodeManagedFields(entries);
-  const key = `${meta.uid}\u0000${meta.resourceVersion}`;
+  if (!entries?.length || !meta?.uid) return decodeManagedFields(entries);
   const headers = headersOf(entries);
-  const hit = storedCache.get(key);
+  const hit = byObject.get(meta.uid);
   if (hit && hit.headers === headers) return hit.state;
   const state = decodeManagedFields(entries);
-  if (storedCache.size >= STORED_CACHE_LIMIT) storedCache.delete(storedCache.keys().next().value!);
-  storedCache.set(key, { headers, state });
+  remember(meta.uid, headers, state);
   return state;
+}
+
+/** Records the entries just written for an object, decoded, for its next write. */
+export function rememberManagedFields(uid: string | undefined, entries: readonly ManagedFieldsEntry[], state: ManagedState): void {
+  if (uid && entries.length) remember(uid, headersOf(entries), state);
 }
 
 /** Whether entries sent with a write are, as far as a cheap look tells, the stored ones sent back. */

@@ -184,8 +184,10 @@ const simpleKey = /^k:\{"([A-Za-z0-9_.\-]+)":"([^"\\]*)"\}$/;
 function simpleKeyPE(s: string): PathElement | undefined {
   const m = simpleKey.exec(s);
   if (!m) return undefined;
-  const pe = keyPE([{ name: m[1]!, value: m[2]! }]);
-  return pe.id === s ? pe : undefined;
+  const value = m[2]!;
+  // Canonical only if encoding/json would write the value as it stands.
+  if (goJsonString(value).length !== value.length + 2) return undefined;
+  return { kind: 'key', fields: [{ name: m[1]!, value }], id: s };
 }
 
 function parseJson(text: string, key: string): JsonValue {

@@ -9,7 +9,8 @@ import type { Schema } from '../schema/schema.js';
 import { MergeError } from './errors.js';
 import { goV } from './go-format.js';
 import { type JsonObject, type JsonValue, cloneJson, isObject, jsonKind, putKey } from './json-values.js';
-import { mergeSlice, normalizeElementOrder, partitionMaps, partitionScalars, sliceElementKind } from './smp-lists.js';
+import { mergeSlice, sliceElementKind } from './smp-lists.js';
+import { normalizeElementOrder, partitionMaps, partitionScalars } from './smp-order.js';
 import { type PatchMeta, SchemaLookup, mainStrategy, smpErrors } from './smp-meta.js';
 
 const DIRECTIVE = '$patch';

@@ -128,9 +128,10 @@ function visitContainer(lhs: Side, rhs: Side, atom: Atom, level: Level): void {
   else visitMap(isObject(lhs) ? lhs : undefined, isObject(rhs) ? rhs : undefined, atom, level);
 }
 
-function record(level: Level, mark: Mark, below: Level | undefined, pe: () => PathElement): void {
+/** Records a child's changes in its parent's level; the child's path element is built only then. */
+function record(level: Level, mark: Mark, below: Level | undefined, field: string | null, list?: ListAtom, item?: JsonValue): void {
   if (mark === Mark.None && !below) return;
-  const p = pe();
+  const p = field !== null ? fieldPE(field) : requireItemPE(list!, item!);
   if (below) level.attach(below, p);
   level.mark(mark, p);
 }
@@ -141,7 +142,7 @@ function visitMap(l: JsonObject | undefined, r: JsonObject | undefined, atom: At
       const lv = l[k];
       if (lv === undefined) continue;
       const mark = compareNode(lv, r?.[k], childAtom(atom, k) ?? UNTYPED);
-      record(level, mark, takeFound(), () => fieldPE(k));
+      record(level, mark, takeFound(), k);
     }
   }
   if (r) {
@@ -149,7 +150,7 @@ function visitMap(l: JsonObject | undefined, r: JsonObject | undefined, atom: At
       const rv = r[k];
       if (rv === undefined || (l && l[k] !== undefined)) continue;
       const mark = compareNode(undefined, rv, childAtom(atom, k) ?? UNTYPED);
-      record(level, mark, takeFound(), () => fieldPE(k));
+      record(level, mark, takeFound(), k);
     }
   }
 }
@@ -198,20 +199,20 @@ function visitList(lhs: Side, rhs: Side, atom: ListAtom, level: Level): void {
       const lv = left.first.get(key);
       const rv = right.first.get(key);
       const mark = compareNode(lv, rv, itemAtom);
-      record(level, mark, takeFound(), () => requireItemPE(atom, (lv ?? rv)!));
+      record(level, mark, takeFound(), null, atom, (lv ?? rv)!);
       continue;
     }
     const ls = itemsOf(left, key);
     const rs = itemsOf(right, key);
-    const pe = (): PathElement => requireItemPE(atom, (ls[0] ?? rs[0])!);
+    const first = (ls[0] ?? rs[0])!;
     if (ls.length >= 2 && rs.length >= 2) {
-      if (ls.length !== rs.length || ls.some((v, i) => !deepEqual(v, rs[i]))) level.mark(Mark.Modified, pe());
+      if (ls.length !== rs.length || ls.some((v, i) => !deepEqual(v, rs[i]))) level.mark(Mark.Modified, requireItemPE(atom, first));
     } else if (ls.length >= 2) {
-      if (rs.length) record(level, compareNode(undefined, rs[0], itemAtom), takeFound(), pe);
-      level.mark(Mark.Removed, pe());
+      if (rs.length) record(level, compareNode(undefined, rs[0], itemAtom), takeFound(), null, atom, first);
+      level.mark(Mark.Removed, requireItemPE(atom, first));
     } else {
-      if (ls.length) record(level, compareNode(ls[0], undefined, itemAtom), takeFound(), pe);
-      level.mark(Mark.Added, pe());
+      if (ls.length) record(level, compareNode(ls[0], undefined, itemAtom), takeFound(), null, atom, first);
+      level.mark(Mark.Added, requireItemPE(atom, first));
     }
   }
 }

@@ -6,6 +6,7 @@
 import { errors } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
 import { decodeJson, JsonSyntaxError } from '../codec/json.js';
+import { decodeProtobufObject, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError } from '../codec/protobuf.js';
 import { contentTypeOf, requestMediaTypes } from '../codec/media-types.js';
 import { decodeYaml } from '../codec/yaml.js';
 import type { FieldValidation } from '../request/write-options.js';
@@ -27,7 +28,15 @@ export interface RawBody {
 }
 
 /** A body that is not JSON / YAML at all; the caller words the 400 for its context. */
-export class BodySyntaxError extends Error {}
+export class BodySyntaxError extends Error {
+  constructor(
+    message: string,
+    /** Set when the body named its kind before failing (protobuf envelopes). */
+    readonly typeMeta?: { apiVersion: string; kind: string },
+  ) {
+    super(message);
+  }
+}
 
 /** upstream's summary of a body in decode errors: up to 30 bytes, hex unless it looks like JSON. */
 function summarizeData(body: Uint8Array): string {
@@ -49,8 +58,17 @@ export function parseBody(body: Uint8Array, contentTypeHeader: string, accepted:
 }
 
 function parseBodyRaw(body: Uint8Array, contentTypeHeader: string, accepted: readonly string[]): RawBody {
-  const ct = contentTypeOf(contentTypeHeader) || 'application/json';
-  if (!accepted.includes(ct)) throw errors.unsupportedMediaType(ct, accepted);
+  const given = contentTypeOf(contentTypeHeader) || 'application/json';
+  const ct = isProtobufMediaType(given) ? PROTOBUF_MEDIA_TYPE : given;
+  if (!accepted.includes(ct)) throw errors.unsupportedMediaType(given, accepted);
+  if (ct === PROTOBUF_MEDIA_TYPE) {
+    try {
+      return { value: decodeProtobufObject(body).object, duplicates: [] };
+    } catch (e) {
+      if (e instanceof ProtobufDecodeError) throw new BodySyntaxError(e.message, e.typeMeta);
+      throw e;
+    }
+  }
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   try {
     if (ct === 'application/yaml') {
@@ -125,6 +143,10 @@ export function decodeObjectBody(body: Uint8Array, contentType: string, rt: Reso
   try {
     raw = parseBodyRaw(body, contentType, requestMediaTypes);
   } catch (e) {
+    if (e instanceof BodySyntaxError && e.typeMeta) {
+      const { apiVersion, kind } = e.typeMeta;
+      throw errors.badRequest(`${kind} in version ${JSON.stringify(apiVersion.slice(apiVersion.indexOf('/') + 1))} cannot be handled as a ${rt.kind}: ${e.message}`);
+    }
     if (e instanceof BodySyntaxError) throw errors.badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): ${e.message} (${summarizeData(body)})`);
     throw e;
   }

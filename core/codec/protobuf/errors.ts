@@ -3,9 +3,19 @@
  * it into a 400 / 415 in upstream's wording) and an object that cannot be written as protobuf.
  */
 
-/** A protobuf body that is malformed or names a type we do not serve; `message` is upstream-worded. */
+/**
+ * A protobuf body that is malformed or names a type we do not serve; `message` is upstream-worded.
+ * `typeMeta` is set once the envelope named a kind, so a caller can word the error as upstream does
+ * for a known kind (`X in version "v1" cannot be handled as a Y: ...`).
+ */
 export class ProtobufDecodeError extends Error {
   override readonly name = 'ProtobufDecodeError';
+  constructor(
+    message: string,
+    readonly typeMeta?: { apiVersion: string; kind: string },
+  ) {
+    super(message);
+  }
 }
 
 /** A JSON object that does not fit the protobuf message of its kind (a bug or an unserved kind). */
