@@ -18,11 +18,12 @@ export interface ManagedState {
 
 export const emptyManagedState = (): ManagedState => ({ sets: new Map(), times: new Map() });
 
-// Sets are immutable, so the FieldsV1 object a set was decoded from (or encoded to) can be written
-// again for it unchanged.
+// Sets are immutable, so the FieldsV1 object a set was encoded to (or decoded from, when it came
+// from storage, where only this encoder writes) can be written again for it unchanged.
 const encodedAs = new WeakMap<FieldSet, JsonObject>();
 
-export function decodeManagedFields(entries: readonly ManagedFieldsEntry[] | undefined | null): ManagedState {
+/** `stored`: the entries come from storage, already in canonical form, so their trees can be reused. */
+export function decodeManagedFields(entries: readonly ManagedFieldsEntry[] | undefined | null, stored = false): ManagedState {
   const state = emptyManagedState();
   (entries ?? []).forEach((e, i) => {
     if (e.operation !== 'Apply' && e.operation !== 'Update') throw new MergeError('operation must be `Apply` or `Update`', 500);
@@ -30,17 +31,17 @@ export function decodeManagedFields(entries: readonly ManagedFieldsEntry[] | und
     if (!e.fieldsType) throw new MergeError(`missing fieldsType in managed fields entry ${i}`, 500);
     if (e.fieldsType !== 'FieldsV1') throw new MergeError(`invalid fieldsType "${e.fieldsType}" in managed fields entry ${i}`, 500);
     const key = managerKey({ manager: e.manager ?? '', operation: e.operation, apiVersion: e.apiVersion, subresource: e.subresource ?? '' });
-    state.sets.set(key, { set: decodeSet(e), apiVersion: e.apiVersion, applied: e.operation === 'Apply' });
+    state.sets.set(key, { set: decodeSet(e, stored), apiVersion: e.apiVersion, applied: e.operation === 'Apply' });
     state.times.set(key, e.time ?? undefined);
   });
   return state;
 }
 
-function decodeSet(e: ManagedFieldsEntry): FieldSet {
+function decodeSet(e: ManagedFieldsEntry, stored: boolean): FieldSet {
   const fields = e.fieldsV1 ?? {};
   try {
     const set = decodeFieldsV1(fields);
-    encodedAs.set(set, fields);
+    if (stored) encodedAs.set(set, fields);
     return set;
   } catch (err) {
     throw new MergeError(`error decoding versioned set from ${JSON.stringify(e)}: error decoding set: ${(err as Error).message}`, 500);
@@ -87,11 +88,11 @@ function remember(uid: string, headers: string, state: ManagedState): void {
 
 export function decodeStoredManagedFields(meta: { uid?: string; managedFields?: ManagedFieldsEntry[] } | undefined): ManagedState {
   const entries = meta?.managedFields;
-  if (!entries?.length || !meta?.uid) return decodeManagedFields(entries);
+  if (!entries?.length || !meta?.uid) return decodeManagedFields(entries, true);
   const headers = headersOf(entries);
   const hit = byObject.get(meta.uid);
   if (hit && hit.headers === headers) return hit.state;
-  const state = decodeManagedFields(entries);
+  const state = decodeManagedFields(entries, true);
   remember(meta.uid, headers, state);
   return state;
 }

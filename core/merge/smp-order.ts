@@ -31,7 +31,7 @@ export function partitionMaps(list: JsonValue[], by: JsonValue[], mergeKey: stri
   return out;
 }
 
-export function findByKey(list: JsonValue[], mergeKey: string, value: JsonValue): number {
+function findByKey(list: JsonValue[], mergeKey: string, value: JsonValue): number {
   for (let i = 0; i < list.length; i++) {
     const item = list[i]!;
     if (!isObject(item)) throw smpErrors.plain(`value for key ${i} is not a map`);

@@ -46,7 +46,7 @@ function config(tag: number): ApiObject {
     name: `c${c}`,
     image: `registry.example.com/team/app-${c}:v${tag}`,
     args: ['--verbose', '--port=8080', `--instance=${c}`],
-    env: Array.from({ length: 8 }, (_, i) => ({ name: `ENV_${c}_${i}`, value: `value-${c}-${i}-some-longer-text` })),
+    env: Array.from({ length: 12 }, (_, i) => ({ name: `ENV_${c}_${i}`, value: `value-${c}-${i}-some-longer-text` })),
     ports: [
       { name: 'http', containerPort: 8080 + c, protocol: 'TCP' },
       { name: 'metrics', containerPort: 9090 + c, protocol: 'TCP' },
@@ -57,7 +57,7 @@ function config(tag: number): ApiObject {
   return {
     apiVersion: 'apps/v1',
     kind: 'Deployment',
-    metadata: { name: 'web', namespace: 'default', labels: { app: 'web', tier: 'frontend', team: 'a' }, annotations: { note: 'x'.repeat(200) } },
+    metadata: { name: 'web', namespace: 'default', labels: { app: 'web', tier: 'frontend', team: 'a' }, annotations: { note: 'x'.repeat(1100) } },
     spec: {
       replicas: 3,
       selector: { matchLabels: { app: 'web' } },
@@ -102,19 +102,34 @@ function bench<T>(label: string, inputs: () => T, fn: (input: T) => void): void 
   console.log(`${label.padEnd(52)} ${best.toFixed(1)} µs/op`);
 }
 
-const copy = <T>(v: T): T => JSON.parse(JSON.stringify(v)) as T;
 const applyOpts = { ...base, manager: 'kubectl', force: true, now: now(3) };
 const cfgText = [JSON.stringify(config(0)), JSON.stringify(config(1))];
 const liveText = JSON.stringify(live);
-const put = copy(live);
-(put.metadata.labels as Record<string, string>).extra = 'y';
-const putText = JSON.stringify(put);
 const parse = (t: string): ApiObject => JSON.parse(t) as ApiObject;
 
-console.log(`object ${size} bytes (${JSON.stringify(live.metadata.managedFields).length} of them managedFields), managers: ${managers}`);
-bench('apply, no change (re-apply same config)', () => [parse(liveText), parse(cfgText[0]!)] as const, ([l, c]) => applyPatch(l, c, applyOpts));
-bench('apply, image tags changed', () => [parse(liveText), parse(cfgText[1]!)] as const, ([l, c]) => applyPatch(l, c, applyOpts));
-bench('update (PUT bookkeeping), one label changed', () => [parse(liveText), parse(putText)] as const, ([l, p]) =>
-  updateManagedFields(l, p, { ...base, manager: 'kubectl-edit', now: now(4) }),
-);
+console.log(`object ${size - JSON.stringify(live.metadata.managedFields).length} bytes + ${JSON.stringify(live.metadata.managedFields).length} bytes of managedFields, managers: ${managers}`);
+
+/** A stored copy of `o` at a new resourceVersion, as the next request reads it from storage. */
+let rv = 100;
+const storedCopy = (o: ApiObject, uid = 'u1'): ApiObject => {
+  const c = parse(JSON.stringify(o));
+  c.metadata.resourceVersion = String(rv++);
+  c.metadata.uid = uid;
+  return c;
+};
+
+// Each request reads the object the previous one stored.
+let current = live;
+bench('apply, same config again (no-op)', () => [storedCopy(current), parse(cfgText[0]!)] as const, ([l, c]) => (current = applyPatch(l, c, applyOpts)));
+let i = 0;
+bench('apply, image tags changed every time', () => [storedCopy(current), parse(cfgText[i++ % 2]!)] as const, ([l, c]) => (current = applyPatch(l, c, applyOpts)));
+let n = 0;
+bench('apply to an object not seen before (cold decode)', () => [storedCopy(live, `cold-${n++}`), parse(cfgText[1]!)] as const, ([l, c]) => applyPatch(l, c, applyOpts));
+let j = 0;
+bench('update (PUT bookkeeping), a label changed every time', () => {
+  const l = storedCopy(current);
+  const p = parse(JSON.stringify(l));
+  (p.metadata.labels as Record<string, string>).extra = String(j++);
+  return [l, p] as const;
+}, ([l, p]) => (current = updateManagedFields(l, p, { ...base, manager: 'kubectl-edit', now: now(4) })));
 bench('JSON.parse of the object (for scale)', () => liveText, (t) => JSON.parse(t));

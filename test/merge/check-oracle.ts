@@ -49,11 +49,12 @@ function runOracle(input: object): { steps: StepOut[] } {
 }
 
 /** What the scenario asserts, in the oracle's shape. */
-function expected(sc: Scenario): { object: unknown; managedFields: unknown; conflicts: unknown[] } {
+function expected(sc: Scenario): { object: unknown; managedFields: unknown; conflicts: unknown[]; errors: (string | undefined)[] } {
   return {
     object: sc.expectObject,
     managedFields: sc.expectManaged,
     conflicts: sc.steps.map((st) => st.expectConflicts ?? []),
+    errors: sc.steps.map((st) => st.expectError),
   };
 }
 
@@ -64,6 +65,8 @@ function compare(label: string, got: StepOut[], want: ReturnType<typeof expected
   if (!isDeepStrictEqual(last.managedFields, want.managedFields)) problems.push(`${label} managedFields ${JSON.stringify(last.managedFields)}`);
   got.forEach((s, i) => {
     if (!isDeepStrictEqual(s.conflicts, want.conflicts[i])) problems.push(`${label} step ${i + 1} conflicts ${JSON.stringify(s.conflicts)}`);
+    const error = want.errors[i];
+    if (error !== undefined && s.error !== error) problems.push(`${label} step ${i + 1} error ${JSON.stringify(s.error)}`);
   });
   return problems;
 }
@@ -77,7 +80,7 @@ function main(): void {
     const name = slug(sc.name);
     writeFileSync(join(casesDir, `${name}.in.json`), `${JSON.stringify(input, null, 2)}\n`);
     const oracle = runOracle(input);
-    writeFileSync(join(casesDir, `${name}.smd${smdVersion}.out.json`), `${JSON.stringify(oracle, null, 2)}\n`);
+    writeFileSync(join(casesDir, `${name}.smd${smdVersion}.out.json`), `{"steps": [\n${oracle.steps.map((st) => JSON.stringify(st)).join(',\n')}\n]}\n`);
     const ours = runSteps(sc.schema, sc.steps);
     const want = expected(sc);
     const problems = [...compare('oracle', oracle.steps, want), ...compare('ours', ours, want)];

@@ -1,3 +1,7 @@
+/**
+ * Path elements, the FieldSet trie and the FieldsV1 encoding: upstream's key text and ordering, round
+ * trips of upstream-encoded samples, and the set algebra the apply core relies on.
+ */
 import t from 'tap';
 import type { JsonObject } from '../../core/api/types.js';
 import { MergeError } from '../../core/merge/errors.js';

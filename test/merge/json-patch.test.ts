@@ -1,3 +1,7 @@
+/**
+ * JSON Patch (RFC 6902) as the API server applies it: every operation, upstream's quirks and the exact
+ * error messages and statuses.
+ */
 import t from 'tap';
 import type { JsonValue } from '../../core/api/types.js';
 import { MergeError } from '../../core/merge/errors.js';

@@ -1,3 +1,7 @@
+/**
+ * JSON merge patch (RFC 7386) as the API server applies it, including upstream's null pruning and the
+ * 400s for patches that are not objects.
+ */
 import t from 'tap';
 import type { JsonValue } from '../../core/api/types.js';
 import { MergeError } from '../../core/merge/errors.js';

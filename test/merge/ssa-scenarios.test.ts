@@ -1,3 +1,7 @@
+/**
+ * Runs the SSA scenarios (ssa-scenarios.ts) through the core and checks every step's conflicts or
+ * error and the final object and managed fields against the oracle-confirmed expectations.
+ */
 import t from 'tap';
 import { runSteps } from './support/scenario.js';
 import { scenarios } from './ssa-scenarios.js';

@@ -62,12 +62,12 @@ export function runSteps(initialSchema: Schema, steps: readonly Step[]): StepOut
     try {
       if (st.op === 'apply') {
         const key = managerKey({ manager: st.manager, operation: 'Apply' });
-        const r = apply(live, st.object, version, managers, key, st.force ?? false, { schema });
+        const r = apply(live, st.object, { manager: key, apiVersion: version, managers, force: st.force ?? false }, { schema });
         live = r.object;
         managers = r.managers;
       } else {
         const key = managerKey({ manager: st.manager, operation: 'Update', apiVersion: version });
-        managers = update(live, st.object, version, managers, key, { schema });
+        managers = update(live, st.object, { manager: key, apiVersion: version, managers }, { schema });
         live = st.object;
       }
     } catch (e) {
