@@ -5,8 +5,23 @@
 import { type ApiObject, nowRFC3339 } from '../api/types.js';
 import { updateManagedFields } from '../merge/field-manager.js';
 import { managerOrUserAgent } from '../merge/manager-name.js';
+import { FieldSet } from '../merge/field-set.js';
+import { fieldPE } from '../merge/path-element.js';
 import type { OpRequest } from './context.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
+
+const resetSets = new WeakMap<ResourceType, Map<string, FieldSet | undefined>>();
+
+/** The reset fields of `rt` through `subresource` as a field set (built once per endpoint). */
+export function resetFieldsOf(rt: ResourceType, subresource: string): FieldSet | undefined {
+  let m = resetSets.get(rt);
+  if (!m) resetSets.set(rt, (m = new Map()));
+  if (!m.has(subresource)) {
+    const names = rt.resetFields?.[subresource];
+    m.set(subresource, names?.length ? FieldSet.of(...names.map((n) => [fieldPE(n)])) : undefined);
+  }
+  return m.get(subresource);
+}
 
 export interface TrackOptions {
   fieldManager: string;
@@ -15,11 +30,13 @@ export interface TrackOptions {
 
 /** Records `next` as written by the request's manager; never fails on ownership conflicts. */
 export function trackUpdate(rt: ResourceType, live: ApiObject | null, next: ApiObject, req: OpRequest, o: TrackOptions): ApiObject {
+  const resetFields = resetFieldsOf(rt, req.subresource);
   return updateManagedFields(live, next, {
     manager: managerOrUserAgent(o.fieldManager, req.userAgent),
     apiVersion: apiVersionOf(rt),
     now: nowRFC3339(o.now),
     schema: rt.schema,
     ...(req.subresource ? { subresource: req.subresource } : {}),
+    ...(resetFields ? { resetFields } : {}),
   });
 }

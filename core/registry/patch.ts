@@ -10,6 +10,7 @@ import type { ApiObject, JsonObject, JsonValue } from '../api/types.js';
 import { nowRFC3339 } from '../api/types.js';
 import { contentTypeOf, patchMediaTypes, type PatchType } from '../codec/media-types.js';
 import { ApplyConflictError, MergeError } from '../merge/errors.js';
+import type { FieldSet } from '../merge/field-set.js';
 import { conflictCauses } from '../merge/conflicts.js';
 import { applyPatch, updateManagedFields } from '../merge/field-manager.js';
 import { applyJsonPatch } from '../merge/json-patch.js';
@@ -20,11 +21,12 @@ import { writeOptionsFromQuery, type WriteOptions } from '../request/write-optio
 import { decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
+import { resetFieldsOf } from './managed-fields.js';
 import { applyFieldValidation, checkTypeMeta, parseBody, type RawBody, withTypeMetaFirst } from './decode.js';
 import { checkName, ensureNamespace } from './lifecycle.js';
 import type { LiveObject } from './objects.js';
 import { apiVersionOf, groupKindOf, type ResourceType } from './resource-type.js';
-import { guaranteedUpdate, prepareUpdate } from './update.js';
+import { checkPrecondition, guaranteedUpdate, prepareUpdate } from './update.js';
 
 /** Patch bodies are JSON except apply, which is YAML (JSON is YAML). */
 const patchBodyType = (t: PatchType): string => (t === 'apply' ? 'application/yaml' : 'application/json');
@@ -95,7 +97,15 @@ export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpRes
   const warnings: string[] = [];
   const manager = managerOrUserAgent(o.fieldManager, req.userAgent);
   const now = () => nowRFC3339(ctx.now());
-  const base = { manager, apiVersion: apiVersionOf(rt), now: now(), schema: rt.schema, ...(req.subresource ? { subresource: req.subresource } : {}) };
+  const resetFields = resetFieldsOf(rt, req.subresource);
+  const base = {
+    manager,
+    apiVersion: apiVersionOf(rt),
+    now: now(),
+    schema: rt.schema,
+    ...(req.subresource ? { subresource: req.subresource } : {}),
+    ...(resetFields ? { resetFields } : {}),
+  };
   try {
     if (t === 'apply') return await applyOp(ctx, req, body, o, warnings, base);
     return await guaranteedUpdate(ctx, req, {
@@ -105,10 +115,13 @@ export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpRes
         const patched = typedPatched(rt, ctx, patchedObject(rt, t, liveDocument(rt, live), body.value), body.duplicates, o, warnings);
         checkName(patched, req.name, rt.namespaced ? req.namespace : '');
         ensureNamespace(patched, rt, req.namespace);
-        const requiredRevision = patched.metadata.resourceVersion || undefined;
+        // the live resourceVersion rides along in the patched document; only a different one is the client's precondition
+        const sent = patched.metadata.resourceVersion || undefined;
+        const requiredRevision = sent === String(live.kv.modRevision) ? undefined : sent;
+        checkPrecondition(rt, req.name, sent ?? String(live.kv.modRevision), live);
         delete patched.metadata.resourceVersion;
         const next = prepareUpdate(ctx, req, rt, patched, live.object, o.fieldManager, warnings, undefined, (old, n) => updateManagedFields(old, n, { ...base, now: now() }));
-        return { next, requiredRevision: requiredRevision ?? String(live.kv.modRevision) };
+        return { next, requiredRevision };
       },
     });
   } catch (e) {
@@ -123,7 +136,7 @@ async function applyOp(
   body: RawBody,
   o: WriteOptions,
   warnings: string[],
-  base: { manager: string; apiVersion: string; now: string; schema: ResourceType['schema']; subresource?: string },
+  base: { manager: string; apiVersion: string; now: string; schema: ResourceType['schema']; subresource?: string; resetFields?: FieldSet },
 ): Promise<OpResult> {
   const rt = req.rt;
   const v = body.value;
@@ -141,10 +154,12 @@ async function applyOp(
     dryRun: o.dryRun,
     warnings,
     build: (live) => {
+      const requiredRevision = typed.metadata?.resourceVersion || undefined;
+      checkPrecondition(rt, req.name, requiredRevision ?? String(live.kv.modRevision), live);
       const merged = applyPatch(live.object, typed, applyOpts);
       delete merged.metadata.resourceVersion;
       const next = prepareUpdate(ctx, req, rt, merged, live.object, o.fieldManager, warnings, undefined, (_old, n) => n);
-      return { next, requiredRevision: typed.metadata?.resourceVersion || String(live.kv.modRevision) };
+      return { next, requiredRevision };
     },
     whenMissing: async () => {
       if (req.subresource) throw errors.notFound({ group: rt.group, resource: rt.plural }, req.name);

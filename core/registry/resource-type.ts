@@ -107,6 +107,12 @@ export interface ResourceType {
     twoPhase?: boolean;
   };
 
+  /**
+   * Top-level fields a write through an endpoint ('' for the main resource, or a subresource name)
+   * never changes and so never owns (upstream's reset fields): e.g. status on the main resource.
+   */
+  resetFields?: Readonly<Record<string, readonly string[]>>;
+
   /** PUT on a missing object creates it (upstream's AllowCreateOnUpdate; e.g. events, leases). */
   allowCreateOnUpdate?: boolean;
   /**

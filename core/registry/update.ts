@@ -36,8 +36,6 @@ export interface GuaranteedUpdate {
   build(live: LiveObject): Promise<UpdatePlan> | UpdatePlan;
   /** What to do when the object does not exist (throws NotFound by default). */
   whenMissing?(): Promise<OpResult>;
-  /** A uid in the new object is a precondition (PUT); patches leave it to validation (immutable field). */
-  uidPrecondition?: boolean;
 }
 
 /** Validates a client-supplied resourceVersion precondition against the live revision. */
@@ -56,7 +54,7 @@ export function checkPrecondition(rt: ResourceType, name: string, required: stri
 }
 
 /** A uid in the sent object is a precondition on the stored one (upstream's updated-object preconditions). */
-function checkUidPrecondition(rt: ResourceType, key: string, name: string, next: ApiObject, live: LiveObject): void {
+export function checkUidPrecondition(rt: ResourceType, key: string, name: string, next: ApiObject, live: LiveObject): void {
   const want = next.metadata.uid;
   const have = live.object.metadata.uid;
   if (!want || want === have) return;
@@ -76,9 +74,8 @@ export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, pla
       if (plan.whenMissing) return plan.whenMissing();
       throw errors.notFound(groupResourceOf(rt), req.name);
     }
+    // builders check preconditions themselves, before validation, as upstream does
     const { next, requiredRevision } = await plan.build(live);
-    if (plan.uidPrecondition) checkUidPrecondition(rt, key, req.name, next, live);
-    checkPrecondition(rt, req.name, requiredRevision, live);
     const rev = live.kv.modRevision;
     try {
       if (shouldDeleteDuringUpdate(rt, next)) {
@@ -106,13 +103,15 @@ export async function update(ctx: RegistryContext, req: OpRequest): Promise<OpRe
   checkName(decoded, req.name, rt.namespaced ? req.namespace : '');
   ensureNamespace(decoded, rt, req.namespace);
   const sub = req.subresource ? rt.subresources?.[req.subresource] : undefined;
+  const key = objectKey(rt, req.namespace, req.name);
   return guaranteedUpdate(ctx, req, {
     dryRun: opts.dryRun,
     warnings,
-    uidPrecondition: true,
     build: (live) => {
       const next = structuredClone(decoded);
       const requiredRevision = next.metadata.resourceVersion || undefined;
+      checkUidPrecondition(rt, key, req.name, next, live);
+      checkPrecondition(rt, req.name, requiredRevision, live);
       delete next.metadata.resourceVersion;
       return { next: prepareUpdate(ctx, req, rt, next, live.object, opts.fieldManager, warnings, sub), requiredRevision };
     },

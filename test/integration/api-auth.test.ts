@@ -3,14 +3,26 @@
  * authorization (--authorization-mode AlwaysAllow / AlwaysDeny, system:masters always allowed), with
  * upstream's 401 and 403 Status bodies.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { ensureGeneratedTls, issueClientCert } from '../../core/server/certs.js';
 import { union } from '../../core/authn/authenticator.js';
 import { tokenFileAuthenticator } from '../../core/authn/token-file.js';
-import { ALICE_TOKEN, BOB_TOKEN, startServer, tempDir } from '../helpers/server.js';
+import { ALICE_TOKEN, BOB_TOKEN, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { Client, type Response } from '../helpers/client.js';
+
+const made: string[] = [];
+/** A temp dir removed when this file's tests are done. */
+const tmp = (prefix?: string): string => {
+  const d = tempDir(prefix);
+  made.push(d);
+  return d;
+};
+t.teardown(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = any;
@@ -26,6 +38,42 @@ function expectStatus(tt: Test, r: Response, code: number, reason: string, messa
   else if (message) tt.match(r.json?.message, message, 'Status.message');
 }
 
+const TLS_FILES = ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key'];
+let tlsTemplate: string | undefined;
+/** A data dir pre-seeded with one set of generated certificates (RSA key generation is the slow part of a first start). */
+function seededDir(prefix = 'svc-test-'): string {
+  if (!tlsTemplate) {
+    tlsTemplate = tmp('svc-tls-');
+    ensureGeneratedTls(tlsTemplate, '127.0.0.1', 0);
+  }
+  const dir = tmp(prefix);
+  for (const f of TLS_FILES) copyFileSync(join(tlsTemplate, f), join(dir, f));
+  return dir;
+}
+
+/** startServer on a seeded data dir, removed again on stop. */
+async function startSeeded(flags: string[] = []): Promise<TestServer> {
+  const dir = seededDir();
+  const s = await startServer(flags, dir);
+  return {
+    ...s,
+    async stop() {
+      await s.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+let foreign: string | undefined;
+/** A second, unrelated CA (generated once). */
+function foreignCA(): string {
+  if (!foreign) {
+    foreign = tmp('svc-other-ca-');
+    ensureGeneratedTls(foreign, '127.0.0.1', 0);
+  }
+  return foreign;
+}
+
 const CM = '/api/v1/namespaces/default/configmaps';
 const clients: Client[] = [];
 const track = (c: Client): Client => (clients.push(c), c);
@@ -35,7 +83,7 @@ t.teardown(() => {
 });
 
 t.test('AlwaysAllow (default) with anonymous enabled', async (t) => {
-  const s = await startServer();
+  const s = await startSeeded();
   t.teardown(() => s.stop());
 
   t.test('anonymous requests are allowed by AlwaysAllow', async (t) => {
@@ -66,9 +114,7 @@ t.test('AlwaysAllow (default) with anonymous enabled', async (t) => {
   }
 
   t.test('a client certificate from an unknown CA is 401', async (t) => {
-    const other = tempDir('svc-other-ca-');
-    ensureGeneratedTls(other, '127.0.0.1', 0);
-    const cert = issueClientCert(other, 'mallory', ['system:masters']);
+    const cert = issueClientCert(foreignCA(), 'mallory', ['system:masters']);
     const cl = track(new Client({ url: s.url, ca: s.ca, ...cert }));
     const r = await cl.get(CM);
     expectStatus(t, r, 401, 'Unauthorized', 'Unauthorized');
@@ -102,7 +148,7 @@ t.test('AlwaysAllow (default) with anonymous enabled', async (t) => {
 });
 
 t.test('--anonymous-auth=false', async (t) => {
-  const s = await startServer(['--anonymous-auth=false']);
+  const s = await startSeeded(['--anonymous-auth=false']);
   t.teardown(() => s.stop());
 
   const paths = [CM, '/api/v1/namespaces', '/apis/storage.svc.io/v1/csidrivers', '/version', '/api', '/healthz', '/readyz', '/livez', '/nothing/here'];
@@ -129,7 +175,7 @@ t.test('--anonymous-auth=false', async (t) => {
 });
 
 t.test('--authorization-mode=AlwaysDeny', async (t) => {
-  const s = await startServer(['--authorization-mode=AlwaysDeny']);
+  const s = await startSeeded(['--authorization-mode=AlwaysDeny']);
   t.teardown(() => s.stop());
   const bob = track(s.anon.with({ token: BOB_TOKEN }));
   const alice = track(s.anon.with({ token: ALICE_TOKEN }));
@@ -299,11 +345,10 @@ t.test('--authorization-mode=AlwaysDeny', async (t) => {
 });
 
 t.test('--client-ca-file names the CA that client certificates are checked against', async (t) => {
-  const other = tempDir('svc-client-ca-');
-  ensureGeneratedTls(other, '127.0.0.1', 0);
+  const other = foreignCA();
   const caFile = join(other, 'client-ca.crt');
   writeFileSync(caFile, readFileSync(join(other, 'ca.crt')));
-  const s = await startServer([`--client-ca-file=${caFile}`, '--authorization-mode=AlwaysDeny']);
+  const s = await startSeeded([`--client-ca-file=${caFile}`, '--authorization-mode=AlwaysDeny']);
   t.teardown(() => s.stop());
   const fromClientCA = track(new Client({ url: s.url, ca: s.ca, ...issueClientCert(other, 'erin', ['system:masters']) }));
   t.equal((await fromClientCA.get(CM)).status, 200, 'certificate from --client-ca-file authenticates (and O=system:masters is honoured)');
@@ -315,7 +360,7 @@ t.test('--client-ca-file names the CA that client certificates are checked again
 });
 
 t.test('token file identities carry their groups plus system:authenticated', async (t) => {
-  const dir = tempDir('svc-tokens-');
+  const dir = tmp('svc-tokens-');
   const file = join(dir, 'tokens.csv');
   writeFileSync(file, ['tok-a,alice,uid-a,"dev,qa"', 'tok-b,bob,uid-b', 'tok-c,carl,uid-c,ops'].join('\n') + '\n');
   const authn = union([tokenFileAuthenticator(file)]);

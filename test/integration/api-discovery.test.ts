@@ -1,7 +1,7 @@
 /**
  * Discovery: /api, /api/v1, /apis, /apis/<group>, /apis/<group>/<version> (APIResourceList with kind,
- * namespaced, verbs, singularName, shortNames), /version, /openapi/v3, and Table output
- * (meta.svc.io/v1) for list and get.
+ * namespaced, verbs, singularName, shortNames), /version and /openapi/v3. (Table output belongs to
+ * the list/watch capability and is tested in listwatch-*-table tests.)
  */
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
@@ -151,47 +151,4 @@ t.test('/openapi/v3', async (t) => {
   t.ok(csi.json.paths['/apis/storage.svc.io/v1/csidrivers/{name}'], 'csidrivers item path');
   const core = await s.anon.get(idx.json.paths['api/v1'].serverRelativeURL);
   t.ok(core.json.paths['/api/v1/namespaces/{namespace}/configmaps'], 'configmaps path');
-});
-
-t.test('Table output (meta.svc.io/v1)', async (t) => {
-  const TABLE = 'application/json;as=Table;g=meta.svc.io;v=v1';
-  await s.admin.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'tbl' }, data: { a: '1', b: '2' } });
-  await s.admin.post('/apis/storage.svc.io/v1/csidrivers', { metadata: { name: 'tbl.csi' }, spec: { podInfoOnMount: true } });
-
-  t.test('configmaps list: Name, Data, Age', async (t) => {
-    const r = await s.admin.get('/api/v1/namespaces/default/configmaps', { accept: `${TABLE}, application/json` });
-    t.equal(r.status, 200);
-    t.equal(r.json.kind, 'Table');
-    t.equal(r.json.apiVersion, 'meta.svc.io/v1');
-    t.same(
-      r.json.columnDefinitions.map((c: Obj) => c.name),
-      ['Name', 'Data', 'Age'],
-    );
-    const row = r.json.rows.find((x: Obj) => x.cells[0] === 'tbl');
-    t.ok(row, 'row for the object');
-    t.equal(row?.cells[1], 2, 'Data counts the keys');
-    t.equal(row?.object?.kind, 'PartialObjectMetadata', 'row object is metadata by default');
-    t.equal(r.headers['content-type']?.split(';')[0], 'application/json');
-  });
-
-  t.test('csidrivers list columns', async (t) => {
-    const r = await s.admin.get('/apis/storage.svc.io/v1/csidrivers', { accept: TABLE });
-    t.equal(r.status, 200);
-    t.same(
-      r.json.columnDefinitions.map((c: Obj) => c.name),
-      ['Name', 'AttachRequired', 'PodInfoOnMount', 'StorageCapacity', 'TokenRequests', 'RequiresRepublish', 'Modes', 'Age'],
-    );
-    const row = r.json.rows.find((x: Obj) => x.cells[0] === 'tbl.csi');
-    t.same(row?.cells.slice(0, 7), ['tbl.csi', true, true, false, '<unset>', false, 'Persistent']);
-  });
-
-  t.test('namespaces: Name, Status, Age', async (t) => {
-    const r = await s.admin.get('/api/v1/namespaces/default', { accept: TABLE });
-    t.equal(r.status, 200);
-    t.same(
-      r.json.columnDefinitions.map((c: Obj) => c.name),
-      ['Name', 'Status', 'Age'],
-    );
-    t.same(r.json.rows[0].cells.slice(0, 2), ['default', 'Active']);
-  });
 });

@@ -142,6 +142,7 @@ export const namespaces: ResourceType = {
     metadataAgeColumn,
   ],
   subresources: { status: statusSubresource, finalize: finalizeSubresource },
+  resetFields: { '': ['status'], status: ['spec'], finalize: ['status'] },
   deletion: {
     twoPhase: true,
     pending: (obj) => ((obj as Namespace).spec?.finalizers?.length ?? 0) > 0,

@@ -1,0 +1,166 @@
+/**
+ * Starting the binary: `npm start` runs bin/svc-apiserver; flags (--help, unknown flags, --bind-address,
+ * --secure-port, --workers default, --tls-cert-file / --tls-private-key-file); first-start credentials
+ * in --data-dir (CA, serving certificate for localhost and 127.0.0.1, admin.kubeconfig).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { X509Certificate } from 'node:crypto';
+import { copyFileSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { connect as tlsConnect } from 'node:tls';
+import { fileURLToPath } from 'node:url';
+import t from 'tap';
+import { ensureGeneratedTls } from '../../core/server/certs.js';
+import { Client } from '../helpers/client.js';
+import { ADMIN_TOKEN, binPath, freePort, spawnServer, tempDir, writeTokenFile } from '../helpers/server.js';
+
+const made: string[] = [];
+/** A temp dir removed when this file's tests are done. */
+const tmp = (prefix?: string): string => {
+  const d = tempDir(prefix);
+  made.push(d);
+  return d;
+};
+t.teardown(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+
+const TLS_FILES = ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key'];
+let tlsTemplate: string | undefined;
+/** A data dir pre-seeded with one set of generated certificates (RSA key generation is the slow part of a first start). */
+function seededDir(prefix = 'svc-test-'): string {
+  if (!tlsTemplate) {
+    tlsTemplate = tmp('svc-tls-');
+    ensureGeneratedTls(tlsTemplate, '127.0.0.1', 0);
+  }
+  const dir = tmp(prefix);
+  for (const f of TLS_FILES) copyFileSync(join(tlsTemplate, f), join(dir, f));
+  return dir;
+}
+
+interface Proc {
+  proc: ChildProcess;
+  out: () => string;
+  exit: Promise<number | null>;
+}
+
+function run(args: string[]): Proc {
+  const proc = spawn(process.execPath, [binPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exit = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  return { proc, out: () => out, exit };
+}
+
+async function untilServing(p: Proc, ms = 30000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!p.out().includes('serving on')) {
+    if (p.proc.exitCode !== null) throw new Error(`exited: ${p.out()}`);
+    if (Date.now() > end) throw new Error(`no serving line: ${p.out()}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function peerCert(port: number, servername: string, ca: string): Promise<X509Certificate> {
+  return new Promise((resolve, reject) => {
+    const s = tlsConnect({ host: '127.0.0.1', port, servername, ca, ALPNProtocols: ['http/1.1'] }, () => {
+      const der = s.getPeerCertificate().raw;
+      s.end();
+      resolve(new X509Certificate(der));
+    });
+    s.on('error', reject);
+  });
+}
+
+t.test('npm start runs the compiled bin/svc-apiserver', async (t) => {
+  const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8'));
+  t.equal(pkg.scripts.start, 'node dist/bin/svc-apiserver.js');
+  t.equal(pkg.bin['svc-apiserver'], 'dist/bin/svc-apiserver.js');
+  t.ok(existsSync(binPath), 'compiled binary exists');
+});
+
+t.test('--help prints the flags and exits 0', async (t) => {
+  const p = run(['--help']);
+  t.equal(await p.exit, 0);
+  for (const f of ['--secure-port', '--bind-address', '--data-dir', '--tls-cert-file', '--tls-private-key-file', '--client-ca-file', '--token-auth-file', '--anonymous-auth', '--authorization-mode', '--workers']) {
+    t.ok(p.out().includes(f), `${f} documented`);
+  }
+});
+
+t.test('bad flags exit non-zero with a message', async (t) => {
+  const cases: { args: string[]; message: RegExp }[] = [
+    { args: ['--nope=1'], message: /unknown flag: --nope/ },
+    { args: ['--secure-port=abc'], message: /--secure-port/ },
+    { args: ['--authorization-mode=AlwaysAllow,Bogus'], message: /Bogus/ },
+    { args: ['--workers=-1'], message: /--workers/ },
+  ];
+  const procs = cases.map((c) => run([`--data-dir=${tmp('svc-flags-')}`, ...c.args]));
+  for (let i = 0; i < cases.length; i++) {
+    const c = cases[i]!;
+    const code = await procs[i]!.exit;
+    t.not(code, 0, `${c.args.join(' ')} exits non-zero`);
+    t.match(procs[i]!.out(), c.message, `${c.args.join(' ')} message`);
+  }
+});
+
+t.test('first start: generated CA, serving certificate and admin.kubeconfig; default 2 workers', async (t) => {
+  const dataDir = tmp('svc-start-');
+  const port = await freePort();
+  const srv = await spawnServer(dataDir, port, ['--bind-address=127.0.0.1']);
+  t.teardown(() => srv.kill('SIGTERM'));
+  t.match(srv.output(), new RegExp(`serving on https://127\\.0\\.0\\.1:${port} \\(data in .*, 2 workers\\)`), 'serving line with the default of 2 workers');
+  for (const f of ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key', 'admin.kubeconfig']) t.ok(existsSync(join(dataDir, f)), `${f} written`);
+  for (const f of ['ca.key', 'apiserver.key', 'admin.key', 'admin.kubeconfig']) t.equal(statSync(join(dataDir, f)).mode & 0o077, 0, `${f} is private (0600)`);
+  const ca = readFileSync(join(dataDir, 'ca.crt'), 'utf8');
+  for (const name of ['localhost', '127.0.0.1']) {
+    const cert = await peerCert(port, name === 'localhost' ? 'localhost' : '', ca);
+    t.ok(name === 'localhost' ? cert.checkHost('localhost') : cert.checkIP('127.0.0.1'), `serving certificate valid for ${name}`);
+    t.ok(cert.verify(new X509Certificate(ca).publicKey), 'signed by the generated CA');
+  }
+  const kc = readFileSync(join(dataDir, 'admin.kubeconfig'), 'utf8');
+  t.ok(kc.includes(`server: https://127.0.0.1:${port}`), 'kubeconfig server URL');
+  t.equal((await srv.admin.get('/readyz')).status, 200);
+});
+
+t.test('--bind-address=0.0.0.0 writes a loopback address into admin.kubeconfig', async (t) => {
+  const dataDir = seededDir('svc-bind-');
+  const port = await freePort();
+  const srv = await spawnServer(dataDir, port, ['--bind-address=0.0.0.0']);
+  t.teardown(() => srv.kill('SIGTERM'));
+  t.ok(readFileSync(join(dataDir, 'admin.kubeconfig'), 'utf8').includes(`server: https://127.0.0.1:${port}`));
+  t.equal((await srv.admin.get('/livez')).status, 200, 'reachable on loopback');
+});
+
+t.test('--tls-cert-file / --tls-private-key-file serve the given certificate', async (t) => {
+  const certDir = seededDir('svc-given-tls-');
+  const dataDir = tmp('svc-given-data-');
+  const port = await freePort();
+  const p = run([
+    `--data-dir=${dataDir}`,
+    `--secure-port=${port}`,
+    `--token-auth-file=${writeTokenFile(dataDir)}`,
+    `--tls-cert-file=${join(certDir, 'apiserver.crt')}`,
+    `--tls-private-key-file=${join(certDir, 'apiserver.key')}`,
+  ]);
+  t.teardown(async () => {
+    if (p.proc.exitCode === null) {
+      p.proc.kill('SIGTERM');
+      await p.exit;
+    }
+  });
+  await untilServing(p);
+  const ca = readFileSync(join(certDir, 'ca.crt'), 'utf8');
+  const served = await peerCert(port, 'localhost', ca);
+  t.equal(served.fingerprint256, new X509Certificate(readFileSync(join(certDir, 'apiserver.crt'))).fingerprint256, 'the given certificate is served');
+  const c = new Client({ url: `https://127.0.0.1:${port}`, ca, token: ADMIN_TOKEN });
+  t.teardown(() => c.close());
+  t.equal((await c.get('/api/v1/namespaces/default')).status, 200, 'token auth works with the given certificate');
+});
+
+t.test('only one of --tls-cert-file / --tls-private-key-file is an error', async (t) => {
+  const certDir = seededDir('svc-half-tls-');
+  const p = run([`--data-dir=${tmp('svc-half-')}`, `--secure-port=${await freePort()}`, `--tls-cert-file=${join(certDir, 'apiserver.crt')}`]);
+  t.not(await p.exit, 0, 'exits non-zero');
+});
