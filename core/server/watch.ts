@@ -17,7 +17,7 @@ import type { ListOptions } from '../request/list-options.js';
 import { validateWatchOptions } from '../request/list-options.js';
 import type { Cacher } from '../storage/cacher.js';
 import { StoreError, type Store, type StoreEvent } from '../storage/interface.js';
-import { type CacheEvent, type CachedObject, type CacheWatcher, type ObjectFilter, restamp, selectEvent, type WatchCache } from '../storage/watch-cache.js';
+import { type CacheEvent, type CachedObject, type CacheWatcher, type ObjectFilter, restamp, selectEvent, Selection, type WatchCache } from '../storage/watch-cache.js';
 import { describeStored, selectionFilter } from '../registry/describe.js';
 import { collectionPrefix, resourcePrefix } from '../registry/keys.js';
 import type { ResourceType } from '../registry/resource-type.js';
@@ -74,8 +74,8 @@ export class WatchStream implements CacheWatcher {
     if (ev.revision <= this.lastRevision) return true;
     const sel = selectEvent(ev, this.filter);
     this.lastRevision = ev.revision;
-    if (!sel) return true;
-    return this.write(this.cache.frame(ev, this.t.mediaType, sel.type, sel.object, sel.role));
+    if (sel === Selection.None) return true;
+    return this.write(this.cache.frame(ev, this.t.mediaType, sel));
   }
 
   onEvent(ev: CacheEvent): boolean {

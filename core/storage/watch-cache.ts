@@ -40,8 +40,20 @@ export interface CacheEvent {
   object: CachedObject;
   /** State before the event (MODIFIED and DELETED). */
   prev: CachedObject | undefined;
-  /** Memoized frames by `mediaType|type|role`. */
-  frames?: Map<string, Buffer>;
+  /** Memoized frames per media type, indexed by Selection code. */
+  frames?: Map<string, (Buffer | undefined)[]>;
+}
+
+/**
+ * How an event looks through a watcher's selection: nothing, the new object as ADDED or MODIFIED,
+ * the deleted object, or (leaving the selection) the previous object as DELETED.
+ */
+export const enum Selection {
+  None = 0,
+  Added = 1,
+  Modified = 2,
+  Deleted = 3,
+  LeftSelection = 4,
 }
 
 /** What a watcher selects; evaluated per object. */
@@ -210,29 +222,30 @@ export class WatchCache {
     return this.opts.encodeFrame(mediaType, type, object);
   }
 
-  /** The frame of `ev` as seen through a selection (memoized on the event per media type and role). */
-  frame(ev: CacheEvent, mediaType: string, type: WatchEventType, object: CachedObject, role: string): Buffer {
-    const key = `${mediaType}|${type}|${role}`;
-    let frames = ev.frames;
-    if (!frames) frames = ev.frames = new Map();
-    let f = frames.get(key);
+  /** The frame of `ev` as seen through a selection (memoized on the event per media type and selection). */
+  frame(ev: CacheEvent, mediaType: string, sel: Selection): Buffer {
+    if (!ev.frames) ev.frames = new Map();
+    let byCode = ev.frames.get(mediaType);
+    if (!byCode) ev.frames.set(mediaType, (byCode = []));
+    let f = byCode[sel];
     if (!f) {
-      f = this.opts.encodeFrame(mediaType, type, object);
-      frames.set(key, f);
+      f =
+        sel === Selection.LeftSelection
+          ? this.opts.encodeFrame(mediaType, 'DELETED', restamp(ev.prev!, ev.revision))
+          : this.opts.encodeFrame(mediaType, sel === Selection.Added ? 'ADDED' : sel === Selection.Modified ? 'MODIFIED' : 'DELETED', ev.object);
+      byCode[sel] = f;
     }
     return f;
   }
 }
 
-/** How an event looks to a watcher with `filter` (upstream cacher's translation), or undefined. */
-export function selectEvent(ev: CacheEvent, filter: ObjectFilter): { type: WatchEventType; object: CachedObject; role: string } | undefined {
-  if (ev.type === 'DELETED') return filter(ev.prev!) ? { type: 'DELETED', object: ev.object, role: 'obj' } : undefined;
+/** How an event looks to a watcher with `filter` (upstream cacher's translation). */
+export function selectEvent(ev: CacheEvent, filter: ObjectFilter): Selection {
+  if (ev.type === 'DELETED') return filter(ev.prev!) ? Selection.Deleted : Selection.None;
   const cur = filter(ev.object);
   const prev = ev.prev !== undefined && filter(ev.prev);
-  if (cur && prev) return { type: 'MODIFIED', object: ev.object, role: 'obj' };
-  if (cur) return { type: 'ADDED', object: ev.object, role: 'obj' };
-  if (prev) return { type: 'DELETED', object: restamp(ev.prev!, ev.revision), role: 'prev' };
-  return undefined;
+  if (cur) return prev ? Selection.Modified : Selection.Added;
+  return prev ? Selection.LeftSelection : Selection.None;
 }
 
 /** The same object version announced at another revision (a deletion): fresh encodings, not the old ones. */

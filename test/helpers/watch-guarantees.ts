@@ -258,7 +258,9 @@ function sortKeys(v: unknown): unknown {
  * same revision exists, and the event's object is the state that write produced (for DELETED, the
  * last state before the delete, stamped with the deletion's revision), never a mix of two writes.
  * With `strictTypes` (unfiltered watches) the event type must also match the write
- * (create ADDED, update MODIFIED, delete DELETED).
+ * (create ADDED, update MODIFIED, delete DELETED); without it (selecting watches) an update may be
+ * seen as ADDED (the object entered the selection: its new state) or DELETED (it left: the state
+ * before the update, stamped with the update's revision).
  */
 export function validateAtomic(events: readonly WatchEvent[], writes: readonly WriteRecord[], strictTypes = true): string[] {
   const problems: string[] = [];
@@ -267,6 +269,12 @@ export function validateAtomic(events: readonly WatchEvent[], writes: readonly W
   for (const e of events) {
     if (!isChange(e)) continue;
     const rv = rvOf(e.object);
+    // unfiltered, a DELETED always carries its deletion's revision; the object's own last one is a known failure mode
+    const staleDelete = e.type === 'DELETED' && writes.find((x) => x.op === 'delete' && x.key === keyOf(e.object) && rvOf(x.object) === rv && x.rv !== rv);
+    if (strictTypes && staleDelete) {
+      problems.push(`${describe(e)} carries the object's previous resourceVersion, not its deletion's (${staleDelete.rv})`);
+      continue;
+    }
     const w = byRv.get(rv);
     if (!w) {
       const del = writes.find((x) => x.op === 'delete' && x.key === keyOf(e.object) && rvOf(x.object) === rv);
@@ -279,7 +287,17 @@ export function validateAtomic(events: readonly WatchEvent[], writes: readonly W
       continue;
     }
     if (strictTypes && typeOf[w.op] !== e.type) problems.push(`${describe(e)} should be ${typeOf[w.op]} (the write was a ${w.op})`);
-    const expected: ApiLike = { ...w.object, metadata: { ...w.object.metadata, resourceVersion: String(rv) } };
+    // an update seen as DELETED by a selecting watcher (the object left the selection) carries the state before it
+    let state = w.object;
+    if (e.type === 'DELETED' && w.op === 'update') {
+      const before = writes.filter((x) => x.key === w.key && x.rv < rv && x.op !== 'delete').sort((a, b) => b.rv - a.rv)[0];
+      if (!before) {
+        problems.push(`${describe(e)}: no earlier write of the object to compare with`);
+        continue;
+      }
+      state = before.object;
+    }
+    const expected: ApiLike = { ...state, metadata: { ...state.metadata, resourceVersion: String(rv) } };
     if (content(expected) !== content(e.object)) problems.push(`${describe(e)} differs from the state its write produced: got ${content(e.object)}, want ${content(expected)}`);
   }
   return problems;
@@ -340,7 +358,7 @@ export function validateResumable(reference: readonly WatchEvent[], from: number
  * Bookmarks are promises: a BOOKMARK at R means every change up to R was sent. So a bookmark never
  * goes backwards (it is >= every earlier event and bookmark), no later change event has a revision
  * <= R, and the bookmark object is of the watched kind holding only metadata.resourceVersion (plus
- * the initial-events-end annotation on the streaming-list bookmark).
+ * the initial-events-end annotation on the streaming-list bookmark; zero-valued fields allowed).
  */
 export function validateBookmarkable(events: readonly WatchEvent[], kind?: { kind: string; apiVersion: string }): string[] {
   const problems: string[] = [];
@@ -370,15 +388,24 @@ function bookmarkShape(e: WatchEvent, i: number, kind?: { kind: string; apiVersi
   if (kind && (o.kind !== kind.kind || o.apiVersion !== kind.apiVersion)) {
     problems.push(`BOOKMARK at position ${i} is ${o.apiVersion}/${o.kind}, not ${kind.apiVersion}/${kind.kind}`);
   }
-  const extraTop = Object.keys(o).filter((k) => !['kind', 'apiVersion', 'metadata'].includes(k));
-  if (extraTop.length) problems.push(`BOOKMARK at position ${i} carries more than metadata: ${extraTop.join(', ')}`);
+  // the object is the kind's zero value plus the resourceVersion: zero-valued fields as Go's JSON
+  // renders them (`"spec":{}`, `null` times, `""`) carry no data and are allowed
+  const extraTop = Object.keys(o).filter((k) => !['kind', 'apiVersion', 'metadata'].includes(k) && !isZero(o[k]));
+  if (extraTop.length) problems.push(`BOOKMARK at position ${i} carries data beyond metadata: ${extraTop.join(', ')}`);
   for (const [k, v] of Object.entries(o.metadata ?? {})) {
-    if (k === 'resourceVersion') continue;
-    if (k === 'creationTimestamp' && v === null) continue; // Go's zero time in JSON
+    if (k === 'resourceVersion' || isZero(v)) continue;
     if (k === 'annotations' && JSON.stringify(v) === JSON.stringify({ [INITIAL_EVENTS_END]: 'true' })) continue;
     problems.push(`BOOKMARK at position ${i} carries metadata.${k}`);
   }
   return problems;
+}
+
+/** Go's zero values as JSON: null, "", 0, false, [], and objects made only of zero values. */
+function isZero(v: unknown): boolean {
+  if (v === null || v === undefined || v === '' || v === 0 || v === false) return true;
+  if (Array.isArray(v)) return v.length === 0;
+  if (typeof v === 'object') return Object.values(v as object).every(isZero);
+  return false;
 }
 
 /** Line-up of two event sequences, reporting the first divergence and what is missing or extra. */
