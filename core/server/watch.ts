@@ -12,6 +12,7 @@
  * watch is only a socket on the main event loop.
  */
 import { randomInt } from 'node:crypto';
+import { once } from 'node:events';
 import { errors, type StatusError, toStatusError } from '../api/status.js';
 import type { ListOptions } from '../request/list-options.js';
 import { validateWatchOptions } from '../request/list-options.js';
@@ -41,6 +42,9 @@ export interface WatchTarget {
   name: string;
   mediaType: string;
 }
+
+/** Live events a watch may hold back while it writes history or initial state. */
+const MAX_BUFFERED_EVENTS = 100_000;
 
 export class WatchStream implements CacheWatcher {
   private closed = false;
@@ -78,9 +82,23 @@ export class WatchStream implements CacheWatcher {
     return this.write(this.cache.frame(ev, this.t.mediaType, sel));
   }
 
+  /** deliver() with backpressure, for history and initial state. */
+  private async deliverPaced(ev: CacheEvent): Promise<boolean> {
+    if (ev.revision <= this.lastRevision) return true;
+    const sel = selectEvent(ev, this.filter);
+    this.lastRevision = ev.revision;
+    if (sel === Selection.None) return true;
+    return this.writePaced(this.cache.frame(ev, this.t.mediaType, sel));
+  }
+
   onEvent(ev: CacheEvent): boolean {
     if (this.closed) return false;
     if (this.replaying) {
+      // live events wait while history or initial state is written; a client that never catches up is closed
+      if (this.replaying.length >= MAX_BUFFERED_EVENTS) {
+        this.close('watcher is too slow');
+        return false;
+      }
       this.replaying.push(ev);
       return true;
     }
@@ -159,13 +177,28 @@ export class WatchStream implements CacheWatcher {
     if (rv === '') await this.s.cacher.syncConsistent();
     else if (rv !== '0') await this.s.cacher.waitFor(Number(rv));
     // Snapshot and registration happen in one synchronous step: no event can fall between them.
-    const prefix = collectionPrefix(this.t.rt, this.t.namespace);
-    this.startHeaders();
-    for (const obj of this.cache.range(prefix)) if (this.filter(obj)) if (!this.write(jsonFrame('ADDED', fullBytes(this.t.rt, obj)))) return;
-    this.lastRevision = this.cache.revision;
+    const snapshot: CachedObject[] = [];
+    for (const obj of this.cache.range(collectionPrefix(this.t.rt, this.t.namespace))) if (this.filter(obj)) snapshot.push(obj);
+    const synced = this.cache.revision;
+    this.replaying = [];
     this.cache.addWatcher(this);
-    if (this.o.sendInitialEvents === true && this.o.allowWatchBookmarks) this.bookmark(true);
+    this.startHeaders();
+    // Initial events honour backpressure (a large state is not a slow client); live events wait.
+    for (const obj of snapshot) if (!(await this.writePaced(jsonFrame('ADDED', fullBytes(this.t.rt, obj))))) return;
+    this.lastRevision = synced;
+    if (this.o.sendInitialEvents === true && this.o.allowWatchBookmarks) this.write(bookmarkFrame(this.t.rt, synced, true));
+    const buffered = this.replaying;
+    this.replaying = undefined;
+    for (const ev of buffered) if (!this.deliver(ev)) return;
     this.armTimers();
+  }
+
+  /** Writes a frame, waiting for the socket to drain when its buffer is full. */
+  private async writePaced(frame: Buffer): Promise<boolean> {
+    if (this.closed) return false;
+    const res = this.res as import('node:http').ServerResponse;
+    if (!res.write(frame)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
+    return !this.closed && !res.destroyed;
   }
 
   private async startFrom(after: number): Promise<void> {
@@ -199,7 +232,7 @@ export class WatchStream implements CacheWatcher {
     for (const sev of history) {
       if (sev.revision > upTo) break;
       const cev = cacheEventOf(this.t.rt, sev);
-      if (cev && !this.deliver(cev)) return;
+      if (cev && !(await this.deliverPaced(cev))) return;
     }
     const buffered = this.replaying;
     this.replaying = undefined;
