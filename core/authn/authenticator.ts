@@ -5,6 +5,7 @@
  * succeeds). Every authenticated user gets the group system:authenticated.
  */
 import type { TLSSocket } from 'node:tls';
+import { isPromise, type MaybePromise } from '../api/maybe-async.js';
 import type { UserInfo } from '../api/types.js';
 
 /** What authenticators may look at: headers and the TLS connection. */
@@ -17,7 +18,7 @@ export class AuthenticationError extends Error {}
 
 export interface Authenticator {
   readonly name: string;
-  authenticate(req: AuthnRequest): UserInfo | null | Promise<UserInfo | null>;
+  authenticate(req: AuthnRequest): MaybePromise<UserInfo | null>;
 }
 
 export const ALL_AUTHENTICATED = 'system:authenticated';
@@ -43,20 +44,27 @@ function withAuthenticatedGroup(u: UserInfo): UserInfo {
  * rejected a credential, throws the first rejection; if none saw a credential, returns null.
  */
 export function union(authenticators: readonly Authenticator[]): Authenticator {
-  return {
-    name: 'union',
-    async authenticate(req) {
-      let firstError: Error | undefined;
-      for (const a of authenticators) {
-        try {
-          const u = await a.authenticate(req);
-          if (u) return withAuthenticatedGroup(u);
-        } catch (e) {
-          if (!firstError) firstError = e as Error;
-        }
+  /** Tries authenticators from index `i` on; stays synchronous until one of them returns a promise. */
+  const tryFrom = (req: AuthnRequest, i: number, firstError: Error | undefined): MaybePromise<UserInfo | null> => {
+    for (; i < authenticators.length; i++) {
+      let u: MaybePromise<UserInfo | null>;
+      try {
+        u = authenticators[i]!.authenticate(req);
+      } catch (e) {
+        firstError ??= e as Error;
+        continue;
       }
-      if (firstError) throw firstError;
-      return null;
-    },
+      if (isPromise(u)) {
+        const next = i + 1;
+        return u.then(
+          (v) => (v ? withAuthenticatedGroup(v) : tryFrom(req, next, firstError)),
+          (e: Error) => tryFrom(req, next, firstError ?? e),
+        );
+      }
+      if (u) return withAuthenticatedGroup(u);
+    }
+    if (firstError) throw firstError;
+    return null;
   };
+  return { name: 'union', authenticate: (req) => tryFrom(req, 0, undefined) };
 }

@@ -3,6 +3,7 @@
  * them in order and the first allow or deny decides; if all have no opinion, the request is denied.
  * The zero value of a decision is deny.
  */
+import { isPromise, type MaybePromise } from '../api/maybe-async.js';
 import type { UserInfo } from '../api/types.js';
 
 export type Decision = 'deny' | 'allow' | 'no-opinion';
@@ -27,25 +28,27 @@ export interface AuthorizerDecision {
 
 export interface Authorizer {
   readonly name: string;
-  authorize(a: Attributes): AuthorizerDecision | Promise<AuthorizerDecision>;
+  authorize(a: Attributes): MaybePromise<AuthorizerDecision>;
 }
 
 const NO_OPINION: AuthorizerDecision = { decision: 'no-opinion', reason: '' };
 
 /** Asks each authorizer in order; the first that allows or denies decides. */
 export function chain(authorizers: readonly Authorizer[]): Authorizer {
-  return {
-    name: 'chain',
-    async authorize(a) {
-      const reasons: string[] = [];
-      for (const z of authorizers) {
-        const d = await z.authorize(a);
-        if (d.decision !== 'no-opinion') return d;
-        if (d.reason) reasons.push(d.reason);
+  /** Asks from index `i` on; stays synchronous until an authorizer returns a promise. */
+  const askFrom = (a: Attributes, i: number, reasons: string[]): MaybePromise<AuthorizerDecision> => {
+    for (; i < authorizers.length; i++) {
+      const d = authorizers[i]!.authorize(a);
+      if (isPromise(d)) {
+        const next = i + 1;
+        return d.then((v) => (v.decision !== 'no-opinion' ? v : askFrom(a, next, v.reason ? [...reasons, v.reason] : reasons)));
       }
-      return reasons.length ? { decision: 'no-opinion', reason: reasons.join('\n') } : NO_OPINION;
-    },
+      if (d.decision !== 'no-opinion') return d;
+      if (d.reason) reasons.push(d.reason);
+    }
+    return reasons.length ? { decision: 'no-opinion', reason: reasons.join('\n') } : NO_OPINION;
   };
+  return { name: 'chain', authorize: (a) => askFrom(a, 0, []) };
 }
 
 /** Members of these groups are allowed everything, before any other authorizer is asked. */

@@ -21,6 +21,7 @@ import { encodeValue } from '../codec/encode.js';
 import { negotiateResponse, type ResponseMediaType, responseMediaTypes, streamMediaTypes } from '../codec/media-types.js';
 import type { Endpoint, Health } from '../health/health.js';
 import { type RequestInfo, requestInfoFor } from '../request/request-info.js';
+import { isPromise, type MaybePromise, then } from '../api/maybe-async.js';
 import type { ApiTask, Executor, TaskVerb } from '../../workers/protocol.js';
 import type { Cacher } from '../storage/cacher.js';
 import { allVerbs, type ResourceType, type Verb } from '../registry/resource-type.js';
@@ -71,25 +72,41 @@ export class RequestHandler {
   constructor(private readonly d: HandlerDeps) {}
 
   readonly handle = (req: Req, res: Res): void => {
-    this.serve(req, res).catch((err: unknown) => {
-      if (!(err instanceof StatusError)) console.error('svc-apiserver: request failed:', err);
-      if (!res.headersSent) sendError(res, err);
-      else if (!res.writableEnded) res.end();
-    });
+    try {
+      const r = this.serve(req, res);
+      if (isPromise(r)) r.catch((err: unknown) => this.fail(res, err));
+    } catch (err) {
+      this.fail(res, err);
+    }
   };
 
-  private async authenticate(req: Req): Promise<UserInfo | undefined> {
-    try {
-      const u = await this.d.authn.authenticate({ headers: req.headers, socket: socketOf(req) });
-      if (u) return u;
-    } catch (e) {
-      if (!(e instanceof AuthenticationError)) throw e;
-      return undefined;
-    }
-    return this.d.anonymousAuth ? anonymousUser : undefined;
+  private fail(res: Res, err: unknown): void {
+    if (!(err instanceof StatusError)) console.error('svc-apiserver: request failed:', err);
+    if (!res.headersSent) sendError(res, err);
+    else if (!res.writableEnded) res.end();
   }
 
-  private async serve(req: Req, res: Res): Promise<void> {
+  private authenticate(req: Req): MaybePromise<UserInfo | undefined> {
+    const anonymous = this.d.anonymousAuth ? anonymousUser : undefined;
+    const rejected = (e: unknown): undefined => {
+      if (!(e instanceof AuthenticationError)) throw e;
+      return undefined;
+    };
+    let u: MaybePromise<UserInfo | null>;
+    try {
+      u = this.d.authn.authenticate({ headers: req.headers, socket: socketOf(req) });
+    } catch (e) {
+      return rejected(e);
+    }
+    if (isPromise(u)) return u.then((v) => v ?? anonymous, rejected);
+    return u ?? anonymous;
+  }
+
+  /**
+   * The path, stage by stage. Each stage continues synchronously when the previous one had its answer
+   * at once (the common case), so most responses are written in the request's own tick.
+   */
+  private serve(req: Req, res: Res): MaybePromise<void> {
     const url = req.url ?? '/';
     const qi = url.indexOf('?');
     const rawPath = qi < 0 ? url : url.slice(0, qi);
@@ -102,36 +119,47 @@ export class RequestHandler {
       return void sendError(res, errors.badRequest(`invalid URL escape in path ${JSON.stringify(rawPath)}`));
     }
     const method = req.method ?? 'GET';
-
     // 1 authenticate
-    const user = await this.authenticate(req);
-    if (!user) return void sendError(res, errors.unauthorized());
+    return then(this.authenticate(req), (user) => {
+      if (!user) return void sendError(res, errors.unauthorized());
+      // 2 request info
+      const info = requestInfoFor(method, path, query);
+      const attrs: Attributes = {
+        user,
+        verb: info.verb,
+        isResourceRequest: info.isResourceRequest,
+        path,
+        namespace: info.namespace,
+        apiGroup: info.apiGroup,
+        apiVersion: info.apiVersion,
+        resource: info.resource,
+        subresource: info.subresource,
+        name: info.name,
+      };
+      // 3 authorize
+      return then(this.d.authz.authorize(attrs), (decision) => {
+        if (decision.decision !== 'allow') {
+          const msg = forbiddenMessage(attrs);
+          const reason = decision.reason ? `${msg}: ${decision.reason}` : msg;
+          const gr = info.isResourceRequest ? { group: info.apiGroup, resource: info.resource } : { group: '', resource: '' };
+          return void sendError(res, errors.forbidden(gr, info.isResourceRequest ? info.name : '', reason));
+        }
+        return this.admitAndRoute(req, res, method, path, info, user, rawQuery, query);
+      });
+    });
+  }
 
-    // 2 request info
-    const info = requestInfoFor(method, path, query);
-
-    // 3 authorize
-    const attrs: Attributes = {
-      user,
-      verb: info.verb,
-      isResourceRequest: info.isResourceRequest,
-      path,
-      namespace: info.namespace,
-      apiGroup: info.apiGroup,
-      apiVersion: info.apiVersion,
-      resource: info.resource,
-      subresource: info.subresource,
-      name: info.name,
-    };
-    const decision = await this.d.authz.authorize(attrs);
-    if (decision.decision !== 'allow') {
-      const msg = forbiddenMessage(attrs);
-      const reason = decision.reason ? `${msg}: ${decision.reason}` : msg;
-      const gr = info.isResourceRequest ? { group: info.apiGroup, resource: info.resource } : { group: '', resource: '' };
-      return void sendError(res, errors.forbidden(gr, info.isResourceRequest ? info.name : '', reason));
-    }
-
-    // 4 admit load (watches are long-running and not counted)
+  /** 4 admit load (watches are long-running and not counted), then 5 route. */
+  private admitAndRoute(
+    req: Req,
+    res: Res,
+    method: string,
+    path: string,
+    info: RequestInfo,
+    user: UserInfo,
+    rawQuery: string,
+    query: URLSearchParams,
+  ): MaybePromise<void> {
     const mutating = mutatingVerbs.has(info.verb);
     const counted = info.verb !== 'watch';
     if (counted) {
@@ -141,16 +169,21 @@ export class RequestHandler {
       if (mutating) this.mutatingInflight++;
       else this.readonlyInflight++;
     }
+    const release = (): void => {
+      if (!counted) return;
+      if (mutating) this.mutatingInflight--;
+      else this.readonlyInflight--;
+    };
+    let r: MaybePromise<void>;
     try {
-      // 5 route
-      if (!info.isResourceRequest) await this.nonResource(req, res, method, path, query);
-      else await this.resource(req, res, method, info, user, rawQuery, query);
-    } finally {
-      if (counted) {
-        if (mutating) this.mutatingInflight--;
-        else this.readonlyInflight--;
-      }
+      r = info.isResourceRequest ? this.resource(req, res, method, info, user, rawQuery, query) : this.nonResource(req, res, method, path, query);
+    } catch (e) {
+      release();
+      throw e;
     }
+    if (isPromise(r)) return r.finally(release);
+    release();
+    return r;
   }
 
   private async nonResource(req: Req, res: Res, method: string, path: string, query: URLSearchParams): Promise<void> {
@@ -172,7 +205,7 @@ export class RequestHandler {
     sendBytes(res, 200, mediaType, encodeValue(doc as object, { mediaType, pretty }));
   }
 
-  private async resource(req: Req, res: Res, method: string, info: RequestInfo, user: UserInfo, rawQuery: string, query: URLSearchParams): Promise<void> {
+  private resource(req: Req, res: Res, method: string, info: RequestInfo, user: UserInfo, rawQuery: string, query: URLSearchParams): MaybePromise<void> {
     const rt = this.d.types.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
     if (!rt) return void sendError(res, errors.pathNotFound());
     const parts = info.parts;
@@ -199,11 +232,38 @@ export class RequestHandler {
     if (!mediaType) return void sendError(res, errors.notAcceptable(offered));
     const enc = { mediaType, pretty };
 
-    // 7 serve
+    // 7 serve: a get answered from the cache stays synchronous; everything else may wait
+    if (verb === 'get') {
+      const sent = (body: Buffer): void => sendBytes(res, 200, mediaType, body);
+      const failed = (err: unknown): void => void sendError(res, err, mediaType, pretty);
+      try {
+        const body = getFromCache(this.d.read, rt, namespace, name, query, enc);
+        return isPromise(body) ? body.then(sent, failed) : sent(body);
+      } catch (err) {
+        return failed(err);
+      }
+    }
+    return this.serveAsync(req, res, verb, rt, info, namespace, name, sub, user, rawQuery, query, mediaType, pretty);
+  }
+
+  private async serveAsync(
+    req: Req,
+    res: Res,
+    verb: Verb,
+    rt: ResourceType,
+    info: RequestInfo,
+    namespace: string,
+    name: string,
+    sub: string,
+    user: UserInfo,
+    rawQuery: string,
+    query: URLSearchParams,
+    mediaType: ResponseMediaType,
+    pretty: boolean,
+  ): Promise<void> {
+    const enc = { mediaType, pretty };
     try {
       switch (verb) {
-        case 'get':
-          return void sendBytes(res, 200, mediaType, await getFromCache(this.d.read, rt, namespace, name, query, enc));
         case 'list': {
           const o = parseListOptions(rt, query);
           const r = await listFromCache(this.d.read, rt, namespace, o, enc);

@@ -20,6 +20,14 @@ export function fullBytes(rt: ResourceType, o: CachedObject): Buffer {
   return (memo.full ??= withTypeMeta(itemBytes(o), apiVersionOf(rt), rt.kind));
 }
 
+const NL = Buffer.from('\n');
+
+/** The object as a GET response body: JSON with TypeMeta and the trailing newline. */
+export function fullLineBytes(rt: ResourceType, o: CachedObject): Buffer {
+  const memo = (o.memo ??= {});
+  return (memo.line ??= Buffer.concat([fullBytes(rt, o), NL]));
+}
+
 const frameHeads: Record<string, Buffer> = {};
 const FRAME_TAIL = Buffer.from('}\n');
 

@@ -18,7 +18,8 @@ import { decodeContinue, encodeContinue } from '../registry/continue-token.js';
 import { checkFieldSelector, selectionFilter } from '../registry/describe.js';
 import { collectionPrefix, objectKey, resourcePrefix } from '../registry/keys.js';
 import { apiVersionOf, groupResourceOf, type ResourceType } from '../registry/resource-type.js';
-import { fullBytes, itemBytes } from './object-encoding.js';
+import { fullBytes, fullLineBytes, itemBytes } from './object-encoding.js';
+import { type MaybePromise, then } from '../api/maybe-async.js';
 
 export interface ReadContext {
   cacher: Cacher;
@@ -32,23 +33,24 @@ export type ReadResult =
   /** The cache cannot serve this snapshot: run the list on the store (pool task). */
   | { kind: 'store' };
 
-async function waitForPlan(ctx: ReadContext, plan: ListPlan): Promise<void> {
-  if (plan.kind === 'mostRecent') await ctx.cacher.syncConsistent();
-  else if (plan.kind === 'notOlderThan' || plan.kind === 'exact') await ctx.cacher.waitFor(plan.revision);
+function waitForPlan(ctx: ReadContext, plan: ListPlan): MaybePromise<unknown> {
+  if (plan.kind === 'mostRecent') return ctx.cacher.syncConsistent();
+  if (plan.kind === 'notOlderThan' || plan.kind === 'exact') return ctx.cacher.waitFor(plan.revision);
+  return undefined;
 }
 
-export async function getFromCache(ctx: ReadContext, rt: ResourceType, namespace: string, name: string, query: URLSearchParams, enc: EncodeOptions): Promise<Buffer> {
+/** One object from the cache; answers without waiting whenever the cache is already fresh enough. */
+export function getFromCache(ctx: ReadContext, rt: ResourceType, namespace: string, name: string, query: URLSearchParams, enc: EncodeOptions): MaybePromise<Buffer> {
   const plan = getPlan(query.get('resourceVersion') ?? '');
-  await waitForPlan(ctx, plan);
-  const cache = ctx.cacher.cacheFor(resourcePrefix(rt));
-  const o = cache.get(objectKey(rt, namespace, name));
-  if (!o) throw errors.notFound(groupResourceOf(rt), name);
-  const full = fullBytes(rt, o);
-  if (enc.mediaType === 'application/json' && !enc.pretty) return Buffer.concat([full, NEWLINE]);
-  return encodeValueBytes(full, enc);
+  return then(waitForPlan(ctx, plan), () => {
+    const cache = ctx.cacher.cacheFor(resourcePrefix(rt));
+    const o = cache.get(objectKey(rt, namespace, name));
+    if (!o) throw errors.notFound(groupResourceOf(rt), name);
+    if (enc.mediaType === 'application/json' && !enc.pretty) return fullLineBytes(rt, o);
+    return encodeValueBytes(fullBytes(rt, o), enc);
+  });
 }
 
-const NEWLINE = Buffer.from('\n');
 
 /** Pretty JSON and YAML re-encode the cached JSON once. */
 const encodeValueBytes = (json: Buffer, enc: EncodeOptions): Buffer => encodeValue(JSON.parse(json.toString('utf8')) as object, enc);

@@ -5,6 +5,7 @@
  * older than" a revision wait here until the caches reach it (read-your-writes across threads), and
  * give up after a bounded wait with 504 Too large resource version, as upstream's cacher does.
  */
+import { type MaybePromise, then } from '../api/maybe-async.js';
 import { errors } from '../api/status.js';
 import type { Store, StoreEvent, StoreWatch } from './interface.js';
 import { WatchCache, type WatchCacheOptions } from './watch-cache.js';
@@ -114,10 +115,10 @@ export class Cacher {
    * Resolves once the caches reflect `revision`; after the wait limit rejects with
    * 504 Too large resource version (Retry-After 1).
    */
-  waitFor(revision: number): Promise<void> {
-    if (revision <= this.revision) return Promise.resolve();
+  waitFor(revision: number): MaybePromise<void> {
+    if (revision <= this.revision) return;
     this.store.syncFeeds?.();
-    if (revision <= this.revision) return Promise.resolve();
+    if (revision <= this.revision) return;
     return new Promise((resolve, reject) => {
       const w: Waiter = {
         revision,
@@ -131,11 +132,16 @@ export class Cacher {
     });
   }
 
-  /** Waits until the caches hold every write acknowledged before this call (a consistent read). */
-  async syncConsistent(): Promise<number> {
-    const current = await this.store.currentRevision();
-    await this.waitFor(current);
-    return current;
+  /**
+   * Waits until the caches hold every write acknowledged before this call (a consistent read); answers
+   * without waiting when the store can report its revision locally and the cache already has it.
+   */
+  syncConsistent(): MaybePromise<number> {
+    if (this.store.currentRevisionSync) {
+      const current = this.store.currentRevisionSync();
+      return then(this.waitFor(current), () => current);
+    }
+    return this.store.currentRevision().then((current) => then(this.waitFor(current), () => current));
   }
 
   /** Hint from a writer that `revision` is committed. */

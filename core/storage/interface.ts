@@ -81,6 +81,8 @@ export interface StoreWatch {
 export interface Store {
   /** The latest committed revision (a consistent read: reflects every acknowledged write). */
   currentRevision(): Promise<number>;
+  /** The same, without waiting, for backends that can read it locally (embedded stores). */
+  currentRevisionSync?(): number;
   /** The highest compacted revision; history strictly below it is gone. */
   compactedRevision(): Promise<number>;
 

@@ -28,7 +28,7 @@ export interface CachedObject {
   /** Field-selector attributes (metadata.name, metadata.namespace and the kind's own). */
   fields: Readonly<Record<string, string>>;
   /** Memoized encodings of this version (list item JSON, full object JSON), built on first use. */
-  memo?: { item?: Buffer; full?: Buffer };
+  memo?: { item?: Buffer; full?: Buffer; line?: Buffer };
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
