@@ -10,9 +10,10 @@ import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { decodeObjectBody } from './decode.js';
 import { objectKey } from './keys.js';
 import { beforeCreate, canonicalObject, ensureNamespace, regenerateName } from './lifecycle.js';
-import { trackUpdate } from './managed-fields.js';
+import { trackUpdate, zeroObjectOf } from './managed-fields.js';
 import { encodeStored, storageError } from './objects.js';
 import { errors } from '../api/status.js';
+import { groupResourceOf } from './resource-type.js';
 
 /** How many fresh generateName suffixes to try before giving up (upstream retries name collisions too). */
 const GENERATE_NAME_ATTEMPTS = 8;
@@ -36,20 +37,26 @@ export async function createObject(
   dryRun: boolean,
   fieldManager: string,
   warnings: string[],
-  track: (o: ApiObject) => ApiObject = (o) => trackUpdate(req.rt, null, o, req, { fieldManager, now: ctx.now() }),
+  track: (o: ApiObject) => ApiObject = (o) => trackUpdate(req.rt, zeroObjectOf(req.rt), o, req, { fieldManager, now: ctx.now() }),
 ): Promise<OpResult> {
   const rt = req.rt;
-  const prepared = beforeCreate(rt, decoded, ctx.now());
+  // as upstream: defaults come with decoding, ownership is recorded next, then the strategy and validation
+  rt.defaults?.(decoded);
+  const prepared = beforeCreate(rt, track(decoded), ctx.now());
   warnings.push(...prepared.warnings);
   await admitCreate(ctx.store, rt, prepared.object);
-  // ownership only adds metadata.managedFields, ObjectMeta's last field: the object stays canonical
-  let obj = track(prepared.object);
+  let obj = prepared.object;
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
   for (let attempt = 1; ; attempt++) {
     const stored = encodeStored(obj);
-    if (dryRun) return { code: 201, body: { stored, revision: undefined }, warnings };
+    const key = objectKey(rt, obj.metadata.namespace ?? '', obj.metadata.name!);
+    if (dryRun) {
+      // a dry run meets the errors the real create would: an existing name is still 409
+      if (await ctx.store.get(key)) throw errors.alreadyExists(groupResourceOf(rt), obj.metadata.name!);
+      return { code: 201, body: { stored, revision: undefined }, warnings };
+    }
     try {
-      const { revision } = await ctx.store.create(objectKey(rt, obj.metadata.namespace ?? '', obj.metadata.name!), stored);
+      const { revision } = await ctx.store.create(key, stored);
       return { code: 201, body: { stored, revision }, warnings, revision };
     } catch (err) {
       if (err instanceof StoreError && err.code === 'KeyExists' && generated && attempt < GENERATE_NAME_ATTEMPTS) {

@@ -6,6 +6,7 @@ import { type ApiObject, nowRFC3339 } from '../api/types.js';
 import { updateManagedFields } from '../merge/field-manager.js';
 import { managerOrUserAgent } from '../merge/manager-name.js';
 import { FieldSet } from '../merge/field-set.js';
+import { canonicalize } from '../schema/structural.js';
 import { fieldPE } from '../merge/path-element.js';
 import type { OpRequest } from './context.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
@@ -26,6 +27,15 @@ export function resetFieldsOf(rt: ResourceType, subresource: string): FieldSet |
 export interface TrackOptions {
   fieldManager: string;
   now: Date;
+}
+
+const zeroObjects = new WeakMap<ResourceType, ApiObject>();
+
+/** The kind's zero value (structs present and empty, as Go's New() gives): a create's "live" object. */
+export function zeroObjectOf(rt: ResourceType): ApiObject {
+  let z = zeroObjects.get(rt);
+  if (!z) zeroObjects.set(rt, (z = canonicalize({ kind: rt.kind, apiVersion: apiVersionOf(rt), metadata: {} } as ApiObject, rt.schema)));
+  return structuredClone(z);
 }
 
 /** Records `next` as written by the request's manager; never fails on ownership conflicts. */

@@ -22,14 +22,13 @@ import { decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
 import { resetFieldsOf } from './managed-fields.js';
-import { applyFieldValidation, checkTypeMeta, parseBody, type RawBody, withTypeMetaFirst } from './decode.js';
+import { applyFieldValidation, checkTypeMeta, type RawBody, withTypeMetaFirst } from './decode.js';
+import { decodeJson, JsonSyntaxError } from '../codec/json.js';
+import { decodeYaml } from '../codec/yaml.js';
 import { checkName, ensureNamespace } from './lifecycle.js';
 import type { LiveObject } from './objects.js';
 import { apiVersionOf, groupKindOf, type ResourceType } from './resource-type.js';
 import { checkPrecondition, guaranteedUpdate, prepareUpdate } from './update.js';
-
-/** Patch bodies are JSON except apply, which is YAML (JSON is YAML). */
-const patchBodyType = (t: PatchType): string => (t === 'apply' ? 'application/yaml' : 'application/json');
 
 /** Turns a merge-library error into the Status upstream answers with. */
 export function mergeErrorToStatus(e: unknown): unknown {
@@ -39,9 +38,10 @@ export function mergeErrorToStatus(e: unknown): unknown {
     case 400:
       return errors.badRequest(e.message);
     case 413:
-      return new StatusError(413, 'RequestEntityTooLarge', e.message);
+      return new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: ${e.message}`);
     case 422:
-      return new StatusError(422, 'Invalid', e.message, {});
+      // upstream answers a failing JSON-patch operation with a generic 422 (NewGenericServerResponse)
+      return new StatusError(422, 'Invalid', 'the server rejected our request due to an error in our request', {});
     default:
       return errors.internal(e);
   }
@@ -54,10 +54,23 @@ function patchTypeOf(req: OpRequest): PatchType {
   return t;
 }
 
-/** The patch document, parsed (duplicates reported for field validation). */
+/** The patch document, parsed (duplicates reported for field validation); syntax errors worded per patch type as upstream. */
 function parsePatch(req: OpRequest, t: PatchType): RawBody {
   if (!req.body || req.body.length === 0) throw errors.badRequest('the body of the request was empty');
-  return parseBody(req.body, patchBodyType(t), [patchBodyType(t)]);
+  const text = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength).toString('utf8');
+  try {
+    if (t === 'apply') {
+      const y = decodeYaml(text);
+      return { value: y.value, duplicates: y.duplicates };
+    }
+    if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');
+    const j = decodeJson(text);
+    return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`) };
+  } catch (e) {
+    if (!(e instanceof JsonSyntaxError)) throw e;
+    if (t === 'apply') throw errors.badRequest(`error decoding YAML: ${e.message.replace(/^error converting YAML to JSON: /, '')}`);
+    throw errors.badRequest(t === 'strategic' ? e.message : `error decoding patch: ${e.message}`);
+  }
 }
 
 /** Live object as the patch sees it: TypeMeta first, resourceVersion kept (a patch may test or set it). */
@@ -113,8 +126,8 @@ export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpRes
       warnings,
       build: (live) => {
         const patched = typedPatched(rt, ctx, patchedObject(rt, t, liveDocument(rt, live), body.value), body.duplicates, o, warnings);
-        checkName(patched, req.name, rt.namespaced ? req.namespace : '');
         ensureNamespace(patched, rt, req.namespace);
+        checkName(patched, req.name, rt.namespaced ? req.namespace : '');
         // the live resourceVersion rides along in the patched document; only a different one is the client's precondition
         const sent = patched.metadata.resourceVersion || undefined;
         const requiredRevision = sent === String(live.kv.modRevision) ? undefined : sent;
@@ -148,7 +161,7 @@ async function applyOp(
   const meta = typed.metadata ?? {};
   if (meta.name !== undefined && meta.name !== req.name) throw errors.badRequest(`the name of the object (${meta.name}) does not match the name on the URL (${req.name})`);
   if (rt.namespaced && meta.namespace && meta.namespace !== req.namespace) {
-    throw errors.badRequest(`the namespace of the object (${meta.namespace}) does not match the namespace on the request (${req.namespace})`);
+    throw errors.badRequest('the namespace of the provided object does not match the namespace sent on the request');
   }
   return guaranteedUpdate(ctx, req, {
     dryRun: o.dryRun,
@@ -179,20 +192,9 @@ function typedApplied(rt: ResourceType, applied: ApiObject, duplicates: string[]
     const av = typeof applied.apiVersion === 'string' ? applied.apiVersion : '';
     throw errors.badRequest(`invalid object type: ${av.includes('/') ? av : `/${av}`}, Kind=${typeof applied.kind === 'string' ? applied.kind : ''}`);
   }
-  const res = decodeStructural<ApiObject>(applied, rt.schema);
+  // typed as sent: apply owns exactly the fields written, empty maps and lists included
+  const res = decodeStructural<ApiObject>(applied, rt.schema, '', true);
   warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
   if (res.errors.length) throw errors.invalid(groupKindOf(rt), String(applied.metadata?.name ?? ''), res.errors);
-  // Only the fields the client wrote: structural decode adds Go's always-written zero values.
-  return withTypeMetaFirst(pruneToApplied(res.value as unknown as JsonObject, applied as unknown as JsonObject) as unknown as ApiObject, rt);
+  return withTypeMetaFirst(res.value, rt);
 }
-
-/** Keeps only keys present in `sent` (canonical decode adds zero values the applier never set). */
-function pruneToApplied(typed: JsonValue | undefined, sent: JsonValue | undefined): JsonValue {
-  if (Array.isArray(typed) && Array.isArray(sent) && typed.length === sent.length) return typed.map((v, i) => pruneToApplied(v, sent[i]));
-  if (!isObject(typed) || !isObject(sent)) return typed as JsonValue;
-  const out: JsonObject = {};
-  for (const k of Object.keys(typed)) if (k in sent) out[k] = pruneToApplied(typed[k], sent[k]);
-  return out;
-}
-
-const isObject = (v: JsonValue | undefined): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -141,7 +141,9 @@ export function prepareUpdate(
 ): ApiObject {
   const old = structuredClone(live);
   delete old.metadata.resourceVersion;
-  const prepared = beforeUpdate(rt, next, old, sub ?? rt);
+  // as upstream: ownership is recorded on the decoded (defaulted) object, before the strategy and validation
+  rt.defaults?.(next);
+  const prepared = beforeUpdate(rt, track(old, next), old, sub ?? rt);
   warnings.push(...prepared.warnings);
-  return canonicalObject(rt, track(old, prepared.object));
+  return canonicalObject(rt, prepared.object);
 }

@@ -18,9 +18,13 @@ export interface StructuralResult<T> {
   errors: FieldError[];
 }
 
-/** Decodes `raw` against `schema`, returning the canonical value, unknown field paths and type errors. */
-export function decodeStructural<T = unknown>(raw: unknown, schema: Schema, rootPath = ''): StructuralResult<T> {
-  const w = new Walker();
+/**
+ * Decodes `raw` against `schema`, returning the canonical value, unknown field paths and type errors.
+ * With `asSent`, the value keeps the shape it was sent in (fields present stay, empty maps and lists
+ * included; absent ones are not filled in): what server-side apply must merge and own.
+ */
+export function decodeStructural<T = unknown>(raw: unknown, schema: Schema, rootPath = '', asSent = false): StructuralResult<T> {
+  const w = new Walker(asSent);
   const value = w.value(raw, schema, rootPath) as T;
   return { value, unknownFields: w.unknown, errors: w.errors };
 }
@@ -60,6 +64,8 @@ class Walker {
   unknown: string[] = [];
   errors: FieldError[] = [];
 
+  constructor(private readonly asSent = false) {}
+
   private typeError(path: string, got: unknown, want: string): undefined {
     const t = jsonType(got);
     this.errors.push(fieldErrors.typeInvalid(path, t, `${path || 'body'} in body must be of type ${want}: ${JSON.stringify(t)}`));
@@ -67,6 +73,7 @@ class Walker {
   }
 
   value(v: unknown, sch: Schema, path: string): unknown {
+    if (v === null && this.asSent) return null;
     switch (sch.kind) {
       case 'scalar':
         return this.scalar(v, sch, path);
@@ -139,6 +146,12 @@ class Walker {
       const fs = sch.fields[name]!;
       const raw = src[name];
       const fpath = join(path, name);
+      if (this.asSent) {
+        if (raw === undefined) continue;
+        const c = this.value(raw, fs, fpath);
+        if (c !== undefined) out[name] = c;
+        continue;
+      }
       if (raw === undefined || raw === null) {
         if (fs.kind === 'struct' && !fs.ptr) out[name] = this.struct({}, fs, fpath);
         else if (fs.kind === 'scalar' && !fs.ptr && (fs.format === 'date-time' || fs.format === 'date-time-micro')) out[name] = null;
