@@ -110,7 +110,11 @@ export interface LoadResult {
   non2xx: number;
 }
 
+/** Seconds of unrecorded load before each measurement, so JIT warm-up is not in the figures. */
+export const WARMUP_SECONDS = 2;
+
 export async function load(opts: autocannon.Options): Promise<LoadResult> {
+  await autocannon({ connections: 32, pipelining: 1, ...opts, duration: WARMUP_SECONDS });
   const r = await autocannon({ connections: 32, duration: 10, pipelining: 1, ...opts });
   return { rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, errors: r.errors + r.timeouts, non2xx: r.non2xx };
 }

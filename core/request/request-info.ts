@@ -71,8 +71,11 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
     name: '',
     parts: [],
   };
-  const trimmed = path.replace(/^\/+|\/+$/g, '');
-  let parts = trimmed === '' ? [] : trimmed.split('/');
+  let a = 0;
+  let b = path.length;
+  while (a < b && path.charCodeAt(a) === 47) a++;
+  while (b > a && path.charCodeAt(b - 1) === 47) b--;
+  let parts = a === b ? [] : path.slice(a, b).split('/');
   if (parts.length < 3) return info; // /, /api, /apis, /apis/<group>, /api/v1 (discovery)
   const prefix = parts[0];
   if (prefix !== 'api' && prefix !== 'apis') return info;

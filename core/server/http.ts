@@ -13,7 +13,8 @@ import type { ResponseMediaType } from '../codec/media-types.js';
 export type Req = IncomingMessage | Http2ServerRequest;
 export type Res = ServerResponse | Http2ServerResponse;
 
-const BASE_HEADERS = { 'cache-control': 'no-cache, private' } as const;
+const CACHE_CONTROL = 'no-cache, private';
+const BASE_HEADERS = { 'cache-control': CACHE_CONTROL } as const;
 
 /** A Warning header value: `299 - "text"` with the text quoted as an HTTP quoted-string. */
 export const warningHeader = (text: string): string => `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
@@ -27,9 +28,10 @@ export function sendBytes(
   warnings?: readonly string[],
 ): void {
   if (res.headersSent || res.writableEnded) return;
-  const h: Record<string, string | number | string[]> = { ...BASE_HEADERS, 'content-type': contentType, 'content-length': body.byteLength };
-  if (headers) Object.assign(h, headers);
-  if (warnings && warnings.length) h.warning = warnings.map(warningHeader);
+  // a flat [name, value, ...] list: no per-response header object to build and walk
+  const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
+  if (headers) for (const k in headers) h.push(k, headers[k]!);
+  if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
   res.writeHead(code, h as never);
   res.end(body);
 }

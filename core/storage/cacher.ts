@@ -22,6 +22,8 @@ export class Cacher {
   private waiters: Waiter[] = [];
   /** Revision every cache is synced to. */
   revision = 0;
+  /** Highest revision a writer of this process has reported as committed (acknowledged to its client). */
+  private acknowledged = 0;
   private failed: Error | undefined;
 
   constructor(
@@ -50,6 +52,7 @@ export class Cacher {
       c.reset(res.items, revision);
     }
     this.revision = revision;
+    this.acknowledged = Math.max(this.acknowledged, revision);
     this.watch = this.store.watch(
       revision,
       (events, rev) => this.onEvents(events, rev),
@@ -137,6 +140,11 @@ export class Cacher {
    * without waiting when the store can report its revision locally and the cache already has it.
    */
   syncConsistent(): MaybePromise<number> {
+    // every write a client can have seen was reported here before its response was sent
+    if (this.store.singleProcess) {
+      const known = Math.max(this.acknowledged, this.revision);
+      return then(this.waitFor(known), () => known);
+    }
     if (this.store.currentRevisionSync) {
       const current = this.store.currentRevisionSync();
       return then(this.waitFor(current), () => current);
@@ -146,6 +154,7 @@ export class Cacher {
 
   /** Hint from a writer that `revision` is committed. */
   notifyCommitted(revision: number): void {
+    if (revision > this.acknowledged) this.acknowledged = revision;
     if (revision > this.revision) this.store.notifyCommitted?.(revision);
   }
 }

@@ -83,6 +83,12 @@ export interface Store {
   currentRevision(): Promise<number>;
   /** The same, without waiting, for backends that can read it locally (embedded stores). */
   currentRevisionSync?(): number;
+  /**
+   * True when every write to this store is made by this process (the embedded store): the highest
+   * revision this process has acknowledged is then the latest a client can know of, and a consistent
+   * read need not ask the store.
+   */
+  readonly singleProcess?: boolean;
   /** The highest compacted revision; history strictly below it is gone. */
   compactedRevision(): Promise<number>;
 

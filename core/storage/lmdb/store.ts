@@ -49,6 +49,8 @@ export interface LmdbStoreOptions {
 }
 
 export class LmdbStore implements Store {
+  /** One process owns the directory (threads of it share the environment). */
+  readonly singleProcess = true;
   private readonly root: RootDatabase;
   private readonly meta: Database<number, string>;
   private readonly kv: Database<Uint8Array, string>;
