@@ -66,7 +66,7 @@ async function main(): Promise<void> {
   if (want('watch')) {
     const rows: string[][] = [];
     for (const m of modes) {
-      const r = await watchFanout(m, { watchers: 1000, rates: [100, 200, 400, 800, 1600], seconds: 8, targetP99Ms: 250 });
+      const r = await watchFanout(m, { watchers: 1000, rates: [100, 200, 400, 800, 1600, 3200], seconds: 8, targetP99Ms: 250 });
       const held = r.steps.filter((s) => s.holds).map((s) => s.rate);
       for (const st of r.steps) {
         rows.push([
