@@ -69,21 +69,26 @@ function parseBodyRaw(body: Uint8Array, contentTypeHeader: string, accepted: rea
       throw e;
     }
   }
-  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   try {
-    if (ct === 'application/yaml') {
-      const y = decodeYaml(text);
-      return { value: y.value, duplicates: y.duplicates };
-    }
-    if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');
-    const j = decodeJson(text);
-    return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`) };
+    return parseText(body, ct === 'application/yaml');
   } catch (e) {
     if (e instanceof JsonSyntaxError) {
       throw new BodySyntaxError(ct === 'application/yaml' ? e.message : `couldn't get version/kind; json parse error: ${e.message}`);
     }
     throw e;
   }
+}
+
+/** Parses JSON or YAML text with duplicate keys reported; syntax errors are JsonSyntaxError (callers word them). */
+export function parseText(body: Uint8Array, yaml: boolean): RawBody {
+  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
+  if (yaml) {
+    const y = decodeYaml(text);
+    return { value: y.value, duplicates: y.duplicates };
+  }
+  if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');
+  const j = decodeJson(text);
+  return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`) };
 }
 
 const goTypeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);

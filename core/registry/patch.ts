@@ -22,9 +22,8 @@ import { decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
 import { resetFieldsOf } from './managed-fields.js';
-import { applyFieldValidation, checkTypeMeta, type RawBody, withTypeMetaFirst } from './decode.js';
-import { decodeJson, JsonSyntaxError } from '../codec/json.js';
-import { decodeYaml } from '../codec/yaml.js';
+import { applyFieldValidation, checkTypeMeta, parseText, type RawBody, withTypeMetaFirst } from './decode.js';
+import { JsonSyntaxError } from '../codec/json.js';
 import { checkName, ensureNamespace } from './lifecycle.js';
 import type { LiveObject } from './objects.js';
 import { apiVersionOf, groupKindOf, type ResourceType } from './resource-type.js';
@@ -57,15 +56,8 @@ function patchTypeOf(req: OpRequest): PatchType {
 /** The patch document, parsed (duplicates reported for field validation); syntax errors worded per patch type as upstream. */
 function parsePatch(req: OpRequest, t: PatchType): RawBody {
   if (!req.body || req.body.length === 0) throw errors.badRequest('the body of the request was empty');
-  const text = Buffer.from(req.body.buffer, req.body.byteOffset, req.body.byteLength).toString('utf8');
   try {
-    if (t === 'apply') {
-      const y = decodeYaml(text);
-      return { value: y.value, duplicates: y.duplicates };
-    }
-    if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');
-    const j = decodeJson(text);
-    return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`) };
+    return parseText(req.body, t === 'apply');
   } catch (e) {
     if (!(e instanceof JsonSyntaxError)) throw e;
     if (t === 'apply') throw errors.badRequest(`error decoding YAML: ${e.message.replace(/^error converting YAML to JSON: /, '')}`);

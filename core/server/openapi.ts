@@ -159,63 +159,35 @@ function operations(rt: ResourceType, defs: Map<string, Json>, paths: Json): voi
     };
   paths[`${base}${nsSeg}/${rt.plural}`] = collection;
 
-  const item: Json = { parameters: [...nameParam, ...nsParam, common.pretty] };
-  if (verbs.has('get')) item.get = { tags: tag, operationId: opId('read'), responses: okResponse(obj), 'x-kubernetes-action': 'get', ...gvk };
-  if (verbs.has('update'))
-    item.put = {
+  /** get / put / patch / delete on one object, or on one of its subresources (`suffix`: e.g. `Status`). */
+  const objectOperations = (served: ReadonlySet<string>, suffix: string, withDelete: boolean): Json => {
+    const ops: Json = { parameters: [...nameParam, ...nsParam, common.pretty] };
+    if (served.has('get')) ops.get = { tags: tag, operationId: opId('read', suffix), responses: okResponse(obj), 'x-kubernetes-action': 'get', ...gvk };
+    const write = (verb: string, action: string, params: Json[], body: Json, codes: string[]): Json => ({
       tags: tag,
-      operationId: opId('replace'),
-      parameters: [common.dryRun, common.fieldManager, common.fieldValidation],
-      requestBody: jsonBody(obj),
-      responses: okResponse(obj, ['200', '201']),
-      'x-kubernetes-action': 'put',
+      operationId: opId(verb, suffix),
+      parameters: params,
+      requestBody: body,
+      responses: okResponse(obj, codes),
+      'x-kubernetes-action': action,
       ...gvk,
-    };
-  if (verbs.has('patch'))
-    item.patch = {
-      tags: tag,
-      operationId: opId('patch'),
-      parameters: [common.dryRun, common.fieldManager, common.fieldValidation, common.force],
-      requestBody: patchBody,
-      responses: okResponse(obj, ['200', '201']),
-      'x-kubernetes-action': 'patch',
-      ...gvk,
-    };
-  if (verbs.has('delete'))
-    item.delete = {
-      tags: tag,
-      operationId: opId('delete'),
-      parameters: [common.dryRun, common.gracePeriodSeconds, common.propagationPolicy, common.orphanDependents],
-      responses: okResponse(rt.deletion?.returnsObject ? obj : status, ['200', '202']),
-      'x-kubernetes-action': 'delete',
-      ...gvk,
-    };
-  paths[`${base}${nsSeg}/${rt.plural}/{name}`] = item;
-
+    });
+    if (served.has('update')) ops.put = write('replace', 'put', [common.dryRun, common.fieldManager, common.fieldValidation], jsonBody(obj), ['200', '201']);
+    if (served.has('patch')) ops.patch = write('patch', 'patch', [common.dryRun, common.fieldManager, common.fieldValidation, common.force], patchBody, ['200', '201']);
+    if (withDelete && served.has('delete'))
+      ops.delete = {
+        tags: tag,
+        operationId: opId('delete', suffix),
+        parameters: [common.dryRun, common.gracePeriodSeconds, common.propagationPolicy, common.orphanDependents],
+        responses: okResponse(rt.deletion?.returnsObject ? obj : status, ['200', '202']),
+        'x-kubernetes-action': 'delete',
+        ...gvk,
+      };
+    return ops;
+  };
+  paths[`${base}${nsSeg}/${rt.plural}/{name}`] = objectOperations(verbs, '', true);
   for (const [sub, def] of Object.entries(rt.subresources ?? {})) {
-    const p: Json = { parameters: [...nameParam, ...nsParam, common.pretty] };
-    if (def.verbs.includes('get')) p.get = { tags: tag, operationId: opId('read', sub[0]!.toUpperCase() + sub.slice(1)), responses: okResponse(obj), 'x-kubernetes-action': 'get', ...gvk };
-    if (def.verbs.includes('update'))
-      p.put = {
-        tags: tag,
-        operationId: opId('replace', sub[0]!.toUpperCase() + sub.slice(1)),
-        parameters: [common.dryRun, common.fieldManager, common.fieldValidation],
-        requestBody: jsonBody(obj),
-        responses: okResponse(obj, ['200', '201']),
-        'x-kubernetes-action': 'put',
-        ...gvk,
-      };
-    if (def.verbs.includes('patch'))
-      p.patch = {
-        tags: tag,
-        operationId: opId('patch', sub[0]!.toUpperCase() + sub.slice(1)),
-        parameters: [common.dryRun, common.fieldManager, common.fieldValidation, common.force],
-        requestBody: patchBody,
-        responses: okResponse(obj, ['200', '201']),
-        'x-kubernetes-action': 'patch',
-        ...gvk,
-      };
-    paths[`${base}${nsSeg}/${rt.plural}/{name}/${sub}`] = p;
+    paths[`${base}${nsSeg}/${rt.plural}/{name}/${sub}`] = objectOperations(new Set(def.verbs), sub[0]!.toUpperCase() + sub.slice(1), false);
   }
   if (rt.namespaced && verbs.has('list')) {
     paths[`${base}/${rt.plural}`] = {
