@@ -243,37 +243,24 @@ export class RequestHandler {
         return failed(err);
       }
     }
-    return this.serveAsync(req, res, verb, rt, info, namespace, name, sub, user, rawQuery, query, mediaType, pretty);
+    return this.serveAsync({ req, res, verb, rt, namespace, name, sub, user, rawQuery, query, mediaType, pretty });
   }
 
-  private async serveAsync(
-    req: Req,
-    res: Res,
-    verb: Verb,
-    rt: ResourceType,
-    info: RequestInfo,
-    namespace: string,
-    name: string,
-    sub: string,
-    user: UserInfo,
-    rawQuery: string,
-    query: URLSearchParams,
-    mediaType: ResponseMediaType,
-    pretty: boolean,
-  ): Promise<void> {
-    const enc = { mediaType, pretty };
+  /** Everything after the cache-served get: lists, watches, and writes run as pool tasks. */
+  private async serveAsync(r: ResolvedRequest): Promise<void> {
+    const { req, res, rt, mediaType, pretty } = r;
     try {
-      switch (verb) {
+      switch (r.verb) {
         case 'list': {
-          const o = parseListOptions(rt, query);
-          const r = await listFromCache(this.d.read, rt, namespace, o, enc);
-          if (r.kind === 'stream') return void (await sendStream(res, 200, mediaType, r.chunks));
-          if (r.kind === 'bytes') return void sendBytes(res, 200, mediaType, r.body);
-          return void (await this.runTask(req, res, 'list', rt, info, namespace, name, sub, user, rawQuery, mediaType, pretty, undefined));
+          const o = parseListOptions(rt, r.query);
+          const page = await listFromCache(this.d.read, rt, r.namespace, o, { mediaType, pretty });
+          if (page.kind === 'stream') return void (await sendStream(res, 200, mediaType, page.chunks));
+          if (page.kind === 'bytes') return void sendBytes(res, 200, mediaType, page.body);
+          return void (await this.runTask(r, 'list', undefined));
         }
         case 'watch': {
-          const o = parseListOptions(rt, query);
-          const t = { rt, namespace, name, mediaType };
+          const o = parseListOptions(rt, r.query);
+          const t = { rt, namespace: r.namespace, name: r.name, mediaType };
           return void (await new WatchStream(this.d.watch, t, o, watchFilter(t, o), res).start());
         }
         default: {
@@ -285,7 +272,7 @@ export class RequestHandler {
             if (req.httpVersionMajor === 1) res.setHeader('connection', 'close');
             throw e;
           }
-          return void (await this.runTask(req, res, verb as TaskVerb, rt, info, namespace, name, sub, user, rawQuery, mediaType, pretty, body));
+          return void (await this.runTask(r, r.verb as TaskVerb, body));
         }
       }
     } catch (err) {
@@ -293,37 +280,40 @@ export class RequestHandler {
     }
   }
 
-  private async runTask(
-    req: Req,
-    res: Res,
-    verb: TaskVerb,
-    rt: ResourceType,
-    _info: RequestInfo,
-    namespace: string,
-    name: string,
-    sub: string,
-    user: UserInfo,
-    rawQuery: string,
-    mediaType: ResponseMediaType,
-    pretty: boolean,
-    body: Buffer | undefined,
-  ): Promise<void> {
+  private async runTask(r: ResolvedRequest, verb: TaskVerb, body: Buffer | undefined): Promise<void> {
+    const { req, rt } = r;
     const task: ApiTask = {
       verb,
       resource: `${rt.group}/${rt.version}/${rt.plural}`,
-      subresource: sub,
-      namespace,
-      name,
-      query: rawQuery,
+      subresource: r.sub,
+      namespace: r.namespace,
+      name: r.name,
+      query: r.rawQuery,
       contentType: String(req.headers['content-type'] ?? ''),
-      mediaType,
-      pretty,
-      user,
+      mediaType: r.mediaType,
+      pretty: r.pretty,
+      user: r.user,
       userAgent: String(req.headers['user-agent'] ?? ''),
     };
     if (body && body.length) task.body = body;
-    const r = await this.d.executor.run(task);
-    if (r.revision) this.d.cacher.notifyCommitted(r.revision);
-    sendBytes(res, r.code, r.contentType, r.body, r.headers, r.warnings);
+    const result = await this.d.executor.run(task);
+    if (result.revision) this.d.cacher.notifyCommitted(result.revision);
+    sendBytes(r.res, result.code, result.contentType, result.body, result.headers, result.warnings);
   }
+}
+
+/** A resource request after routing and negotiation: what the serving stages need. */
+interface ResolvedRequest {
+  req: Req;
+  res: Res;
+  verb: Verb;
+  rt: ResourceType;
+  namespace: string;
+  name: string;
+  sub: string;
+  user: UserInfo;
+  rawQuery: string;
+  query: URLSearchParams;
+  mediaType: ResponseMediaType;
+  pretty: boolean;
 }
