@@ -6,6 +6,7 @@
 import { ApiServer } from '../core/server/server.js';
 import { FlagError, helpText, parseFlags } from '../core/server/options.js';
 import { InlineExecutor, PoolExecutor } from '../workers/pool.js';
+import { EnablementError } from '../core/registry/enablement.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -24,7 +25,15 @@ async function main(): Promise<void> {
     throw e;
   }
   const server = new ApiServer(opts);
-  await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));
+  try {
+    await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));
+  } catch (e) {
+    if (e instanceof EnablementError) {
+      console.error(`Error: ${e.message}`);
+      process.exit(2);
+    }
+    throw e;
+  }
   console.log(`svc-apiserver: serving on ${server.url} (data in ${opts.dataDir}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'})`);
   if (server.tls.kubeconfigPath) console.log(`svc-apiserver: admin kubeconfig: ${server.tls.kubeconfigPath}`);
   let stopping = false;

@@ -3,20 +3,18 @@
  * way on the main thread and in every worker.
  */
 import type { Store } from '../storage/interface.js';
-import { builtinResourceTypes } from './catalog.js';
 import { type RegistryContext, resourceId } from './context.js';
+import { servedTypesFor } from './enablement.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 
 export interface RegistrySettings {
   continueKeyHex: string;
+  /** Effective feature gates (already resolved against defaults). */
   featureGates: Record<string, boolean>;
+  runtimeConfig: Record<string, boolean>;
 }
 
-export function servedTypes(): readonly ResourceType[] {
-  return builtinResourceTypes;
-}
-
-export function buildRegistryContext(store: Store, s: RegistrySettings, types: readonly ResourceType[] = servedTypes()): RegistryContext {
+export function buildRegistryContext(store: Store, s: RegistrySettings, types: readonly ResourceType[] = servedTypesFor(s.featureGates, s.runtimeConfig)): RegistryContext {
   return {
     store,
     types: new Map(types.map((t) => [resourceId(t), t])),

@@ -5,6 +5,7 @@
  * resourceVersion) are checked against the live object; propagationPolicy Orphan / Foreground add the
  * orphan / foregroundDeletion finalizers as upstream does (a garbage collector removes them).
  */
+import { fieldErrors } from '../api/field-errors.js';
 import { errors, successStatus } from '../api/status.js';
 import { type ApiObject, nowRFC3339 } from '../api/types.js';
 import { listOptionsFromQuery, validateListOptions } from '../request/list-options.js';
@@ -23,7 +24,7 @@ const MAX_ATTEMPTS = 16;
 const ORPHAN = 'orphan';
 const FOREGROUND = 'foregroundDeletion';
 
-function deleteOptionsOf(req: OpRequest): DeleteOptions {
+function deleteOptionsOf(ctx: RegistryContext, req: OpRequest): DeleteOptions {
   let body: Record<string, unknown> | undefined;
   if (req.body && req.body.length > 0) {
     const parsed = parseBody(req.body, req.contentType).value;
@@ -38,13 +39,12 @@ function deleteOptionsOf(req: OpRequest): DeleteOptions {
   }
   const opts = deleteOptionsFrom(body, req.query);
   if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
+    // the store holds only objects it wrote itself, so none is unreadable: the option never applies
+    const gateOn = ctx.featureGates.get('AllowUnsafeMalformedObjectDeletion') === true;
     throw errors.invalid({ group: 'meta.svc.io', kind: 'DeleteOptions' }, '', [
-      {
-        type: 'FieldValueForbidden',
-        field: 'ignoreStoreReadErrorWithClusterBreakingPotential',
-        badValue: '',
-        detail: 'not allowed: the AllowUnsafeMalformedObjectDeletion feature gate is disabled',
-      },
+      gateOn
+        ? fieldErrors.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is exclusively used to delete corrupt object(s), try again by removing this option')
+        : fieldErrors.forbidden('ignoreStoreReadErrorWithClusterBreakingPotential', 'not allowed: the AllowUnsafeMalformedObjectDeletion feature gate is disabled'),
     ]);
   }
   return opts;
@@ -135,7 +135,7 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
 
 export async function deleteObject(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   const rt = req.rt;
-  const opts = deleteOptionsOf(req);
+  const opts = deleteOptionsOf(ctx, req);
   admitDelete(rt, req.name);
   const out = await deleteOne(ctx, rt, objectKey(rt, req.namespace, req.name), req.name, opts);
   const code = !out.removed && opts.orphanDependents === false ? 202 : 200;
@@ -152,7 +152,7 @@ export async function deleteObject(ctx: RegistryContext, req: OpRequest): Promis
 
 export async function deleteCollection(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   const rt = req.rt;
-  const opts = deleteOptionsOf(req);
+  const opts = deleteOptionsOf(ctx, req);
   const listOpts = listOptionsFromQuery(req.query);
   validateListOptions(listOpts);
   const page = await listFromStore(ctx, rt, req.namespace, listOpts, { keysOnly: true });

@@ -101,12 +101,15 @@ export function validateListOptions(o: ListOptions): void {
   if (errs.length) badOptions(errs);
 }
 
-/** Upstream's ListOptions validation for a watch. */
-export function validateWatchOptions(o: ListOptions): void {
+/** Upstream's ListOptions validation for a watch (`watchList`: the WatchList feature gate). */
+export function validateWatchOptions(o: ListOptions, watchList = true): void {
   const errs: FieldError[] = [];
   const match = o.resourceVersionMatch;
   if (o.sendInitialEvents !== undefined && match !== 'NotOlderThan') {
     errs.push(fieldErrors.forbidden('resourceVersionMatch', 'sendInitialEvents requires setting resourceVersionMatch to NotOlderThan'));
+  }
+  if (o.sendInitialEvents !== undefined && !watchList) {
+    errs.push(fieldErrors.forbidden('sendInitialEvents', 'sendInitialEvents is forbidden for watch unless the WatchList feature gate is enabled'));
   }
   if (match) {
     if (o.sendInitialEvents === undefined) errs.push(fieldErrors.forbidden('resourceVersionMatch', 'resourceVersionMatch is forbidden for watch unless sendInitialEvents is provided'));

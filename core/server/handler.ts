@@ -26,6 +26,7 @@ import type { ApiTask, Executor, TaskVerb } from '../../workers/protocol.js';
 import type { Cacher } from '../storage/cacher.js';
 import { allVerbs, type ResourceType, type Verb } from '../registry/resource-type.js';
 import type { DiscoveryDocs } from './discovery.js';
+import { parseDuration } from './options.js';
 import { readBody, type Req, type Res, sendBytes, sendError, sendStream } from './http.js';
 import { getFromCache, listFromCache, parseListOptions, type ReadContext } from './reads.js';
 import { type WatchSettings, WatchStream, watchFilter } from './watch.js';
@@ -46,6 +47,8 @@ export interface HandlerDeps {
   maxRequestBodyBytes: number;
   maxReadonlyInflight: number;
   maxMutatingInflight: number;
+  /** --request-timeout: the longest a non-long-running request may take (504 after). */
+  requestTimeoutMs: number;
   /** Extra non-resource routes (OpenAPI), by path. */
   extraRoutes?: ReadonlyMap<string, (req: Req, res: Res, query: URLSearchParams) => void | Promise<void>>;
 }
@@ -174,6 +177,18 @@ export class RequestHandler {
       if (mutating) this.mutatingInflight--;
       else this.readonlyInflight--;
     };
+    let timeoutMs = this.d.requestTimeoutMs;
+    const asked = query.get('timeout');
+    if (asked) {
+      let parsed: number;
+      try {
+        parsed = parseDuration(asked);
+      } catch {
+        release();
+        return void sendError(res, errors.badRequest(`invalid timeout specified in the request URL: ${asked}`));
+      }
+      if (parsed > 0 && parsed < timeoutMs) timeoutMs = parsed;
+    }
     let r: MaybePromise<void>;
     try {
       r = info.isResourceRequest ? this.resource(req, res, method, info, user, rawQuery, query) : this.nonResource(req, res, method, path, query);
@@ -181,9 +196,21 @@ export class RequestHandler {
       release();
       throw e;
     }
-    if (isPromise(r)) return r.finally(release);
-    release();
-    return r;
+    if (!isPromise(r)) {
+      release();
+      return r;
+    }
+    // only a request that had to wait can run out of time; watches have their own timeout
+    const timer =
+      counted && timeoutMs > 0
+        ? setTimeout(() => {
+            if (!res.headersSent) sendError(res, errors.timeout('request did not complete within requested timeout - context deadline exceeded', 0));
+          }, timeoutMs)
+        : undefined;
+    return r.finally(() => {
+      if (timer) clearTimeout(timer);
+      release();
+    });
   }
 
   private async nonResource(req: Req, res: Res, method: string, path: string, query: URLSearchParams): Promise<void> {

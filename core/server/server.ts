@@ -17,7 +17,8 @@ import { x509Authenticator } from '../authn/x509.js';
 import { alwaysAllow, alwaysDeny, type Authorizer, chain, privilegedGroups } from '../authz/authorizer.js';
 import { NamespaceController } from '../controllers/namespace.js';
 import { Health } from '../health/health.js';
-import { buildRegistryContext, servedTypes, type RegistrySettings } from '../registry/build-context.js';
+import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
+import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
 import { describeStored } from '../registry/describe.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
@@ -69,7 +70,7 @@ export class ApiServer {
   private readonly sockets = new Set<Socket>();
   private readonly watches = new Set<WatchStream>();
   private shuttingDown = false;
-  readonly health = new Health();
+  readonly health: Health;
   private store!: LmdbStore;
   private cacher!: Cacher;
   private executor!: Executor;
@@ -77,7 +78,9 @@ export class ApiServer {
   private compactor!: Compactor;
   tls!: TlsMaterial;
 
-  constructor(readonly opts: ServerOptions) {}
+  constructor(readonly opts: ServerOptions) {
+    this.health = new Health(opts.livezGracePeriodMs);
+  }
 
   get port(): number {
     return (this.listener.address() as AddressInfo).port;
@@ -94,8 +97,9 @@ export class ApiServer {
     this.tls = loadTls(o);
     const storePath = join(o.dataDir, 'store');
     this.store = new LmdbStore({ path: storePath });
-    const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates: o.featureGates };
-    const types = servedTypes();
+    const featureGates = resolveFeatureGates(o.featureGates);
+    const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
+    const types = servedTypesFor(featureGates, o.runtimeConfig);
     const registry = new Registry(buildRegistryContext(this.store, settings, types));
 
     this.cacher = new Cacher(this.store);
@@ -154,6 +158,7 @@ export class ApiServer {
         bookmarkIntervalMs: o.watchBookmarkIntervalMs,
         minRequestTimeoutSeconds: o.minRequestTimeoutSeconds,
         bufferLimitBytes: o.watchBufferBytes,
+        watchList: featureGates.WatchList === true,
         track: { open: (w) => this.watches.add(w), close: (w) => this.watches.delete(w) },
       },
       executor: this.executor,
@@ -161,6 +166,7 @@ export class ApiServer {
       maxRequestBodyBytes: o.maxRequestBodyBytes,
       maxReadonlyInflight: o.maxRequestsInflight,
       maxMutatingInflight: o.maxMutatingRequestsInflight,
+      requestTimeoutMs: o.requestTimeoutMs,
       extraRoutes: openApiRoutes(buildOpenApi(types)),
     });
 

@@ -31,6 +31,8 @@ export interface WatchSettings {
   bookmarkIntervalMs: number;
   minRequestTimeoutSeconds: number;
   bufferLimitBytes: number;
+  /** The WatchList feature gate (streaming lists with sendInitialEvents). */
+  watchList: boolean;
   /** Called when a watch opens and closes (for metrics and shutdown). */
   track?: { open(w: WatchStream): void; close(w: WatchStream): void };
 }
@@ -155,7 +157,7 @@ export class WatchStream implements CacheWatcher {
 
   /** Runs the watch until it ends; errors before the stream starts are thrown (plain HTTP errors). */
   async start(): Promise<void> {
-    validateWatchOptions(this.o);
+    validateWatchOptions(this.o, this.s.watchList);
     const rv = this.o.resourceVersion;
     const initial = this.o.sendInitialEvents === true || (this.o.sendInitialEvents === undefined && (rv === '' || rv === '0'));
     this.s.track?.open(this);

@@ -1,0 +1,79 @@
+/**
+ * Which kinds are served, and how: feature gates (upstream's names, stages and defaults, for the
+ * gates whose behaviour this server has) and --runtime-config (a group version or one resource turned
+ * off). Resolved once from the flags and applied the same way on the main thread and in every worker.
+ */
+import { makeLeases } from './coordination/leases.js';
+import { builtinResourceTypes } from './catalog.js';
+import { apiVersionOf, type ResourceType } from './resource-type.js';
+
+export class EnablementError extends Error {}
+
+interface GateSpec {
+  stage: 'ALPHA' | 'BETA' | 'GA';
+  default: boolean;
+  /** GA gates are locked to their default: setting the other value is an error. */
+  locked?: boolean;
+}
+
+/** The gates this server knows, as upstream v1.32 defines them. */
+export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
+  AllowUnsafeMalformedObjectDeletion: { stage: 'ALPHA', default: false },
+  CoordinatedLeaderElection: { stage: 'ALPHA', default: false },
+  WatchList: { stage: 'BETA', default: true },
+  ServerSideApply: { stage: 'GA', default: true, locked: true },
+  ServerSideFieldValidation: { stage: 'GA', default: true, locked: true },
+};
+
+/** The effective gates: defaults overridden by --feature-gates; unknown or locked gates are errors. */
+export function resolveFeatureGates(requested: Readonly<Record<string, boolean>>): Record<string, boolean> {
+  const out: Record<string, boolean> = {};
+  for (const [name, spec] of Object.entries(knownFeatureGates)) out[name] = spec.default;
+  for (const [name, value] of Object.entries(requested)) {
+    const spec = knownFeatureGates[name];
+    if (!spec) throw new EnablementError(`unrecognized feature gate: ${name}`);
+    if (spec.locked && value !== spec.default) throw new EnablementError(`cannot set feature gate ${name} to ${value}, feature is locked to ${spec.default}`);
+    out[name] = value;
+  }
+  return out;
+}
+
+const gvOf = (rt: ResourceType): string => apiVersionOf(rt);
+
+/** Group version of a runtime-config key: `v1`, `api/v1` and `<group>/<version>` name one; `.../<resource>` names a resource. */
+function parseRuntimeKey(key: string, servedGVs: ReadonlySet<string>): { gv: string; resource?: string } | undefined {
+  const k = key.startsWith('api/v1') ? key.slice(4) : key;
+  if (servedGVs.has(k)) return { gv: k };
+  const slash = k.lastIndexOf('/');
+  if (slash > 0 && servedGVs.has(k.slice(0, slash))) return { gv: k.slice(0, slash), resource: k.slice(slash + 1) };
+  return undefined;
+}
+
+/** Applies --runtime-config: `api/all`, `api/ga` (all served versions are GA), a group version, or one resource; the most specific key wins. */
+export function applyRuntimeConfig(types: readonly ResourceType[], config: Readonly<Record<string, boolean>>): ResourceType[] {
+  const servedGVs = new Set(types.map(gvOf));
+  const byGV = new Map<string, boolean>();
+  const byResource = new Map<string, boolean>();
+  let all: boolean | undefined;
+  for (const [key, value] of Object.entries(config)) {
+    if (key === 'api/all' || key === 'api/ga') all = value;
+    else if (key === 'api/beta' || key === 'api/alpha') continue; // nothing served at those stages
+    else {
+      const parsed = parseRuntimeKey(key, servedGVs);
+      if (!parsed) throw new EnablementError(`unknown api groups ${key.split('/')[0]}`);
+      if (!parsed.resource) byGV.set(parsed.gv, value);
+      else if (types.some((t) => gvOf(t) === parsed.gv && t.plural === parsed.resource)) byResource.set(`${parsed.gv}/${parsed.resource}`, value);
+      else throw new EnablementError(`unknown resource ${key}`);
+    }
+  }
+  const enabled = (rt: ResourceType): boolean => byResource.get(`${gvOf(rt)}/${rt.plural}`) ?? byGV.get(gvOf(rt)) ?? all ?? true;
+  const out = types.filter(enabled);
+  if (!out.some((t) => t.group === '' && t.plural === 'namespaces')) throw new EnablementError('the core v1 API (namespaces) cannot be disabled');
+  return out;
+}
+
+/** The served resource types under these gates and runtime config. */
+export function servedTypesFor(gates: Readonly<Record<string, boolean>>, runtimeConfig: Readonly<Record<string, boolean>> = {}): ResourceType[] {
+  const types = builtinResourceTypes.map((t) => (t.group === 'coordination.svc.io' && t.plural === 'leases' ? makeLeases({ coordinatedLeaderElection: gates.CoordinatedLeaderElection === true }) : t));
+  return applyRuntimeConfig(types, runtimeConfig);
+}
