@@ -7,6 +7,7 @@ import { ApiServer } from '../core/server/server.js';
 import { FlagError, helpText, parseFlags } from '../core/server/options.js';
 import { InlineExecutor, PoolExecutor } from '../workers/pool.js';
 import { EnablementError } from '../core/registry/enablement.js';
+import { DataDirLockedError } from '../core/server/data-dir-lock.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -28,7 +29,7 @@ async function main(): Promise<void> {
   try {
     await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));
   } catch (e) {
-    if (e instanceof EnablementError) {
+    if (e instanceof EnablementError || e instanceof DataDirLockedError) {
       console.error(`Error: ${e.message}`);
       process.exit(2);
     }

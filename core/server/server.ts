@@ -16,6 +16,7 @@ import { tokenFileAuthenticator } from '../authn/token-file.js';
 import { x509Authenticator } from '../authn/x509.js';
 import { alwaysAllow, alwaysDeny, type Authorizer, chain, privilegedGroups } from '../authz/authorizer.js';
 import { NamespaceController } from '../controllers/namespace.js';
+import { EventTTLController } from '../controllers/event-ttl.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
 import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
@@ -27,6 +28,7 @@ import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
 import { LmdbStore } from '../storage/lmdb/store.js';
 import type { Executor } from '../../workers/protocol.js';
+import { lockDataDir } from './data-dir-lock.js';
 import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
 import { buildDiscovery, versionInfo } from './discovery.js';
 import { RequestHandler } from './handler.js';
@@ -76,7 +78,9 @@ export class ApiServer {
   private executor!: Executor;
   private controller!: NamespaceController;
   private compactor!: Compactor;
+  private eventTTL: EventTTLController | undefined;
   tls!: TlsMaterial;
+  private releaseDataDir: () => void = () => undefined;
 
   constructor(readonly opts: ServerOptions) {
     this.health = new Health(opts.livezGracePeriodMs);
@@ -94,6 +98,7 @@ export class ApiServer {
     const o = this.opts;
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
+    this.releaseDataDir = lockDataDir(o.dataDir);
     this.tls = loadTls(o);
     const storePath = join(o.dataDir, 'store');
     this.store = new LmdbStore({ path: storePath });
@@ -138,6 +143,12 @@ export class ApiServer {
     await bootstrap;
     this.controller.start();
     this.health.addPostStartHook('start-namespace-controller', Promise.resolve());
+    const events = types.find((t) => t.group === '' && t.plural === 'events');
+    if (events) {
+      this.eventTTL = new EventTTLController(this.store, this.cacher, resourcePrefix(events), o.eventTtlMs);
+      this.eventTTL.start();
+      this.health.addPostStartHook('start-event-ttl-controller', Promise.resolve());
+    }
     this.compactor = new Compactor(this.store, o.compactionIntervalMs);
     this.compactor.start();
     this.health.addPostStartHook('start-compactor', Promise.resolve());
@@ -212,8 +223,10 @@ export class ApiServer {
     for (const sock of this.sockets) sock.destroy();
     this.controller?.stop();
     this.compactor?.stop();
+    this.eventTTL?.stop();
     this.cacher?.stop();
     await this.executor?.close();
     await this.store?.close();
+    this.releaseDataDir();
   }
 }
