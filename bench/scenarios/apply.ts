@@ -55,7 +55,16 @@ async function withObject<T>(mode: { name: string; flags: string[] }, fn: (url: 
   }
 }
 
-export async function applyThreeManagers(mode: { name: string; flags: string[] }, duration: number): Promise<Row> {
+interface WriteRequest {
+  method: 'PUT' | 'PATCH';
+  /** Appended to the object's path (e.g. `?fieldManager=alice`). */
+  query: string;
+  contentType: string;
+  body: string;
+}
+
+/** Loads a fresh server with `requests` in turn, every connection on its own 5 KB object. */
+async function writeLoad(mode: { name: string; flags: string[] }, duration: number, scenario: string, requests: WriteRequest[]): Promise<Row> {
   const counter = { next: 0 };
   const { r, rss } = await withObject(mode, (url, ca) =>
     load({
@@ -64,60 +73,42 @@ export async function applyThreeManagers(mode: { name: string; flags: string[] }
       connections: CONNECTIONS,
       tlsOptions: { ca },
       idReplacement: true,
-      requests: ['alice', 'bob', 'carol'].map((m) => ({
-        method: 'PATCH' as never,
+      requests: requests.map((q) => ({
+        method: q.method as never,
+        path: pathOf(0) + q.query,
         setupRequest: perConnection(counter),
-        path: `${pathOf(0)}?fieldManager=${m}&force=true`,
-        headers: { ...auth, 'content-type': 'application/apply-patch+yaml' },
-        body: JSON.stringify(fiveKbObject({ [`owned-by-${m}`]: '[<id>]' })),
+        headers: { ...auth, 'content-type': q.contentType },
+        body: q.body,
       })),
     }),
   );
-  return { scenario: 'APPLY 5 KB, 3 managers in turn', mode: mode.name, result: r, rssMiB: rss };
+  return { scenario, mode: mode.name, result: r, rssMiB: rss };
 }
 
-export async function strategicPatch(mode: { name: string; flags: string[] }, duration: number): Promise<Row> {
-  const counter = { next: 0 };
-  const { r, rss } = await withObject(mode, (url, ca) =>
-    load({
-      url,
-      duration,
-      connections: CONNECTIONS,
-      tlsOptions: { ca },
-      idReplacement: true,
-      requests: [
-        {
-          method: 'PATCH',
-          path: pathOf(0),
-          setupRequest: perConnection(counter),
-          headers: { ...auth, 'content-type': 'application/strategic-merge-patch+json' },
-          body: JSON.stringify({ data: { 'key-07': '[<id>]', 'key-08': 'patched-[<id>]' } }),
-        },
-      ],
-    }),
+export const applyThreeManagers = (mode: { name: string; flags: string[] }, duration: number): Promise<Row> =>
+  writeLoad(
+    mode,
+    duration,
+    'APPLY 5 KB, 3 managers in turn',
+    ['alice', 'bob', 'carol'].map((m) => ({
+      method: 'PATCH',
+      query: `?fieldManager=${m}&force=true`,
+      contentType: 'application/apply-patch+yaml',
+      body: JSON.stringify(fiveKbObject({ [`owned-by-${m}`]: '[<id>]' })),
+    })),
   );
-  return { scenario: 'STRATEGIC MERGE PATCH 5 KB', mode: mode.name, result: r, rssMiB: rss };
-}
 
-export async function putWhole(mode: { name: string; flags: string[] }, duration: number): Promise<Row> {
-  const counter = { next: 0 };
-  const { r, rss } = await withObject(mode, (url, ca) =>
-    load({
-      url,
-      duration,
-      connections: CONNECTIONS,
-      tlsOptions: { ca },
-      idReplacement: true,
-      requests: [
-        {
-          method: 'PUT',
-          path: pathOf(0),
-          setupRequest: perConnection(counter),
-          headers: { ...auth, 'content-type': 'application/json' },
-          body: JSON.stringify(fiveKbObject({ 'key-07': '[<id>]' })),
-        },
-      ],
-    }),
-  );
-  return { scenario: 'PUT 5 KB (baseline for apply)', mode: mode.name, result: r, rssMiB: rss };
-}
+export const strategicPatch = (mode: { name: string; flags: string[] }, duration: number): Promise<Row> =>
+  writeLoad(mode, duration, 'STRATEGIC MERGE PATCH 5 KB', [
+    {
+      method: 'PATCH',
+      query: '',
+      contentType: 'application/strategic-merge-patch+json',
+      body: JSON.stringify({ data: { 'key-07': '[<id>]', 'key-08': 'patched-[<id>]' } }),
+    },
+  ]);
+
+export const putWhole = (mode: { name: string; flags: string[] }, duration: number): Promise<Row> =>
+  writeLoad(mode, duration, 'PUT 5 KB (baseline for apply)', [
+    { method: 'PUT', query: '', contentType: 'application/json', body: JSON.stringify(fiveKbObject({ 'key-07': '[<id>]' })) },
+  ]);

@@ -83,6 +83,17 @@ function parseBodyRaw(body: Uint8Array, contentTypeHeader: string, accepted: rea
 export function parseText(body: Uint8Array, yaml: boolean): RawBody {
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   if (yaml) {
+    // JSON is YAML: a body that parses as JSON has the same value either way, and JSON parses ~20x
+    // faster (kubectl sends apply bodies as JSON). Anything else, or duplicate keys (whose message is
+    // worded by the YAML decoder), goes through YAML.
+    if (/^\s*\{/.test(text)) {
+      try {
+        const j = decodeJson(text);
+        if (j.duplicates.length === 0) return { value: j.value, duplicates: [] };
+      } catch (e) {
+        if (!(e instanceof JsonSyntaxError)) throw e;
+      }
+    }
     const y = decodeYaml(text);
     return { value: y.value, duplicates: y.duplicates };
   }

@@ -5,52 +5,23 @@
  * json|merge|strategic`, and `--dry-run=server` on create from a file and `create configmap`. kubectl
  * runs with a private HOME and --cache-dir; results are checked through the API as well.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { freePort, spawnServer, tempDir, type SpawnedServer } from '../helpers/server.js';
+import { freePort, spawnServer, type SpawnedServer } from '../helpers/server.js';
+import { tmp } from '../helpers/fixtures.js';
+import { type Kubectl, kubectlRunner } from '../helpers/kubectl.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = any;
 
-const KUBECTL = '/usr/bin/kubectl';
 const NS = 'e2e-ssa';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
-
-const made: string[] = [];
-const tmp = (prefix?: string): string => {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-};
-t.teardown(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
 
 let srv: SpawnedServer;
 let home: string;
 let kubeconfig: string;
 
-function kubectl(args: string[], stdin?: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      KUBECTL,
-      [`--kubeconfig=${kubeconfig}`, `--cache-dir=${join(home, 'cache')}`, '--request-timeout=20s', ...args],
-      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home }, timeout: 30000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? (err as { code: number }).code : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
-}
+let kubectl: Kubectl;
 
 const file = (name: string, text: string): string => {
   const p = join(home, name);
@@ -74,6 +45,7 @@ t.before(async () => {
   mkdirSync(join(home, 'cache'), { recursive: true });
   srv = await spawnServer(dataDir, await freePort());
   kubeconfig = join(dataDir, 'admin.kubeconfig');
+  kubectl = kubectlRunner(kubeconfig, home);
   const r = await kubectl(['create', 'namespace', NS]);
   if (r.code !== 0) throw new Error(`namespace: ${r.stderr}`);
 });

@@ -4,51 +4,20 @@
  * get csidrivers / namespaces, label selection, replace, server-side dry run, errors, delete (including
  * a namespace, which kubectl waits for). kubectl runs with a private HOME and --cache-dir.
  */
-import { execFile } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
-import { freePort, spawnServer, tempDir, type SpawnedServer } from '../helpers/server.js';
+import { freePort, spawnServer, type SpawnedServer } from '../helpers/server.js';
+import { tmp } from '../helpers/fixtures.js';
+import { type Kubectl, kubectlRunner } from '../helpers/kubectl.js';
 
-const made: string[] = [];
-/** A temp dir removed when this file's tests are done. */
-const tmp = (prefix?: string): string => {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-};
-t.teardown(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-
-
-const KUBECTL = '/usr/bin/kubectl';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let srv: SpawnedServer;
 let home: string;
 let kubeconfig: string;
 
-function kubectl(args: string[], stdin?: string): Promise<Run> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      KUBECTL,
-      [`--kubeconfig=${kubeconfig}`, `--cache-dir=${join(home, 'cache')}`, '--request-timeout=20s', ...args],
-      { env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home }, timeout: 30000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-      },
-    );
-    if (stdin !== undefined) child.stdin!.end(stdin);
-  });
-}
+let kubectl: Kubectl;
 
 const file = (name: string, text: string): string => {
   const p = join(home, name);
@@ -62,6 +31,7 @@ t.before(async () => {
   mkdirSync(join(home, 'cache'), { recursive: true });
   srv = await spawnServer(dataDir, await freePort());
   kubeconfig = join(dataDir, 'admin.kubeconfig');
+  kubectl = kubectlRunner(kubeconfig, home);
 });
 t.teardown(async () => {
   if (srv && srv.proc.exitCode !== null) console.error(`server exited early (${srv.proc.exitCode}):\n${srv.output()}`);

@@ -3,66 +3,18 @@
  * authorization (--authorization-mode AlwaysAllow / AlwaysDeny, system:masters always allowed), with
  * upstream's 401 and 403 Status bodies.
  */
-import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { ensureGeneratedTls, issueClientCert } from '../../core/server/certs.js';
 import { union } from '../../core/authn/authenticator.js';
 import { tokenFileAuthenticator } from '../../core/authn/token-file.js';
-import { ALICE_TOKEN, BOB_TOKEN, startServer, tempDir, type TestServer } from '../helpers/server.js';
-import { Client, type Response } from '../helpers/client.js';
-
-const made: string[] = [];
-/** A temp dir removed when this file's tests are done. */
-const tmp = (prefix?: string): string => {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-};
-t.teardown(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-
+import { ALICE_TOKEN, BOB_TOKEN } from '../helpers/server.js';
+import { Client } from '../helpers/client.js';
+import { expectStatus, startSeeded, tmp } from '../helpers/fixtures.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = any;
-
-function expectStatus(tt: Test, r: Response, code: number, reason: string, message?: string | RegExp): void {
-  tt.equal(r.status, code, `HTTP ${code} (got ${r.status}: ${r.text.slice(0, 400)})`);
-  tt.equal(r.json?.kind, 'Status', 'body is a Status');
-  tt.equal(r.json?.apiVersion, 'v1', 'Status apiVersion v1');
-  tt.equal(r.json?.status, 'Failure', 'status Failure');
-  tt.equal(r.json?.code, code, 'Status.code');
-  tt.equal(r.json?.reason, reason, 'Status.reason');
-  if (typeof message === 'string') tt.equal(r.json?.message, message, 'Status.message');
-  else if (message) tt.match(r.json?.message, message, 'Status.message');
-}
-
-const TLS_FILES = ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key'];
-let tlsTemplate: string | undefined;
-/** A data dir pre-seeded with one set of generated certificates (RSA key generation is the slow part of a first start). */
-function seededDir(prefix = 'svc-test-'): string {
-  if (!tlsTemplate) {
-    tlsTemplate = tmp('svc-tls-');
-    ensureGeneratedTls(tlsTemplate, '127.0.0.1', 0);
-  }
-  const dir = tmp(prefix);
-  for (const f of TLS_FILES) copyFileSync(join(tlsTemplate, f), join(dir, f));
-  return dir;
-}
-
-/** startServer on a seeded data dir, removed again on stop. */
-async function startSeeded(flags: string[] = []): Promise<TestServer> {
-  const dir = seededDir();
-  const s = await startServer(flags, dir);
-  return {
-    ...s,
-    async stop() {
-      await s.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
 
 let foreign: string | undefined;
 /** A second, unrelated CA (generated once). */

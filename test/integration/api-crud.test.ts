@@ -3,24 +3,13 @@
  * owns: uid, creationTimestamp, resourceVersion, generateName. Expected values are upstream v1.32
  * behaviour with the brand word swapped (storage.svc.io, coordination.svc.io).
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { parse as parseYaml } from 'yaml';
 import { startServer, type TestServer } from '../helpers/server.js';
-import type { Response } from '../helpers/client.js';
+import { expectStatus } from '../helpers/fixtures.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = any;
-
-function expectStatus(tt: Test, r: Response, code: number, reason: string, message?: string | RegExp): void {
-  tt.equal(r.status, code, `HTTP ${code} (got ${r.status}: ${r.text.slice(0, 300)})`);
-  tt.equal(r.json?.kind, 'Status', 'body is a Status');
-  tt.equal(r.json?.apiVersion, 'v1', 'Status apiVersion v1');
-  tt.equal(r.json?.status, 'Failure', 'status Failure');
-  tt.equal(r.json?.code, code, 'Status.code');
-  tt.equal(r.json?.reason, reason, 'Status.reason');
-  if (typeof message === 'string') tt.equal(r.json?.message, message, 'Status.message');
-  else if (message) tt.match(r.json?.message, message, 'Status.message');
-}
 
 const UID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 const TIMESTAMP = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;

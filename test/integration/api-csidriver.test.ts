@@ -4,24 +4,15 @@
  * storageCapacity / requiresRepublish / seLinuxMount / tokenRequests, token request audiences
  * (distinct, at most one empty) and lifetimes, generation bumped on spec changes only.
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startServer, type TestServer } from '../helpers/server.js';
-import type { Response } from '../helpers/client.js';
+import { expectStatus } from '../helpers/fixtures.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = any;
 
 const P = '/apis/storage.svc.io/v1/csidrivers';
 const QK = 'CSIDriver.storage.svc.io';
-
-function expectStatus(tt: Test, r: Response, code: number, reason: string, message?: string | RegExp): void {
-  tt.equal(r.status, code, `HTTP ${code} (got ${r.status}: ${r.text.slice(0, 400)})`);
-  tt.equal(r.json?.kind, 'Status', 'body is a Status');
-  tt.equal(r.json?.code, code, 'Status.code');
-  tt.equal(r.json?.reason, reason, 'Status.reason');
-  if (typeof message === 'string') tt.equal(r.json?.message, message, 'Status.message');
-  else if (message) tt.match(r.json?.message, message, 'Status.message');
-}
 
 const driver = (name: string, spec: Obj = {}, meta: Obj = {}): Obj => ({
   apiVersion: 'storage.svc.io/v1',

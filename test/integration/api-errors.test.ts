@@ -4,9 +4,10 @@
  * 3 MiB body limit (413), and fieldValidation Ignore / Warn / Strict for unknown and duplicate fields.
  */
 import { request as httpsRequest } from 'node:https';
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 import type { Response } from '../helpers/client.js';
+import { expectStatus } from '../helpers/fixtures.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = any;
@@ -18,17 +19,6 @@ const NOT_FOUND_PATH = 'the server could not find the requested resource';
 const METHOD_NOT_ALLOWED = 'the server does not allow this method on the requested resource';
 const RFC1123_SUBDOMAIN =
   "a lowercase RFC 1123 subdomain must consist of lower case alphanumeric characters, '-' or '.', and must start and end with an alphanumeric character (e.g. 'example.com', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*')";
-
-function expectStatus(tt: Test, r: { status: number; json: Obj; text: string }, code: number, reason: string, message?: string | RegExp): void {
-  tt.equal(r.status, code, `HTTP ${code} (got ${r.status}: ${r.text.slice(0, 400)})`);
-  tt.equal(r.json?.kind, 'Status', 'body is a Status');
-  tt.equal(r.json?.apiVersion, 'v1', 'Status apiVersion v1');
-  tt.equal(r.json?.status, 'Failure', 'status Failure');
-  tt.equal(r.json?.code, code, 'Status.code');
-  tt.equal(r.json?.reason, reason, 'Status.reason');
-  if (typeof message === 'string') tt.equal(r.json?.message, message, 'Status.message');
-  else if (message) tt.match(r.json?.message, message, 'Status.message');
-}
 
 interface RawResponse {
   status: number;

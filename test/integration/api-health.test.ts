@@ -6,49 +6,9 @@
  * `healthz check passed` on every endpoint; upstream's code prints `<endpoint> check passed`. These
  * tests follow the spec; see /work/notes/issue2-findings.md.
  */
-import { copyFileSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
-import { ensureGeneratedTls } from '../../core/server/certs.js';
 import t from 'tap';
-import { startServer, tempDir, type TestServer } from '../helpers/server.js';
-
-const made: string[] = [];
-/** A temp dir removed when this file's tests are done. */
-const tmp = (prefix?: string): string => {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-};
-t.teardown(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-
-
-const TLS_FILES = ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key'];
-let tlsTemplate: string | undefined;
-/** A data dir pre-seeded with one set of generated certificates (RSA key generation is the slow part of a first start). */
-function seededDir(prefix = 'svc-test-'): string {
-  if (!tlsTemplate) {
-    tlsTemplate = tmp('svc-tls-');
-    ensureGeneratedTls(tlsTemplate, '127.0.0.1', 0);
-  }
-  const dir = tmp(prefix);
-  for (const f of TLS_FILES) copyFileSync(join(tlsTemplate, f), join(dir, f));
-  return dir;
-}
-
-/** startServer on a seeded data dir, removed again on stop. */
-async function startSeeded(flags: string[] = []): Promise<TestServer> {
-  const dir = seededDir();
-  const s = await startServer(flags, dir);
-  return {
-    ...s,
-    async stop() {
-      await s.stop();
-      rmSync(dir, { recursive: true, force: true });
-    },
-  };
-}
+import { type TestServer } from '../helpers/server.js';
+import { startSeeded } from '../helpers/fixtures.js';
 
 let s: TestServer;
 t.before(async () => {

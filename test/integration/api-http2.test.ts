@@ -5,22 +5,10 @@
 import { connect as tlsConnect } from 'node:tls';
 import { connect as h2connect, type ClientHttp2Session, type IncomingHttpHeaders } from 'node:http2';
 import { request as httpsRequest } from 'node:https';
-import { rmSync } from 'node:fs';
 import t from 'tap';
 import { ensureGeneratedTls, issueClientCert } from '../../core/server/certs.js';
-import { ADMIN_TOKEN, startServer, tempDir, type TestServer } from '../helpers/server.js';
-
-const made: string[] = [];
-/** A temp dir removed when this file's tests are done. */
-const tmp = (prefix?: string): string => {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-};
-t.teardown(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+import { tmp } from '../helpers/fixtures.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = any;

@@ -3,21 +3,12 @@
  * terminating one (403), deleting a namespace (Terminating, contents deleted, then removed), and the
  * namespaces that may not be deleted (403).
  */
-import t, { type Test } from 'tap';
+import t from 'tap';
 import { startServer, type TestServer } from '../helpers/server.js';
-import type { Response } from '../helpers/client.js';
+import { expectStatus } from '../helpers/fixtures.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = any;
-
-function expectStatus(tt: Test, r: Response, code: number, reason: string, message?: string | RegExp): void {
-  tt.equal(r.status, code, `HTTP ${code} (got ${r.status}: ${r.text.slice(0, 400)})`);
-  tt.equal(r.json?.kind, 'Status', 'body is a Status');
-  tt.equal(r.json?.code, code, 'Status.code');
-  tt.equal(r.json?.reason, reason, 'Status.reason');
-  if (typeof message === 'string') tt.equal(r.json?.message, message, 'Status.message');
-  else if (message) tt.match(r.json?.message, message, 'Status.message');
-}
 
 async function waitFor(what: () => Promise<boolean>, ms = 10000): Promise<boolean> {
   const end = Date.now() + ms;

@@ -5,39 +5,14 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { copyFileSync, existsSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { ensureGeneratedTls } from '../../core/server/certs.js';
 import { Client } from '../helpers/client.js';
-import { ADMIN_TOKEN, binPath, freePort, spawnServer, tempDir, writeTokenFile } from '../helpers/server.js';
-
-const made: string[] = [];
-/** A temp dir removed when this file's tests are done. */
-const tmp = (prefix?: string): string => {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-};
-t.teardown(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-
-
-const TLS_FILES = ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key'];
-let tlsTemplate: string | undefined;
-/** A data dir pre-seeded with one set of generated certificates (RSA key generation is the slow part of a first start). */
-function seededDir(prefix = 'svc-test-'): string {
-  if (!tlsTemplate) {
-    tlsTemplate = tmp('svc-tls-');
-    ensureGeneratedTls(tlsTemplate, '127.0.0.1', 0);
-  }
-  const dir = tmp(prefix);
-  for (const f of TLS_FILES) copyFileSync(join(tlsTemplate, f), join(dir, f));
-  return dir;
-}
+import { ADMIN_TOKEN, binPath, freePort, spawnServer, writeTokenFile } from '../helpers/server.js';
+import { seededDir, tmp } from '../helpers/fixtures.js';
 
 interface Proc {
   proc: ChildProcess;

@@ -4,40 +4,15 @@
  * a restart on the same data dir must show every acknowledged write (and keep the generated
  * certificates, so admin.kubeconfig keeps working). A graceful SIGTERM restart keeps data too.
  */
-import { copyFileSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { ensureGeneratedTls } from '../../core/server/certs.js';
 import { Client } from '../helpers/client.js';
-import { ADMIN_TOKEN, freePort, spawnServer, tempDir, type SpawnedServer } from '../helpers/server.js';
-
-const made: string[] = [];
-/** A temp dir removed when this file's tests are done. */
-const tmp = (prefix?: string): string => {
-  const d = tempDir(prefix);
-  made.push(d);
-  return d;
-};
-t.teardown(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-
+import { ADMIN_TOKEN, freePort, spawnServer, type SpawnedServer } from '../helpers/server.js';
+import { seededDir } from '../helpers/fixtures.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type Obj = any;
-
-const TLS_FILES = ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key'];
-let tlsTemplate: string | undefined;
-/** A data dir pre-seeded with one set of generated certificates (RSA key generation is the slow part of a first start). */
-function seededDir(prefix = 'svc-test-'): string {
-  if (!tlsTemplate) {
-    tlsTemplate = tmp('svc-tls-');
-    ensureGeneratedTls(tlsTemplate, '127.0.0.1', 0);
-  }
-  const dir = tmp(prefix);
-  for (const f of TLS_FILES) copyFileSync(join(tlsTemplate, f), join(dir, f));
-  return dir;
-}
 
 const NS = 'crash';
 const CM = `/api/v1/namespaces/${NS}/configmaps`;
