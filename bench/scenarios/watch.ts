@@ -9,7 +9,10 @@ import { connect, type TLSSocket } from 'node:tls';
 import { cpuSeconds, peakRssMiB, SetupClient, startApiServer, TOKEN } from '../lib.js';
 
 export interface WatchStep {
+  /** Target write rate. */
   rate: number;
+  /** Writes per second actually acknowledged (the writer may not keep up with the target). */
+  achievedRate: number;
   watchers: number;
   writes: number;
   delivered: number;
@@ -83,7 +86,7 @@ export async function watchFanout(mode: { name: string; flags: string[] }, opts:
     for (const rate of opts.rates) {
       const step = await runStep(c, watchers, rate, opts.seconds, pid, opts.targetP99Ms);
       steps.push(step);
-      console.log(`  watch fan-out [${mode.name}] ${opts.watchers} watchers x ${rate} writes/s: p50 ${step.p50.toFixed(1)} ms, p99 ${step.p99.toFixed(1)} ms, ${step.delivered}/${step.expected} delivered, server CPU ${step.cpuPercent.toFixed(0)}%`);
+      console.log(`  watch fan-out [${mode.name}] ${opts.watchers} watchers x ${rate} writes/s (achieved ${step.achievedRate.toFixed(0)}/s): p50 ${step.p50.toFixed(1)} ms, p99 ${step.p99.toFixed(1)} ms, ${step.delivered}/${step.expected} delivered, server CPU ${step.cpuPercent.toFixed(0)}%`);
       if (!step.holds) break;
     }
     c.close();
@@ -113,6 +116,7 @@ async function runStep(c: SetupClient, watchers: Watcher[], rate: number, second
     );
   }
   await Promise.all(inflight);
+  const writeSeconds = (performance.now() - wall0) / 1000;
   // give the last events time to arrive
   const settleUntil = performance.now() + 3000;
   while (performance.now() < settleUntil) {
@@ -134,16 +138,19 @@ async function runStep(c: SetupClient, watchers: Watcher[], rate: number, second
   delays.sort((a, b) => a - b);
   const expected = acks.size * watchers.length;
   const p99 = percentile(delays, 99);
+  const achievedRate = acks.size / writeSeconds;
   return {
     rate,
+    achievedRate,
     watchers: watchers.length,
     writes: acks.size,
     delivered,
     expected,
-    eventsPerSec: delivered / seconds,
+    eventsPerSec: delivered / writeSeconds,
     p50: percentile(delays, 50),
     p99,
     cpuPercent: (100 * cpu) / wall,
-    holds: delivered === expected && p99 < targetP99Ms,
+    // a rate holds only if the writes really came at (nearly) that rate and every event arrived in time
+    holds: delivered === expected && p99 < targetP99Ms && achievedRate >= 0.9 * rate,
   };
 }
