@@ -85,8 +85,6 @@ export class StatusError extends Error {
   }
 }
 
-export const isStatusError = (e: unknown): e is StatusError => e instanceof StatusError;
-
 function details(gr: GroupResource, name?: string, extra: Partial<StatusDetails> = {}): StatusDetails {
   const d: StatusDetails = {};
   if (name) d.name = name;
@@ -210,14 +208,4 @@ export function successStatus(d?: StatusDetails): Omit<Status, 'code'> {
   const s: Omit<Status, 'code'> = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success' };
   if (d) s.details = d;
   return s;
-}
-
-/** Serializes a StatusError to the plain object that crosses thread boundaries. */
-export function statusErrorToWire(e: StatusError): { status: Status; headers: Record<string, string> } {
-  return { status: e.status, headers: e.headers };
-}
-export function statusErrorFromWire(w: { status: Status; headers: Record<string, string> }): StatusError {
-  const e = new StatusError(w.status.code, w.status.reason ?? '', w.status.message ?? '', w.status.details, w.headers);
-  Object.assign(e.status.metadata, w.status.metadata);
-  return e;
 }

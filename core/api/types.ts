@@ -62,7 +62,3 @@ export function nowRFC3339(d = new Date()): string {
   return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
 }
 
-/** RFC 3339 with microseconds, as metav1.MicroTime writes it. */
-export function nowMicroRFC3339(d = new Date()): string {
-  return d.toISOString().replace(/\.(\d{3})Z$/, '.$1000Z');
-}

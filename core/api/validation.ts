@@ -62,7 +62,6 @@ export function byteLength(s: string): number {
 
 export const maxLenError = (length: number): string => `must be no more than ${length} characters`;
 export const emptyError = (): string => 'must be non-empty';
-export const inclusiveRangeError = (lo: number, hi: number): string => `must be between ${lo} and ${hi}, inclusive`;
 
 /** Upstream's regex error text: `<msg> (e.g. 'a' or 'b', regex used for validation is '<fmt>')`. */
 export function regexError(msg: string, fmt: string, ...examples: string[]): string {
@@ -175,7 +174,6 @@ const maskTrailingDash = (name: string): string => (name.length > 1 && name.ends
 
 export const nameIsDNSSubdomain: NameValidator = (name, prefix) => isDNS1123Subdomain(prefix ? maskTrailingDash(name) : name);
 export const nameIsDNSLabel: NameValidator = (name, prefix) => isDNS1123Label(prefix ? maskTrailingDash(name) : name);
-export const nameIsDNS1035Label: NameValidator = (name, prefix) => isDNS1035Label(prefix ? maskTrailingDash(name) : name);
 export const nameIsPathSegment: NameValidator = (name, prefix) => (prefix ? isValidPathSegmentPrefix(name) : isValidPathSegmentName(name));
 
 export function nameValidatorFor(rule: NameRuleName | NameValidator | undefined): NameValidator {
@@ -193,18 +191,6 @@ export function nameValidatorFor(rule: NameRuleName | NameValidator | undefined)
 /** Each message as an Invalid error at `path` with `value`. */
 export function invalidEach(path: PathLike, value: unknown, msgs: readonly string[]): FieldError[] {
   return msgs.map((m) => fieldErrors.invalid(path, value, m));
-}
-
-export function validateQualifiedName(value: string, path: PathLike): FieldError[] {
-  return invalidEach(path, value, isQualifiedName(value));
-}
-
-export function validateDNS1123Label(value: string, path: PathLike): FieldError[] {
-  return invalidEach(path, value, isDNS1123Label(value));
-}
-
-export function validateDNS1123Subdomain(value: string, path: PathLike): FieldError[] {
-  return invalidEach(path, value, isDNS1123Subdomain(value));
 }
 
 /** Label keys and values; errors point at the map itself (`metadata.labels`), as upstream's do. */

@@ -5,8 +5,8 @@
  * for apply, force only for apply, length and printable characters).
  */
 import { type FieldError, fieldErrors } from '../api/field-errors.js';
+import { FIELD_MANAGER_MAX_LENGTH, validateFieldManager as validateManagerName } from '../api/objectmeta.js';
 
-export const FIELD_MANAGER_MAX_LENGTH = 128;
 
 /** Upstream's name for a writer that gave neither fieldManager nor a usable User-Agent. */
 export const UNKNOWN_MANAGER = 'unknown';
@@ -33,19 +33,8 @@ export function managerFromUserAgent(userAgent: string | undefined): string {
 export const managerOrUserAgent = (fieldManager: string | undefined, userAgent: string | undefined): string =>
   fieldManager ? fieldManager : managerFromUserAgent(userAgent);
 
-export function validateFieldManager(fieldManager: string): FieldError[] {
-  const errs: FieldError[] = [];
-  if (Buffer.byteLength(fieldManager, 'utf8') > FIELD_MANAGER_MAX_LENGTH) errs.push(fieldErrors.tooLong('fieldManager', '', FIELD_MANAGER_MAX_LENGTH));
-  let at = 0;
-  for (const ch of fieldManager) {
-    if (!isPrintable(ch)) {
-      const code = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0');
-      errs.push(fieldErrors.invalid('fieldManager', fieldManager, `invalid character U+${code} (at position ${at})`));
-    }
-    at += utf8Length(ch);
-  }
-  return errs;
-}
+/** The request's fieldManager, by the one rule ObjectMeta uses for managedFields managers. */
+export const validateFieldManager = (fieldManager: string): FieldError[] => validateManagerName(fieldManager, 'fieldManager');
 
 /** PatchOptions checks; upstream answers them with 422 Invalid for kind PatchOptions. */
 export function validatePatchOptions(o: { apply: boolean; fieldManager?: string; force?: boolean }): FieldError[] {

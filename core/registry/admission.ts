@@ -10,9 +10,6 @@ import { groupResourceOf, type ResourceType } from './resource-type.js';
 
 export const NAMESPACES_PREFIX = '/registry/core/namespaces/';
 
-/** Namespaces that always exist and may never be deleted. */
-export const immortalNamespaces: readonly string[] = ['default', 'svc-system', 'svc-public'];
-
 export async function admitCreate(store: Store, rt: ResourceType, obj: ApiObject): Promise<void> {
   if (!rt.namespaced || rt.skipNamespaceLifecycle) return;
   const ns = obj.metadata.namespace ?? '';

@@ -1,7 +1,8 @@
 /**
  * The generic steps around a kind's hooks on every write, as upstream's rest.BeforeCreate and
- * rest.BeforeUpdate: namespace from the URL, system fields (uid, creationTimestamp, generation),
- * generateName, the kind's prepare hooks, ObjectMeta validation then the kind's validation (one 422
+ * rest.BeforeUpdate (defaults are the caller's: they come with decoding, before ownership is recorded):
+ * namespace from the URL, system fields (uid, creationTimestamp, generation), generateName, the kind's
+ * prepare hooks, ObjectMeta validation then the kind's validation (one 422
  * listing every field error), warnings, and canonical field order.
  */
 import { randomUUID } from 'node:crypto';
@@ -47,7 +48,6 @@ export function beforeCreate(rt: ResourceType, obj: ApiObject, now: Date): { obj
   delete meta.deletionGracePeriodSeconds;
   delete meta.selfLink;
   if (meta.generateName && !meta.name) meta.name = meta.generateName + generateNameSuffix();
-  rt.defaults?.(obj);
   rt.prepareForCreate?.(obj);
   meta.uid = randomUUID();
   meta.creationTimestamp = nowRFC3339(now);
@@ -74,7 +74,6 @@ export interface UpdateHooks {
 export function beforeUpdate(rt: ResourceType, next: ApiObject, old: ApiObject, hooks: UpdateHooks = rt): { object: ApiObject; warnings: string[] } {
   const meta = next.metadata;
   const oldMeta = old.metadata;
-  rt.defaults?.(next);
   meta.generation = oldMeta.generation;
   if (meta.generation === undefined) delete meta.generation;
   hooks.prepareForUpdate?.(next, old);

@@ -22,12 +22,6 @@ export async function readLive(store: Store, rt: ResourceType, key: string): Pro
   return kv ? decodeLive(rt, kv) : null;
 }
 
-export async function mustReadLive(store: Store, rt: ResourceType, key: string, name: string): Promise<LiveObject> {
-  const live = await readLive(store, rt, key);
-  if (!live) throw errors.notFound(groupResourceOf(rt), name);
-  return live;
-}
-
 export { encodeStored };
 
 /** Translates a storage failure of a write on `name` into the API's error. */

@@ -139,7 +139,8 @@ export function prepareUpdate(
   sub = req.subresource ? rt.subresources?.[req.subresource] : undefined,
   track: (live: ApiObject, next: ApiObject) => ApiObject = (l, n) => trackUpdate(rt, l, n, req, { fieldManager, now: ctx.now() }),
 ): ApiObject {
-  const old = structuredClone(live);
+  // `live` is this attempt's own fresh decode of the stored bytes: it may be edited in place
+  const old = live;
   delete old.metadata.resourceVersion;
   // as upstream: ownership is recorded on the decoded (defaulted) object, before the strategy and validation
   rt.defaults?.(next);

@@ -5,6 +5,7 @@
  * ask for 400 for option values, and only DeleteOptions field rules keep upstream's 422.
  */
 import { type FieldError, fieldErrors, fieldErrorString } from '../api/field-errors.js';
+import { validateFieldManager } from '../api/objectmeta.js';
 import { errors, StatusError } from '../api/status.js';
 import { queryBool } from './request-info.js';
 
@@ -19,8 +20,6 @@ export interface WriteOptions {
   /** PATCH only; undefined when absent. */
   force: boolean | undefined;
 }
-
-export const FIELD_MANAGER_MAX_LENGTH = 128;
 
 export function optionsError(kind: OptionsKind, errs: FieldError[]): StatusError {
   const body = errs.length === 1 ? fieldErrorString(errs[0]!) : `[${errs.map(fieldErrorString).join(', ')}]`;
@@ -37,26 +36,12 @@ export function dryRunErrors(values: readonly string[]): FieldError[] {
   return bad.length ? [fieldErrors.notSupported('dryRun', bad, ['All'])] : [];
 }
 
-export function fieldManagerErrors(fm: string): FieldError[] {
-  const errs: FieldError[] = [];
-  if (fm.length > FIELD_MANAGER_MAX_LENGTH) errs.push(fieldErrors.tooLong('fieldManager', fm, FIELD_MANAGER_MAX_LENGTH));
-  let i = 0;
-  for (const ch of fm) {
-    const cp = ch.codePointAt(0)!;
-    if (cp < 0x20 || (cp >= 0x7f && cp < 0xa0)) {
-      errs.push(fieldErrors.invalid('fieldManager', fm, `invalid character U+${cp.toString(16).toUpperCase().padStart(4, '0')} (at position ${i})`));
-    }
-    i += ch.length;
-  }
-  return errs;
-}
-
 export function writeOptionsFromQuery(q: URLSearchParams, kind: OptionsKind, isApply = false): WriteOptions {
   const errs: FieldError[] = [];
   const dry = q.getAll('dryRun');
   errs.push(...dryRunErrors(dry));
   const fieldManager = q.get('fieldManager') ?? '';
-  errs.push(...fieldManagerErrors(fieldManager));
+  errs.push(...validateFieldManager(fieldManager, 'fieldManager'));
   const fv = q.get('fieldValidation') ?? '';
   if (fv !== '' && fv !== 'Ignore' && fv !== 'Warn' && fv !== 'Strict') errs.push(fieldErrors.notSupported('fieldValidation', fv, ['Ignore', 'Warn', 'Strict']));
   let force: boolean | undefined;

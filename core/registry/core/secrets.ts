@@ -28,7 +28,6 @@ export const SecretType = {
 } as const;
 
 export const SERVICE_ACCOUNT_NAME_ANNOTATION = 'svc.io/service-account.name';
-export const SERVICE_ACCOUNT_UID_ANNOTATION = 'svc.io/service-account.uid';
 export const DOCKER_CONFIG_KEY = '.dockercfg';
 export const DOCKER_CONFIG_JSON_KEY = '.dockerconfigjson';
 export const BASIC_AUTH_USERNAME_KEY = 'username';
