@@ -6,7 +6,7 @@ import { workerData, move, transferableSymbol, valueSymbol } from 'piscina';
 import { Registry } from '../core/registry/registry.js';
 import { buildRegistryContext, type RegistrySettings } from '../core/registry/build-context.js';
 import { LmdbStore } from '../core/storage/lmdb/store.js';
-import type { ApiTask, ApiTaskResult } from './protocol.js';
+import { type ApiTask, type ApiTaskResult, movableBytes } from './protocol.js';
 
 export interface WorkerSettings extends RegistrySettings {
   storePath: string;
@@ -18,7 +18,7 @@ const registry = new Registry(buildRegistryContext(new LmdbStore({ path: setting
 /** Transfers the body's memory back to the main thread when it owns its ArrayBuffer (no copy). */
 function transferable(r: ApiTaskResult): unknown {
   const b = r.body;
-  if (b.byteOffset !== 0 || b.byteLength !== b.buffer.byteLength || b.byteLength < 4096) return r;
+  if (!movableBytes(b)) return r;
   return move({
     get [transferableSymbol]() {
       return [b.buffer];

@@ -5,7 +5,7 @@
  */
 import { Piscina } from 'piscina';
 import type { Registry } from '../core/registry/registry.js';
-import type { ApiTask, ApiTaskResult, Executor } from './protocol.js';
+import { type ApiTask, type ApiTaskResult, type Executor, movableBytes } from './protocol.js';
 import type { WorkerSettings } from './api.worker.js';
 
 export class InlineExecutor implements Executor {
@@ -33,8 +33,7 @@ export class PoolExecutor implements Executor {
 
   run(task: ApiTask): Promise<ApiTaskResult> {
     const body = task.body;
-    const transfer = body && body.byteOffset === 0 && body.byteLength === body.buffer.byteLength && body.byteLength >= 4096;
-    return this.pool.run(task, transfer ? { transferList: [body.buffer as ArrayBuffer] } : {});
+    return this.pool.run(task, movableBytes(body) ? { transferList: [body.buffer as ArrayBuffer] } : {});
   }
 
   async close(): Promise<void> {

@@ -35,6 +35,13 @@ export interface ApiTaskResult {
   headers?: Record<string, string>;
 }
 
+/**
+ * Whether bytes are worth moving between threads instead of copying: they own their whole
+ * ArrayBuffer (moving it takes nothing else along) and are large enough for a copy to cost.
+ */
+export const movableBytes = (b: Uint8Array | undefined): b is Uint8Array =>
+  b !== undefined && b.byteOffset === 0 && b.byteLength === b.buffer.byteLength && b.byteLength >= 4096;
+
 /** Runs tasks: on a worker pool, or inline on the calling thread (--workers=0). */
 export interface Executor {
   run(task: ApiTask): Promise<ApiTaskResult>;

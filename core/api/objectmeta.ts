@@ -13,6 +13,7 @@ import {
   byteLength,
   goQuote,
   goStringSlice,
+  invalidEach,
   isPrintRune,
   isQualifiedName,
   nameIsDNSLabel,
@@ -51,16 +52,16 @@ export function validateObjectMeta(meta: ObjectMeta | undefined, rules: ObjectMe
   const errs: FieldError[] = [];
   const nameFn = nameValidatorFor(rules.nameRule);
   if (m.generateName) {
-    for (const msg of nameFn(m.generateName, true)) errs.push(fieldErrors.invalid(child(path, 'generateName'), m.generateName, msg));
+    errs.push(...invalidEach(child(path, 'generateName'), m.generateName, nameFn(m.generateName, true)));
   }
   if (!m.name) {
     if (!m.generateName) errs.push(fieldErrors.required(child(path, 'name'), 'name or generateName is required'));
   } else {
-    for (const msg of nameFn(m.name, false)) errs.push(fieldErrors.invalid(child(path, 'name'), m.name, msg));
+    errs.push(...invalidEach(child(path, 'name'), m.name, nameFn(m.name, false)));
   }
   if (rules.namespaced) {
     if (!m.namespace) errs.push(fieldErrors.required(child(path, 'namespace'), ''));
-    else for (const msg of nameIsDNSLabel(m.namespace, false)) errs.push(fieldErrors.invalid(child(path, 'namespace'), m.namespace, msg));
+    else errs.push(...invalidEach(child(path, 'namespace'), m.namespace, nameIsDNSLabel(m.namespace, false)));
   } else if (m.namespace) {
     errs.push(fieldErrors.forbidden(child(path, 'namespace'), 'not allowed on this type'));
   }
@@ -93,8 +94,7 @@ export function validateObjectMetaUpdate(next: ObjectMeta | undefined, old: Obje
   // upstream checks the new meta with the create-time field rules first, then the update rules.
   const errs: FieldError[] = validateMetaFields(n, path);
   if (o.deletionTimestamp) {
-    const had = new Set(o.finalizers ?? []);
-    const added = [...new Set((n.finalizers ?? []).filter((f) => !had.has(f)))].sort();
+    const added = addedFinalizers(n, o);
     if (added.length) {
       errs.push(
         fieldErrors.forbidden(
@@ -118,6 +118,12 @@ export function validateObjectMetaUpdate(next: ObjectMeta | undefined, old: Obje
   return errs;
 }
 
+/** Finalizers `next` has that `old` had not, sorted and without repeats. */
+function addedFinalizers(next: ObjectMeta | undefined, old: ObjectMeta | undefined): string[] {
+  const had = new Set(old?.finalizers ?? []);
+  return [...new Set((next?.finalizers ?? []).filter((f) => !had.has(f)))].sort();
+}
+
 /** Timestamps are equal when both are unset or both name the same instant. */
 function timeEqual(a: string | null | undefined, b: string | null | undefined): boolean {
   if (!a || !b) return !a && !b;
@@ -128,11 +134,13 @@ function timeEqual(a: string | null | undefined, b: string | null | undefined): 
 
 /**
  * What upstream's BeforeUpdate does before validation: requests cannot change generation, and the
- * system fields a client may omit are taken from the stored object.
+ * system fields a client may omit are taken from the stored object. `prepare` (the kind's
+ * PrepareForUpdate) runs between the two, as upstream orders them, so it may bump generation itself.
  */
-export function inheritSystemMetadata(next: ObjectMeta, old: ObjectMeta): void {
+export function inheritSystemMetadata(next: ObjectMeta, old: ObjectMeta, prepare?: () => void): void {
   if (old.generation !== undefined) next.generation = old.generation;
   else delete next.generation;
+  prepare?.();
   if (!next.uid && old.uid) next.uid = old.uid;
   if (old.creationTimestamp) next.creationTimestamp = old.creationTimestamp;
   if (old.deletionTimestamp) next.deletionTimestamp = old.deletionTimestamp;
@@ -196,7 +204,7 @@ export function validateFinalizers(finalizers: readonly string[] | undefined, pa
   let orphan = false;
   let foreground = false;
   for (const f of finalizers) {
-    for (const msg of isQualifiedName(f)) errs.push(fieldErrors.invalid(path, f, msg));
+    errs.push(...invalidEach(path, f, isQualifiedName(f)));
     if (f === FINALIZER_ORPHAN_DEPENDENTS) orphan = true;
     if (f === FINALIZER_DELETE_DEPENDENTS) foreground = true;
   }
@@ -224,7 +232,7 @@ export function validateBuiltinFinalizerNames(meta: ObjectMeta | undefined, path
 /** A finalizer name as the namespace spec checks it: qualified name and standard-or-prefixed. */
 export function validateFinalizerName(name: string, path: string): FieldError[] {
   const errs: FieldError[] = [];
-  for (const msg of isQualifiedName(name)) errs.push(fieldErrors.invalid(path, name, msg));
+  errs.push(...invalidEach(path, name, isQualifiedName(name)));
   errs.push(...validateStandardFinalizerName(name, path));
   return errs;
 }
@@ -232,10 +240,8 @@ export function validateFinalizerName(name: string, path: string): FieldError[] 
 /** Warnings custom resources get (instead of errors) for finalizer names added by this write. */
 export function finalizerNameWarnings(next: ObjectMeta | undefined, old?: ObjectMeta): string[] {
   const path = 'metadata.finalizers';
-  const had = new Set(old?.finalizers ?? []);
-  const added = [...new Set((next?.finalizers ?? []).filter((f) => !had.has(f)))].sort();
   const warnings: string[] = [];
-  for (const f of added) {
+  for (const f of addedFinalizers(next, old)) {
     for (const msg of isQualifiedName(f)) warnings.push(`${path}: ${goQuote(f)}: ${msg}`);
     if (!f.includes('/') && !STANDARD_FINALIZERS.has(f)) {
       const hint = f.includes('.') ? 'prefer a domain-qualified finalizer name including a path (/)' : 'prefer a domain-qualified finalizer name';
@@ -321,11 +327,14 @@ export function humanDuration(ms: number): string {
 
 const ZERO_TIME = Date.parse('0001-01-01T00:00:00Z');
 
+/** Unset, or Go's zero time (what a non-pointer time field holds when nobody set it). */
+export const isZeroTime = (ts: string | null | undefined): boolean => !ts || Date.parse(ts) === ZERO_TIME;
+
 /** The Age / Last Seen cell: time since a timestamp, `<unknown>` when unset (or Go's zero time). */
 export function timestampAge(ts: string | null | undefined, now = Date.now()): string {
-  if (!ts) return '<unknown>';
-  const t = Date.parse(ts);
-  return Number.isNaN(t) || t === ZERO_TIME ? '<unknown>' : humanDuration(now - t);
+  if (isZeroTime(ts)) return '<unknown>';
+  const t = Date.parse(ts!);
+  return Number.isNaN(t) ? '<unknown>' : humanDuration(now - t);
 }
 
 /** The Name column every kind's table starts with. */

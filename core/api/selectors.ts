@@ -6,7 +6,7 @@
  * on unescaped commas, `\,` `\=` `\\` escapes). Errors are thrown as SelectorParseError.
  */
 import { type FieldError, fieldErrors } from './field-errors.js';
-import { goQuote, goStringSlice, isQualifiedName, isValidLabelValue, validateLabels } from './validation.js';
+import { goQuote, goStringSlice, invalidEach, isQualifiedName, isValidLabelValue, validateLabels } from './validation.js';
 
 export class SelectorParseError extends Error {
   override name = 'SelectorParseError';
@@ -49,24 +49,22 @@ function parseInt64(s: string): bigint | undefined {
   return v < INT64_MIN || v > INT64_MAX ? undefined : v;
 }
 
-const has = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-
 function requirementMatches(r: LabelRequirement, labels: Readonly<Record<string, string>>): boolean {
   switch (r.operator) {
     case 'in':
     case '=':
     case '==':
-      return has(labels, r.key) && r.values.includes(labels[r.key]!);
+      return Object.hasOwn(labels, r.key) && r.values.includes(labels[r.key]!);
     case 'notin':
     case '!=':
-      return !has(labels, r.key) || !r.values.includes(labels[r.key]!);
+      return !Object.hasOwn(labels, r.key) || !r.values.includes(labels[r.key]!);
     case 'exists':
-      return has(labels, r.key);
+      return Object.hasOwn(labels, r.key);
     case '!':
-      return !has(labels, r.key);
+      return !Object.hasOwn(labels, r.key);
     case 'gt':
     case 'lt': {
-      if (!has(labels, r.key) || r.values.length !== 1) return false;
+      if (!Object.hasOwn(labels, r.key) || r.values.length !== 1) return false;
       const actual = parseInt64(labels[r.key]!);
       const bound = parseInt64(r.values[0]!);
       if (actual === undefined || bound === undefined) return false;
@@ -474,10 +472,10 @@ export function validateLabelSelector(sel: LabelSelectorObject | null | undefine
         if (!opts.allowUnknownOperatorInRequirement) errs.push(fieldErrors.invalid(`${p}.operator`, e.operator ?? '', 'not a valid selector operator'));
     }
     const key = e.key ?? '';
-    for (const m of isQualifiedName(key)) errs.push(fieldErrors.invalid(`${p}.key`, key, m));
+    errs.push(...invalidEach(`${p}.key`, key, isQualifiedName(key)));
     if (!opts.allowInvalidLabelValueInSelector) {
       values.forEach((v, j) => {
-        for (const m of isValidLabelValue(v)) errs.push(fieldErrors.invalid(`${p}.values[${j}]`, v, m));
+        errs.push(...invalidEach(`${p}.values[${j}]`, v, isValidLabelValue(v)));
       });
     }
   });

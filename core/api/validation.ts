@@ -198,9 +198,9 @@ export function validateLabels(labels: Readonly<Record<string, string>> | undefi
   const errs: FieldError[] = [];
   if (!labels) return errs;
   for (const k of Object.keys(labels)) {
-    for (const m of isQualifiedName(k)) errs.push(fieldErrors.invalid(path, k, m));
+    errs.push(...invalidEach(path, k, isQualifiedName(k)));
     const v = labels[k] ?? '';
-    for (const m of isValidLabelValue(v)) errs.push(fieldErrors.invalid(path, v, m));
+    errs.push(...invalidEach(path, v, isValidLabelValue(v)));
   }
   return errs;
 }

@@ -1,159 +1,181 @@
 /**
- * Go's encoding/json syntax error messages (`invalid character 'x' looking for beginning of value`,
- * `unexpected end of JSON input`, ...) for text JSON.parse rejected. Runs only on the error path,
- * so clients see the same wording from this server as from upstream.
+ * Go's encoding/json syntax errors (`invalid character 'x' looking for beginning of value`,
+ * `unexpected end of JSON input`, ...) for bytes the native parser rejected, found by scanning them
+ * the way Go's scanner does (byte by byte, a space fed at the end of input). Runs only on error
+ * paths, so clients see upstream's wording for request bodies and Secret docker configs alike.
  */
-
-function quoteChar(c: string): string {
-  if (c === "'") return "'\\''";
-  if (c === '"') return '\'"\'';
-  const code = c.codePointAt(0)!;
-  if (code < 0x20 || code === 0x7f) return JSON.stringify(c);
-  return `'${c}'`;
-}
+import { goQuote } from '../api/validation.js';
 
 class GoSyntaxError extends Error {}
 
-/** Returns Go's message for the first syntax error in `s`, or undefined when `s` is valid JSON. */
-export function goJsonSyntaxError(s: string): string | undefined {
-  let i = 0;
-  const end = (): never => {
-    throw new GoSyntaxError('unexpected end of JSON input');
-  };
-  const bad = (context: string): never => {
-    if (i >= s.length) end();
-    throw new GoSyntaxError(`invalid character ${quoteChar(String.fromCodePoint(s.codePointAt(i)!))} ${context}`);
-  };
-  const ws = () => {
-    while (i < s.length && ' \t\r\n'.includes(s[i]!)) i++;
-  };
-  const literal = (word: string) => {
-    for (let k = 0; k < word.length; k++, i++) {
-      if (i >= s.length) end();
-      if (s[i] !== word[k]) bad(`in literal ${word} (expecting ${quoteChar(word[k]!)})`);
+/** Go's quoteChar: a byte as `'x'`. */
+function quoteChar(c: number): string {
+  if (c === 0x27) return `'\\''`;
+  if (c === 0x22) return `'"'`;
+  const q = goQuote(String.fromCharCode(c));
+  return `'${q.slice(1, -1)}'`;
+}
+
+export const isJsonSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
+const isHex = (c: number): boolean => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
+
+/** Scans one JSON document the way Go's scanner does, throwing its error text. */
+class GoJsonScanner {
+  private i = 0;
+  constructor(private readonly b: Uint8Array) {}
+
+  /**
+   * Go's scanner feeds a space at end of input: states that reject a space report it as an invalid
+   * character, all others as "unexpected end of JSON input".
+   */
+  private fail(context: string, spaceAtEnd = false): never {
+    if (this.i >= this.b.length) {
+      throw new GoSyntaxError(spaceAtEnd ? `invalid character ' ' ${context}` : 'unexpected end of JSON input');
     }
-  };
-  const string = () => {
-    i++; // opening quote
+    throw new GoSyntaxError(`invalid character ${quoteChar(this.b[this.i]!)} ${context}`);
+  }
+  private skipSpace(): void {
+    while (this.i < this.b.length && isJsonSpace(this.b[this.i]!)) this.i++;
+  }
+  private peek(): number {
+    return this.i < this.b.length ? this.b[this.i]! : -1;
+  }
+
+  document(): void {
+    this.value();
+    this.skipSpace();
+    if (this.i < this.b.length) this.fail('after top-level value');
+  }
+
+  private value(): void {
+    this.skipSpace();
+    const c = this.peek();
+    if (c === 0x7b) return this.object();
+    if (c === 0x5b) return this.array();
+    if (c === 0x22) return this.string();
+    if (c === 0x2d || isDigit(c)) return this.number();
+    if (c === 0x74) return this.literal('true');
+    if (c === 0x66) return this.literal('false');
+    if (c === 0x6e) return this.literal('null');
+    this.fail('looking for beginning of value');
+  }
+
+  private object(): void {
+    this.i++;
+    this.skipSpace();
+    if (this.peek() === 0x7d) {
+      this.i++;
+      return;
+    }
     for (;;) {
-      if (i >= s.length) end();
-      const c = s[i]!;
-      if (c === '"') {
-        i++;
+      this.skipSpace();
+      if (this.peek() !== 0x22) this.fail('looking for beginning of object key string');
+      this.string();
+      this.skipSpace();
+      if (this.peek() !== 0x3a) this.fail('after object key');
+      this.i++;
+      this.value();
+      this.skipSpace();
+      const c = this.peek();
+      this.i++;
+      if (c === 0x2c) continue;
+      if (c === 0x7d) return;
+      this.i--;
+      this.fail('after object key:value pair');
+    }
+  }
+
+  private array(): void {
+    this.i++;
+    this.skipSpace();
+    if (this.peek() === 0x5d) {
+      this.i++;
+      return;
+    }
+    for (;;) {
+      this.value();
+      this.skipSpace();
+      const c = this.peek();
+      this.i++;
+      if (c === 0x2c) continue;
+      if (c === 0x5d) return;
+      this.i--;
+      this.fail('after array element');
+    }
+  }
+
+  private string(): void {
+    this.i++;
+    for (;;) {
+      const c = this.peek();
+      if (c < 0) this.fail('in string literal');
+      if (c === 0x22) {
+        this.i++;
         return;
       }
-      if (c === '\\') {
-        i++;
-        if (i >= s.length) end();
-        const e = s[i]!;
-        if ('"\\/bfnrt'.includes(e)) i++;
-        else if (e === 'u') {
-          i++;
-          for (let k = 0; k < 4; k++, i++) {
-            if (i >= s.length) end();
-            if (!/[0-9a-fA-F]/.test(s[i]!)) bad('in \\u hexadecimal character escape');
+      if (c === 0x5c) {
+        this.i++;
+        const e = this.peek();
+        if (e === 0x75) {
+          this.i++;
+          for (let k = 0; k < 4; k++) {
+            if (!isHex(this.peek())) this.fail('in \\u hexadecimal character escape', true);
+            this.i++;
           }
-        } else bad('in string escape code');
-        continue;
+          continue;
+        }
+        // b f n r t \ / "
+        if (e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74 || e === 0x5c || e === 0x2f || e === 0x22) {
+          this.i++;
+          continue;
+        }
+        this.fail('in string escape code', true);
       }
-      if (c.charCodeAt(0) < 0x20) bad('in string literal');
-      i++;
+      if (c < 0x20) this.fail('in string literal');
+      this.i++;
     }
-  };
-  const digits = () => {
-    while (i < s.length && s[i]! >= '0' && s[i]! <= '9') i++;
-  };
-  const number = () => {
-    if (s[i] === '-') {
-      i++;
-      if (i >= s.length) end();
-      if (!(s[i]! >= '0' && s[i]! <= '9')) bad('in numeric literal');
+  }
+
+  private digits(): void {
+    while (isDigit(this.peek())) this.i++;
+  }
+
+  private number(): void {
+    if (this.peek() === 0x2d) {
+      this.i++;
+      if (!isDigit(this.peek())) this.fail('in numeric literal', true);
     }
-    if (s[i] === '0') i++;
-    else digits();
-    if (s[i] === '.') {
-      i++;
-      if (i >= s.length) end();
-      if (!(s[i]! >= '0' && s[i]! <= '9')) bad('after decimal point in numeric literal');
-      digits();
+    if (this.peek() === 0x30) this.i++;
+    else this.digits();
+    if (this.peek() === 0x2e) {
+      this.i++;
+      if (!isDigit(this.peek())) this.fail('after decimal point in numeric literal', true);
+      this.digits();
     }
-    if (s[i] === 'e' || s[i] === 'E') {
-      i++;
-      if (s[i] === '+' || s[i] === '-') i++;
-      if (i >= s.length) end();
-      if (!(s[i]! >= '0' && s[i]! <= '9')) bad('in exponent of numeric literal');
-      digits();
+    const e = this.peek();
+    if (e === 0x65 || e === 0x45) {
+      this.i++;
+      const sign = this.peek();
+      if (sign === 0x2b || sign === 0x2d) this.i++;
+      if (!isDigit(this.peek())) this.fail('in exponent of numeric literal', true);
+      this.digits();
     }
-  };
-  const value = (): void => {
-    ws();
-    if (i >= s.length) end();
-    const c = s[i]!;
-    if (c === '{') return object();
-    if (c === '[') return array();
-    if (c === '"') return string();
-    if (c === '-' || (c >= '0' && c <= '9')) return number();
-    if (c === 't') return literal('true');
-    if (c === 'f') return literal('false');
-    if (c === 'n') return literal('null');
-    bad('looking for beginning of value');
-  };
-  const object = () => {
-    i++;
-    ws();
-    if (s[i] === '}') {
-      i++;
-      return;
+  }
+
+  private literal(word: string): void {
+    this.i++;
+    for (let k = 1; k < word.length; k++) {
+      if (this.peek() !== word.charCodeAt(k)) this.fail(`in literal ${word} (expecting '${word[k]}')`, true);
+      this.i++;
     }
-    for (;;) {
-      ws();
-      if (i >= s.length) end();
-      if (s[i] !== '"') bad('looking for beginning of object key string');
-      string();
-      ws();
-      if (i >= s.length) end();
-      if (s[i] !== ':') bad('after object key');
-      i++;
-      value();
-      ws();
-      if (i >= s.length) end();
-      if (s[i] === ',') {
-        i++;
-        continue;
-      }
-      if (s[i] === '}') {
-        i++;
-        return;
-      }
-      bad('after object key:value pair');
-    }
-  };
-  const array = () => {
-    i++;
-    ws();
-    if (s[i] === ']') {
-      i++;
-      return;
-    }
-    for (;;) {
-      value();
-      ws();
-      if (i >= s.length) end();
-      if (s[i] === ',') {
-        i++;
-        continue;
-      }
-      if (s[i] === ']') {
-        i++;
-        return;
-      }
-      bad('after array element');
-    }
-  };
+  }
+}
+
+/** Go's message for the first syntax error in `b`, or undefined when `b` is one valid JSON value. */
+export function goJsonSyntaxError(b: Uint8Array): string | undefined {
   try {
-    value();
-    ws();
-    if (i < s.length) bad('after top-level value');
+    new GoJsonScanner(b).document();
     return undefined;
   } catch (e) {
     if (e instanceof GoSyntaxError) return e.message;

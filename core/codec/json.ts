@@ -19,7 +19,7 @@ export function decodeJson(text: string): DecodedJson {
   try {
     value = JSON.parse(text);
   } catch (e) {
-    throw new JsonSyntaxError(goJsonSyntaxError(text) ?? (e as Error).message);
+    throw new JsonSyntaxError(goJsonSyntaxError(Buffer.from(text)) ?? (e as Error).message);
   }
   const duplicates: string[] = [];
   if (typeof value === 'object' && value !== null) new DuplicateScanner(text, duplicates).scanValue('');

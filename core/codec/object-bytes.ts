@@ -67,9 +67,14 @@ export function withTypeMeta(objectJson: Uint8Array, apiVersion: string, kind: s
   return out;
 }
 
+/** Parses stored bytes as they are (no TypeMeta, no resourceVersion). */
+export function parseStored(stored: Uint8Array): ApiObject {
+  return JSON.parse(Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('utf8')) as ApiObject;
+}
+
 /** Decodes stored bytes into an object with TypeMeta and resourceVersion. */
 export function decodeStored(stored: Uint8Array, revision: number, apiVersion: string, kind: string): ApiObject {
-  const body = JSON.parse(Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('utf8')) as ApiObject;
+  const body = parseStored(stored);
   body.metadata.resourceVersion = String(revision);
   return { kind, apiVersion, ...body };
 }

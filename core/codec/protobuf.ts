@@ -6,11 +6,12 @@
  * come from <repo>/proto/*.proto, loaded once when this module loads.
  */
 import { goQuote } from '../api/validation.js';
+import { contentTypeOf } from './media-types.js';
 import { ProtobufDecodeError, ProtobufEncodeError, wireErrorMessage } from './protobuf/errors.js';
 import { messageFromJson } from './protobuf/json-to-message.js';
 import { messageNameForKind, messageTypeForKind } from './protobuf/kinds.js';
 import { messageToJson, type ToJsonContext } from './protobuf/message-to-json.js';
-import { META_V1, RUNTIME, messageType } from './protobuf/proto-root.js';
+import { META_V1, PROTOBUF_MAGIC, RUNTIME, hasProtobufMagic, messageType } from './protobuf/proto-root.js';
 
 export { ProtobufDecodeError, ProtobufEncodeError } from './protobuf/errors.js';
 
@@ -20,17 +21,14 @@ export const PROTOBUF_MEDIA_TYPE = 'application/vnd.svc.protobuf';
 export const UPSTREAM_PROTOBUF_MEDIA_TYPE = 'application/vnd.kubernetes.protobuf';
 export const protobufMediaTypes: readonly string[] = [PROTOBUF_MEDIA_TYPE, UPSTREAM_PROTOBUF_MEDIA_TYPE];
 
-/** The bytes every enveloped protobuf body starts with ("k8s\0"). */
-export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
+export { PROTOBUF_MAGIC } from './protobuf/proto-root.js';
 
 const unknownType = messageType(`${RUNTIME}.Unknown`);
 const watchEventType = messageType(`${META_V1}.WatchEvent`);
 
 /** Whether a Content-Type (parameters ignored, any case) names protobuf. */
 export function isProtobufMediaType(ct: string): boolean {
-  const semi = ct.indexOf(';');
-  const bare = (semi < 0 ? ct : ct.slice(0, semi)).trim().toLowerCase();
-  return protobufMediaTypes.includes(bare);
+  return protobufMediaTypes.includes(contentTypeOf(ct));
 }
 
 export interface DecodedProtobufObject {
@@ -39,8 +37,6 @@ export interface DecodedProtobufObject {
   /** The object as JSON: kind and apiVersion first, then the message's fields. */
   object: Record<string, unknown>;
 }
-
-const hasMagic = (b: Uint8Array): boolean => b.length >= PROTOBUF_MAGIC.length && PROTOBUF_MAGIC.every((x, i) => b[i] === x);
 
 function decodeWire<T>(decode: () => T): T {
   try {
@@ -67,7 +63,7 @@ const typeMetaGoSyntax = (apiVersion: string, kind: string): string => `runtime.
  * kind or version, or a kind that is not served.
  */
 export function decodeProtobufObject(body: Uint8Array): DecodedProtobufObject {
-  if (!hasMagic(body)) {
+  if (!hasProtobufMagic(body)) {
     throw new ProtobufDecodeError(`provided data does not appear to be a protobuf message, expected prefix [${[...PROTOBUF_MAGIC].join(' ')}]`);
   }
   const envelope = decodeWire(() => unknownType.decode(body.subarray(PROTOBUF_MAGIC.length))) as unknown as {

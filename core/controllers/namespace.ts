@@ -4,16 +4,19 @@
  * NamespaceFinalizersRemaining, ...), and once nothing is left removes the `svc` finalizer through the
  * finalize subresource and deletes the namespace for good. Also creates the system namespaces at start.
  */
+import { FINALIZER_SVC } from '../api/objectmeta.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
 import { nowRFC3339 } from '../api/types.js';
+import { parseStored as parse } from '../codec/object-bytes.js';
+import { resourceId } from '../registry/context.js';
+import { isNamespaceTerminating as isTerminating } from '../registry/core/namespaces.js';
 import type { Registry } from '../registry/registry.js';
-import { collectionPrefix, resourcePrefix } from '../registry/keys.js';
+import { collectionPrefix, objectKey, resourcePrefix } from '../registry/keys.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { Cacher } from '../storage/cacher.js';
 import type { CacheEvent } from '../storage/watch-cache.js';
-import type { ApiTask, TaskVerb } from '../../workers/protocol.js';
+import type { ApiTask, ApiTaskResult, TaskVerb } from '../../workers/protocol.js';
 
-export const NAMESPACE_FINALIZER = 'svc';
 export const systemNamespaces: readonly string[] = ['default', 'svc-system', 'svc-public', 'svc-node-lease'];
 
 const controllerUser: UserInfo = {
@@ -50,7 +53,7 @@ export class NamespaceController {
   private task(verb: TaskVerb, rt: ResourceType, namespace: string, name: string, extra: Partial<ApiTask> = {}): ApiTask {
     return {
       verb,
-      resource: `${rt.group}/${rt.version}/${rt.plural}`,
+      resource: resourceId(rt),
       subresource: '',
       namespace,
       name,
@@ -64,12 +67,18 @@ export class NamespaceController {
     };
   }
 
+  /** Runs a task and tells the cache about what it committed, so the next read sees it. */
+  private async run(task: ApiTask): Promise<ApiTaskResult> {
+    const r = await this.registry.run(task);
+    if (r.revision) this.cacher.notifyCommitted(r.revision);
+    return r;
+  }
+
   /** Creates the system namespaces that do not exist yet. */
   async bootstrap(): Promise<void> {
     for (const name of systemNamespaces) {
       const body = Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
-      const r = await this.registry.run(this.task('create', this.nsType, '', '', { body }));
-      if (r.revision) this.cacher.notifyCommitted(r.revision);
+      const r = await this.run(this.task('create', this.nsType, '', '', { body }));
       if (r.code !== 201 && r.code !== 409) throw new Error(`bootstrap of namespace ${name} failed: ${Buffer.from(r.body).toString()}`);
     }
   }
@@ -109,7 +118,7 @@ export class NamespaceController {
   }
 
   private liveNamespace(name: string): Ns | undefined {
-    const o = this.cacher.cacheFor(resourcePrefix(this.nsType)).get(`${resourcePrefix(this.nsType)}${name}`);
+    const o = this.cacher.cacheFor(resourcePrefix(this.nsType)).get(objectKey(this.nsType, '', name));
     return o ? (parse(o.stored) as Ns) : undefined;
   }
 
@@ -128,8 +137,7 @@ export class NamespaceController {
         const obj = parse(o.stored);
         for (const f of obj.metadata.finalizers ?? []) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
         if (!obj.metadata.deletionTimestamp) {
-          const r = await this.registry.run(this.task('delete', rt, name, o.name));
-          if (r.revision) this.cacher.notifyCommitted(r.revision);
+          await this.run(this.task('delete', rt, name, o.name));
         }
       }
       if (count) remaining.push({ resource: rt.group ? `${rt.plural}.${rt.group}` : rt.plural, count, finalizers });
@@ -167,33 +175,23 @@ export class NamespaceController {
     });
     const next = { ...ns, status: { ...ns.status, conditions } };
     const body = Buffer.from(JSON.stringify(next));
-    const r = await this.registry.run(this.task('update', this.nsType, '', name, { subresource: 'status', body }));
-    if (r.revision) this.cacher.notifyCommitted(r.revision);
+    await this.run(this.task('update', this.nsType, '', name, { subresource: 'status', body }));
   }
 
   private async finalize(name: string): Promise<boolean> {
     const ns = this.liveNamespace(name);
     if (!ns) return true;
     const fins = ns.spec?.finalizers ?? [];
-    if (fins.includes(NAMESPACE_FINALIZER)) {
-      const next = { ...ns, spec: { ...ns.spec, finalizers: fins.filter((f) => f !== NAMESPACE_FINALIZER) } };
-      const r = await this.registry.run(this.task('update', this.nsType, '', name, { subresource: 'finalize', body: Buffer.from(JSON.stringify(next)) }));
-      if (r.revision) this.cacher.notifyCommitted(r.revision);
+    if (fins.includes(FINALIZER_SVC)) {
+      const next = { ...ns, spec: { ...ns.spec, finalizers: fins.filter((f) => f !== FINALIZER_SVC) } };
+      const r = await this.run(this.task('update', this.nsType, '', name, { subresource: 'finalize', body: Buffer.from(JSON.stringify(next)) }));
       if (r.code >= 300) return false;
     }
     const after = this.liveNamespace(name);
     if (!after) return true;
     if ((after.spec?.finalizers ?? []).length) return false; // other finalizers are someone else's to remove
-    const r = await this.registry.run(this.task('delete', this.nsType, '', name));
-    if (r.revision) this.cacher.notifyCommitted(r.revision);
+    const r = await this.run(this.task('delete', this.nsType, '', name));
     return r.code === 404 || !this.liveNamespace(name);
   }
 }
 
-function parse(stored: Uint8Array): ApiObject {
-  return JSON.parse(Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('utf8')) as ApiObject;
-}
-
-function isTerminating(o: ApiObject): boolean {
-  return !!o.metadata.deletionTimestamp || (o as Ns).status?.phase === 'Terminating';
-}

@@ -7,7 +7,8 @@
 import type { Schema } from '../schema/schema.js';
 import { MergeError, SchemaMismatchError } from './errors.js';
 import type { FieldSet } from './field-set.js';
-import { type JsonObject, type JsonValue, deepEqual } from './json-values.js';
+import { jsonEqual } from '../api/validation.js';
+import type { JsonObject, JsonValue } from './json-values.js';
 import { InvalidListItem } from './list-keys.js';
 import { type ManagerSets, type VersionedSet, emptySet, withSet } from './managers.js';
 import type { Path } from './path-element.js';
@@ -61,7 +62,7 @@ export function apply(live: JsonObject, config: JsonObject, w: Writer & { force:
     owners = new Map(owners).set(w.manager, { set: ownedByConfig(config, opts), apiVersion: w.apiVersion, applied: true });
     const pruned = pruneDropped(merged, owners, w.manager, lastSet, opts.schema);
     owners = resolveOwnership(live, pruned, owners, w.manager, w.force, opts).managers;
-    return { object: pruned, changed: !deepEqual(live, pruned), managers: owners };
+    return { object: pruned, changed: !jsonEqual(live, pruned), managers: owners };
   });
 }
 

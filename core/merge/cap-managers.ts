@@ -3,23 +3,18 @@
  * into one entry named "ancient-changes" that owns the union of their fields and carries the newest
  * folded time. Appliers are never folded. Runs after every non-apply write.
  */
-import type { ManagedState } from './managed-fields.js';
+import { type ManagedState, cmp, timeSeconds } from './managed-fields.js';
 import { managerKey } from './managers.js';
 
 export const MAX_UPDATE_MANAGERS = 10;
 export const ANCIENT_CHANGES_MANAGER = 'ancient-changes';
-
-const seconds = (t: string | undefined): number => {
-  const ms = t ? Date.parse(t) : NaN;
-  return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
-};
 
 export function capUpdateManagers(state: ManagedState, max = MAX_UPDATE_MANAGERS): ManagedState {
   const updaters = [...state.sets].filter(([, vs]) => !vs.applied).map(([key]) => key);
   if (updaters.length <= max) return state;
   const sets = new Map(state.sets);
   const times = new Map(state.times);
-  updaters.sort((a, b) => seconds(times.get(a)) - seconds(times.get(b)) || (a < b ? -1 : a > b ? 1 : 0));
+  updaters.sort((a, b) => timeSeconds(times.get(a)) - timeSeconds(times.get(b)) || cmp(a, b));
   const firstOfVersion = new Map<string, string>();
   let count = updaters.length;
   for (let i = 0; i < updaters.length && count > max; i++) {

@@ -6,7 +6,7 @@
 import type { StatusCause } from '../api/status.js';
 import type { OwnershipConflict } from './apply.js';
 import { type ApplyConflict, ApplyConflictError } from './errors.js';
-import { goQuote } from './go-format.js';
+import { goQuote } from '../api/validation.js';
 import { parseManagerKey } from './managers.js';
 import { pathText } from './path-element.js';
 

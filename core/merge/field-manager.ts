@@ -16,7 +16,8 @@ import { capUpdateManagers } from './cap-managers.js';
 import { toApplyConflictError } from './conflicts.js';
 import { MergeError } from './errors.js';
 import type { FieldSet } from './field-set.js';
-import { cloneJson, deepEqual } from './json-values.js';
+import { jsonEqual } from '../api/validation.js';
+import { cloneJson } from './json-values.js';
 import { type ManagedState, decodeManagedFields, decodeStoredManagedFields, rememberManagedFields, sameAsStored, emptyManagedState, encodeManagedFields, isResetManagedFields } from './managed-fields.js';
 import { UNKNOWN_MANAGER } from './manager-name.js';
 import { type ManagerSets, managerKey } from './managers.js';
@@ -71,7 +72,7 @@ export function updateManagedFields(live: ApiObject | null, next: ApiObject, opt
   try {
     const before = managersForUpdate(live, next, !!opts.subresource);
     const state = capUpdateManagers(recordUpdate(liveObj, nextObj, before, opts));
-    return withManagedFields(nextObj, live, { sets: keepUnchangedSets(before.sets, state.sets), times: state.times }, deepEqual(liveObj, nextObj));
+    return withManagedFields(nextObj, live, { sets: keepUnchangedSets(before.sets, state.sets), times: state.times }, jsonEqual(liveObj, nextObj));
   } catch (e) {
     // As upstream's UpdateNoErrors: an object the schema cannot read loses its managedFields.
     if (e instanceof MergeError) return nextObj as unknown as ApiObject;
@@ -194,6 +195,6 @@ function sameEntriesIgnoringTime(a: ManagedFieldsEntry[], b: ManagedFieldsEntry[
   const byKey = new Map(b.map((e) => [key(e), e]));
   return a.every((e) => {
     const o = byKey.get(key(e));
-    return o !== undefined && deepEqual(e.fieldsV1 as JsonObject, (o.fieldsV1 ?? {}) as JsonObject);
+    return o !== undefined && jsonEqual(e.fieldsV1 as JsonObject, (o.fieldsV1 ?? {}) as JsonObject);
   });
 }

@@ -1,9 +1,11 @@
 /**
  * Renders JSON values the way Go's fmt and encoding/json print the decoded (`interface{}`) forms,
- * so error messages and FieldsV1 keys read exactly as upstream writes them: %v, %#v, %T, %q and
- * encoding/json string escaping (HTML-safe). Integral numbers are Go int64, others float64.
+ * so error messages and FieldsV1 keys read exactly as upstream writes them: %v, %#v, %T and
+ * encoding/json string escaping (HTML-safe); %q is api/validation's goQuote. Integral numbers are
+ * Go int64, others float64.
  */
-import { type JsonValue, isObject } from './json-values.js';
+import { goQuote } from '../api/validation.js';
+import { type JsonValue, isObject, jsonKind } from './json-values.js';
 
 const sortedKeys = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined).sort(compareUtf8);
 
@@ -58,6 +60,12 @@ export function goType(v: JsonValue | undefined): string {
   }
 }
 
+/** The JSON kind Go's decoder names in `cannot unmarshal <kind> into ...` errors. */
+export const goJsonKind = (v: JsonValue): string => {
+  const k = jsonKind(v);
+  return k === 'boolean' ? 'bool' : k;
+};
+
 /** %v of a decoded JSON value. */
 export function goV(v: JsonValue | undefined): string {
   if (v === null || v === undefined) return '<nil>';
@@ -77,37 +85,6 @@ export function goSharpV(v: JsonValue | undefined): string {
   return String(v);
 }
 
-const namedEscapes: Record<string, string> = {
-  '\x07': '\\a',
-  '\b': '\\b',
-  '\f': '\\f',
-  '\n': '\\n',
-  '\r': '\\r',
-  '\t': '\\t',
-  '\v': '\\v',
-  '\\': '\\\\',
-  '"': '\\"',
-};
-
-const hex = (n: number, width: number): string => n.toString(16).padStart(width, '0');
-
-/** strconv.Quote (%q): printable characters kept, control characters escaped. */
-export function goQuote(s: string): string {
-  let out = '"';
-  for (const ch of s) {
-    const named = namedEscapes[ch];
-    if (named) {
-      out += named;
-      continue;
-    }
-    const cp = ch.codePointAt(0)!;
-    if (cp < 0x20 || cp === 0x7f) out += `\\x${hex(cp, 2)}`;
-    else if ((cp >= 0x80 && cp < 0xa0) || cp === 0xad || cp === 0x2028 || cp === 0x2029 || (cp >= 0xd800 && cp <= 0xdfff)) out += `\\u${hex(cp, 4)}`;
-    else out += ch;
-  }
-  return `${out}"`;
-}
-
 /** encoding/json string encoding: HTML characters and U+2028/U+2029 escaped, as jsoniter's compatible mode writes. */
 export function goJsonString(s: string): string {
   let plain = true;
@@ -122,7 +99,7 @@ export function goJsonString(s: string): string {
     else if (c === 0x0a) out += '\\n';
     else if (c === 0x0d) out += '\\r';
     else if (c === 0x09) out += '\\t';
-    else out += `\\u${hex(c, 4)}`;
+    else out += `\\u${c.toString(16).padStart(4, '0')}`;
   }
   return `${out}"`;
 }

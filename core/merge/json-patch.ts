@@ -6,8 +6,9 @@
  * adds it, and a patch that is not a list of objects is a 400 with Go's JSON decoding message.
  */
 import { MergeError } from './errors.js';
-import { goJson } from './go-format.js';
-import { type JsonValue, cloneJson, deepEqual, isObject, jsonKind } from './json-values.js';
+import { goJson, goJsonKind } from './go-format.js';
+import { jsonEqual } from '../api/validation.js';
+import { type JsonValue, cloneJson, isObject } from './json-values.js';
 import { isLookupError, locate } from './json-pointer.js';
 
 export const MAX_JSON_PATCH_OPERATIONS = 10000;
@@ -20,20 +21,15 @@ export type JsonPatchOperation = Record<string, JsonValue | undefined>;
 /** Checks a decoded patch body is a list of operations, as decoding into jsonpatch.Patch does. */
 export function decodeJsonPatch(patch: unknown): JsonPatchOperation[] {
   if (patch === null) return [];
-  if (!Array.isArray(patch)) throw new MergeError(`json: cannot unmarshal ${goJsonType(patch)} into Go value of type jsonpatch.Patch`, 400);
+  if (!Array.isArray(patch)) throw new MergeError(`json: cannot unmarshal ${goJsonKind(patch as JsonValue)} into Go value of type jsonpatch.Patch`, 400);
   for (const op of patch) {
-    if (op !== null && !isObject(op)) throw new MergeError(`json: cannot unmarshal ${goJsonType(op)} into Go value of type jsonpatch.Operation`, 400);
+    if (op !== null && !isObject(op)) throw new MergeError(`json: cannot unmarshal ${goJsonKind(op as JsonValue)} into Go value of type jsonpatch.Operation`, 400);
   }
   if (patch.length > MAX_JSON_PATCH_OPERATIONS) {
     throw new MergeError(`The allowed maximum operations in a JSON patch is ${MAX_JSON_PATCH_OPERATIONS}, got ${patch.length}`, 413);
   }
   return patch.map((op) => (op ?? {}) as JsonPatchOperation);
 }
-
-const goJsonType = (v: unknown): string => {
-  const k = jsonKind(v as JsonValue);
-  return k === 'boolean' ? 'bool' : k;
-};
 
 /** Applies `patch` (the decoded request body) to `doc`; `doc` is not modified. */
 export function applyJsonPatch(doc: JsonValue, patch: unknown): JsonValue {
@@ -81,7 +77,7 @@ function member(op: JsonPatchOperation, name: 'path' | 'from'): string | { error
   const v = op[name];
   if (typeof v === 'string') return v;
   if (v === undefined || v === null) return { error: name === 'path' ? 'operation missing path field: missing value' : 'operation, missing from field: missing value' };
-  return { error: `json: cannot unmarshal ${goJsonType(v)} into Go value of type string` };
+  return { error: `json: cannot unmarshal ${goJsonKind(v)} into Go value of type string` };
 }
 
 function opAdd(state: DocState, op: JsonPatchOperation): void {
@@ -138,14 +134,14 @@ function opTest(state: DocState, op: JsonPatchOperation): void {
   const path = member(op, 'path');
   if (typeof path !== 'string') return fail(`test operation failed to decode path: ${path.error}`);
   const failed = (): never => fail(`testing value ${path} failed: test failed`);
-  if (path === '') return void (deepEqual(state.doc, op.value ?? null) || failed());
+  if (path === '') return void (jsonEqual(state.doc, op.value ?? null) || failed());
   const at = locate(state.doc, path);
   if (!at) return fail(`test operation does not apply: is missing path: ${path}: missing value`);
   const got = at.get();
   if (isLookupError(got)) return fail(`error in test for path: '${path}': ${got.error}`);
   // A missing member and a null one both match a null (or absent) value.
   if (got === undefined || got === null) return void ((op.value ?? null) === null || failed());
-  if (op.value === undefined || !deepEqual(got, op.value)) failed();
+  if (op.value === undefined || !jsonEqual(got, op.value)) failed();
 }
 
 function opCopy(state: DocState, op: JsonPatchOperation): void {

@@ -3,7 +3,7 @@
  * names a member inside its parent container, which must exist; array members are addressed by Go
  * strconv.Atoi indices (negative ones count from the end). Failures carry the library's messages.
  */
-import { goQuote } from './go-format.js';
+import { goQuote } from '../api/validation.js';
 import { type JsonObject, type JsonValue, isObject, putKey } from './json-values.js';
 
 export interface LookupError {
@@ -56,7 +56,7 @@ function childOf(container: JsonValue, key: string): JsonValue | undefined | Loo
 }
 
 /** An object's own member: keys such as `constructor` must not reach Object.prototype. */
-const own = (obj: JsonObject, key: string): JsonValue | undefined => (Object.prototype.hasOwnProperty.call(obj, key) ? obj[key] : undefined);
+const own = (obj: JsonObject, key: string): JsonValue | undefined => (Object.hasOwn(obj, key) ? obj[key] : undefined);
 
 function objectLocation(obj: JsonObject, key: string): Location {
   return {

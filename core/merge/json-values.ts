@@ -1,7 +1,7 @@
 /**
- * Small helpers over plain JSON values shared by every patch and merge algorithm here: kind tests,
- * deep equality (object key order ignored, list order significant, absent == undefined) and a fast
- * deep copy. Keys holding `undefined` count as absent, as they do once the value is serialised.
+ * Small helpers over plain JSON values shared by every patch and merge algorithm here: kind tests
+ * and a fast deep copy (deep equality is api/validation's jsonEqual). Keys holding `undefined`
+ * count as absent, as they do once the value is serialised.
  */
 import type { JsonObject, JsonValue } from '../api/types.js';
 
@@ -9,39 +9,21 @@ export type { JsonObject, JsonValue };
 
 export const isObject = (v: unknown): v is JsonObject => typeof v === 'object' && v !== null && !Array.isArray(v);
 
+/** An object with no defined member. */
+export function isEmptyObject(o: JsonObject): boolean {
+  for (const k in o) if (o[k] !== undefined) return false;
+  return true;
+}
+
+/** Absent, null or an object: what an untyped (deduced) node merges and compares as a map. */
+export const isMapLike = (v: JsonValue | undefined): boolean => v === undefined || v === null || isObject(v);
+
 export type JsonKind = 'null' | 'boolean' | 'number' | 'string' | 'array' | 'object';
 
 export function jsonKind(v: JsonValue): JsonKind {
   if (v === null) return 'null';
   if (Array.isArray(v)) return 'array';
   return typeof v as 'boolean' | 'number' | 'string' | 'object';
-}
-
-/** Number of keys whose value is defined. */
-function definedSize(o: JsonObject): number {
-  let n = 0;
-  for (const k in o) if (o[k] !== undefined) n++;
-  return n;
-}
-
-export function deepEqual(a: JsonValue | undefined, b: JsonValue | undefined): boolean {
-  if (a === b) return true;
-  if (a === null || b === null || a === undefined || b === undefined) return false;
-  if (typeof a !== 'object' || typeof b !== 'object') return false;
-  if (Array.isArray(a)) {
-    if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
-    return true;
-  }
-  if (Array.isArray(b)) return false;
-  let count = 0;
-  for (const k in a) {
-    const av = a[k];
-    if (av === undefined) continue;
-    count++;
-    if (!deepEqual(av, b[k])) return false;
-  }
-  return count === definedSize(b);
 }
 
 /** Sets `o[k] = v`, also for the key `__proto__`, which plain assignment would treat as the prototype. */

@@ -132,18 +132,19 @@ function encodeSet(set: FieldSet): JsonObject {
   return fields;
 }
 
-const seconds = (t: string | undefined): number => {
+/** An entry's time in whole seconds (the precision upstream stores and sorts by); 0 when unset. */
+export const timeSeconds = (t: string | undefined): number => {
   const ms = t ? Date.parse(t) : NaN;
   return Number.isNaN(ms) ? 0 : Math.floor(ms / 1000);
 };
 
-const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+export const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 export function sortManagedFields(entries: ManagedFieldsEntry[]): ManagedFieldsEntry[] {
   return entries.sort(
     (p, q) =>
       cmp(p.operation ?? '', q.operation ?? '') ||
-      seconds(p.time) - seconds(q.time) ||
+      timeSeconds(p.time) - timeSeconds(q.time) ||
       cmp(p.manager ?? '', q.manager ?? '') ||
       cmp(p.apiVersion ?? '', q.apiVersion ?? '') ||
       cmp(p.subresource ?? '', q.subresource ?? ''),

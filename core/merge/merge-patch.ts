@@ -24,7 +24,7 @@ function mergeObjects(doc: JsonObject, patch: JsonObject): JsonObject {
       delete doc[k];
       continue;
     }
-    const cur = Object.prototype.hasOwnProperty.call(doc, k) ? doc[k] : undefined;
+    const cur = Object.hasOwn(doc, k) ? doc[k] : undefined;
     if (cur === undefined || cur === null) putKey(doc, k, pruneNulls(cloneJson(v)));
     else putKey(doc, k, mergeValue(cur, v));
   }

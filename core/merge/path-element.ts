@@ -5,7 +5,8 @@
  * total order and `peText` the text used in conflict messages (`.name`, `[name="web"]`).
  */
 import { MergeError } from './errors.js';
-import { compareUtf8, goJson, goJsonString, goNumber, goQuote } from './go-format.js';
+import { goQuote } from '../api/validation.js';
+import { compareUtf8, goJson, goJsonString, goNumber } from './go-format.js';
 import { type JsonValue, isObject } from './json-values.js';
 
 export interface KeyField {

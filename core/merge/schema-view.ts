@@ -26,7 +26,7 @@ export class StructAtom {
   /** The atom of a declared field; undefined for a field the struct does not declare. */
   field(name: string): Atom | undefined {
     let a = this.resolved.get(name);
-    if (a === undefined && Object.prototype.hasOwnProperty.call(this.fields, name)) {
+    if (a === undefined && Object.hasOwn(this.fields, name)) {
       a = atomOf(this.fields[name]!);
       this.resolved.set(name, a);
     }
@@ -34,7 +34,7 @@ export class StructAtom {
   }
   /** The field's schema node, for readers that need more than merge semantics (defaults). */
   fieldSchema(name: string): Schema | undefined {
-    return Object.prototype.hasOwnProperty.call(this.fields, name) ? this.fields[name] : undefined;
+    return Object.hasOwn(this.fields, name) ? this.fields[name] : undefined;
   }
 }
 

@@ -3,8 +3,8 @@
  * sets (plus `$deleteFromPrimitiveList`), lists of maps merge item by item on the merge key (plus
  * `$patch: delete | replace` items), then come out in upstream's order (smp-order.ts).
  */
-import { goV } from './go-format.js';
-import { type JsonObject, type JsonValue, isObject, jsonKind } from './json-values.js';
+import { goType, goV } from './go-format.js';
+import { type JsonObject, type JsonValue, isObject } from './json-values.js';
 import { type SchemaLookup, smpErrors } from './smp-meta.js';
 import { type ElementKind, normalizeElementOrder, partitionMaps, partitionScalars } from './smp-order.js';
 
@@ -16,7 +16,7 @@ export function sliceElementKind(...slices: JsonValue[][]): ElementKind {
   for (const s of slices) {
     for (const v of s) {
       if (v === null) throw smpErrors.plain('list element is null');
-      const t = goTypeOf(v);
+      const t = goType(v);
       if (first === undefined) {
         first = t;
         if (Array.isArray(v)) throw smpErrors.noListOfLists();
@@ -26,15 +26,8 @@ export function sliceElementKind(...slices: JsonValue[][]): ElementKind {
     }
   }
   if (first === undefined) throw smpErrors.plain('no elements in any of the given slices');
-  return first === 'map' ? 'map' : 'scalar';
+  return first === 'map[string]interface {}' ? 'map' : 'scalar';
 }
-
-const goTypeOf = (v: JsonValue): string => {
-  const k = jsonKind(v);
-  if (k === 'object') return 'map';
-  if (k === 'number') return Number.isInteger(v) ? 'int64' : 'float64';
-  return k;
-};
 
 /** The merged list, and the caller's original list as upstream's in-place edits leave it (see GoSlice). */
 export interface SliceMerge {
@@ -137,13 +130,13 @@ function applySpecialItems(slice: GoSlice, patch: JsonValue[], mergeKey: string)
   let replace = false;
   for (const v of patch) {
     const item = v as JsonObject;
-    if (!Object.prototype.hasOwnProperty.call(item, '$patch')) {
+    if (!Object.hasOwn(item, '$patch')) {
       plain.push(v);
       continue;
     }
     const directive = item.$patch;
     if (directive === 'delete') {
-      if (!Object.prototype.hasOwnProperty.call(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
+      if (!Object.hasOwn(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
       for (let i = findInSlice(slice, mergeKey, item[mergeKey]!); i >= 0; i = findInSlice(slice, mergeKey, item[mergeKey]!)) slice.delete(i);
     } else if (directive === 'replace') replace = true;
     else if (directive === 'merge') throw smpErrors.plain('merging lists cannot yet be specified in the patch');
@@ -158,7 +151,7 @@ function findInSlice(slice: GoSlice, mergeKey: string, value: JsonValue): number
   for (let i = 0; i < slice.length(); i++) {
     const item = slice.get(i);
     if (!isObject(item)) throw smpErrors.plain(`value for key ${i} is not a map`);
-    if (Object.prototype.hasOwnProperty.call(item, mergeKey) && item[mergeKey] === value) return i;
+    if (Object.hasOwn(item, mergeKey) && item[mergeKey] === value) return i;
   }
   return -1;
 }
@@ -167,7 +160,7 @@ function findInSlice(slice: GoSlice, mergeKey: string, value: JsonValue): number
 function mergeByKey(slice: GoSlice, patch: JsonValue[], mergeKey: string, lookup: SchemaLookup, mergeMap: MergeMapFn): JsonValue[] {
   for (const v of patch) {
     const item = v as JsonObject;
-    if (!Object.prototype.hasOwnProperty.call(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
+    if (!Object.hasOwn(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
     const at = findInSlice(slice, mergeKey, item[mergeKey]!);
     if (at >= 0) slice.set(at, mergeMap(slice.get(at) as JsonObject, item, lookup));
     else slice.append(v);

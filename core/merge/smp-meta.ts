@@ -48,7 +48,7 @@ const UNTYPED_LOOKUP = new SchemaLookup(undefined);
 
 /** A struct field by JSON name; like Go's decoder, a case-insensitive match is the fallback. */
 function structField(fields: Readonly<Record<string, Schema>>, key: string): Schema | undefined {
-  if (Object.prototype.hasOwnProperty.call(fields, key)) return fields[key];
+  if (Object.hasOwn(fields, key)) return fields[key];
   const lower = key.toLowerCase();
   const name = Object.keys(fields).find((f) => f.toLowerCase() === lower);
   return name === undefined ? undefined : fields[name];

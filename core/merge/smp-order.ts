@@ -25,7 +25,7 @@ export function partitionMaps(list: JsonValue[], by: JsonValue[], mergeKey: stri
   const out: Partition = { inPatch: [], serverOnly: [] };
   for (const v of list) {
     if (!isObject(v)) throw smpErrors.badArgType('map', v);
-    if (!Object.prototype.hasOwnProperty.call(v, mergeKey)) throw smpErrors.noMergeKey(v, mergeKey);
+    if (!Object.hasOwn(v, mergeKey)) throw smpErrors.noMergeKey(v, mergeKey);
     (findByKey(by, mergeKey, v[mergeKey]!) >= 0 ? out.inPatch : out.serverOnly).push(v);
   }
   return out;
@@ -35,7 +35,7 @@ function findByKey(list: JsonValue[], mergeKey: string, value: JsonValue): numbe
   for (let i = 0; i < list.length; i++) {
     const item = list[i]!;
     if (!isObject(item)) throw smpErrors.plain(`value for key ${i} is not a map`);
-    if (Object.prototype.hasOwnProperty.call(item, mergeKey) && item[mergeKey] === value) return i;
+    if (Object.hasOwn(item, mergeKey) && item[mergeKey] === value) return i;
   }
   return -1;
 }
@@ -74,7 +74,7 @@ function normalizeSliceOrder(toSort: JsonValue[], order: JsonValue[], mergeKey: 
     for (const list of [toSort, order]) {
       for (const item of list) {
         if (!isObject(item)) throw smpErrors.badArgType('map', item);
-        if (!Object.prototype.hasOwnProperty.call(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
+        if (!Object.hasOwn(item, mergeKey)) throw smpErrors.noMergeKey(item, mergeKey);
       }
     }
     toDelete = toSort.filter((v) => (v as JsonObject).$patch === 'delete');

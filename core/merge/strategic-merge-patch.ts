@@ -7,7 +7,7 @@
  */
 import type { Schema } from '../schema/schema.js';
 import { MergeError } from './errors.js';
-import { goV } from './go-format.js';
+import { goJsonKind, goV } from './go-format.js';
 import { type JsonObject, type JsonValue, cloneJson, isObject, jsonKind, putKey } from './json-values.js';
 import { mergeSlice, sliceElementKind } from './smp-lists.js';
 import { normalizeElementOrder, partitionMaps, partitionScalars } from './smp-order.js';
@@ -21,17 +21,13 @@ const SET_ELEMENT_ORDER = '$setElementOrder';
 /** Applies `patch` (the decoded request body) to `original` under `schema`; neither is modified. */
 export function applyStrategicMergePatch(original: JsonObject, patch: unknown, schema: Schema): JsonObject {
   if (patch === null) return cloneJson(original);
-  if (!isObject(patch)) throw new MergeError(`json: cannot unmarshal ${goKind(patch as JsonValue)} into Go value of type map[string]interface {}`, 400);
+  if (!isObject(patch)) throw new MergeError(`json: cannot unmarshal ${goJsonKind(patch as JsonValue)} into Go value of type map[string]interface {}`, 400);
   return mergeMap(cloneJson(original), cloneJson(patch), new SchemaLookup(schema));
 }
 
-const goKind = (v: JsonValue): string => (jsonKind(v) === 'boolean' ? 'bool' : jsonKind(v));
-
-const has = (o: JsonObject, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
-
 /** Merges `patch` into `original`; both are this module's own copies and are modified. */
 function mergeMap(original: JsonObject, patch: JsonObject, lookup: SchemaLookup): JsonObject {
-  if (has(patch, DIRECTIVE)) return mapDirective(patch);
+  if (Object.hasOwn(patch, DIRECTIVE)) return mapDirective(patch);
   applyRetainKeys(original, patch);
   applySetElementOrders(original, patch, lookup);
   for (const k of Object.keys(patch)) {
@@ -49,7 +45,7 @@ function mergeMap(original: JsonObject, patch: JsonObject, lookup: SchemaLookup)
 }
 
 function mergeField(original: JsonObject, key: string, patchV: JsonValue, isDeleteList: boolean, lookup: SchemaLookup): void {
-  const cur = has(original, key) ? original[key] : undefined;
+  const cur = Object.hasOwn(original, key) ? original[key] : undefined;
   if (cur === undefined || jsonKind(cur) !== jsonKind(patchV)) {
     // New or differently typed values are taken from the patch, without nulls or directives.
     if (!isDeleteList) setCleaned(original, key, patchV);
@@ -100,7 +96,7 @@ function fieldOfDirective(key: string, prefix: string): string {
 
 /** `$retainKeys`: fields of the original not listed are cleared; the patch may only set listed fields. */
 function applyRetainKeys(original: JsonObject, patch: JsonObject): void {
-  if (!has(patch, RETAIN_KEYS)) return;
+  if (!Object.hasOwn(patch, RETAIN_KEYS)) return;
   const list = patch[RETAIN_KEYS];
   delete patch[RETAIN_KEYS];
   if (!Array.isArray(list)) throw smpErrors.badPatchFormatForRetainKeys();
@@ -144,7 +140,7 @@ function applySetElementOrders(original: JsonObject, patch: JsonObject, lookup: 
 }
 
 function listMember(o: JsonObject, key: string): JsonValue[] | undefined {
-  if (!has(o, key)) return undefined;
+  if (!Object.hasOwn(o, key)) return undefined;
   const v = o[key];
   if (!Array.isArray(v)) throw smpErrors.badArgType('slice', v);
   return v;
@@ -161,7 +157,7 @@ function checkOrderAgainstPatch(patchList: JsonValue[], order: JsonValue[], merg
   let p = 0;
   let o = 0;
   while (p < items.length && o < order.length) {
-    if (isObject(items[p]) && has(items[p] as JsonObject, DIRECTIVE)) {
+    if (isObject(items[p]) && Object.hasOwn(items[p] as JsonObject, DIRECTIVE)) {
       p++;
       continue;
     }
@@ -175,8 +171,8 @@ function sameKey(a: JsonValue, b: JsonValue, mergeKey: string): boolean {
   if (!mergeKey) return a === b;
   if (!isObject(a)) throw smpErrors.badArgType('map', a);
   if (!isObject(b)) throw smpErrors.badArgType('map', b);
-  if (!has(a, mergeKey)) throw smpErrors.noMergeKey(a, mergeKey);
-  if (!has(b, mergeKey)) throw smpErrors.noMergeKey(b, mergeKey);
+  if (!Object.hasOwn(a, mergeKey)) throw smpErrors.noMergeKey(a, mergeKey);
+  if (!Object.hasOwn(b, mergeKey)) throw smpErrors.noMergeKey(b, mergeKey);
   return a[mergeKey] === b[mergeKey];
 }
 
@@ -194,7 +190,7 @@ function removeDirectives(v: JsonValue): JsonValue | typeof DROP {
     return out;
   }
   if (!isObject(v)) return v;
-  if (has(v, DIRECTIVE)) return DROP;
+  if (Object.hasOwn(v, DIRECTIVE)) return DROP;
   for (const k of Object.keys(v)) {
     const kept = removeDirectives(v[k] as JsonValue);
     if (kept === DROP) delete v[k];

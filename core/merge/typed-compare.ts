@@ -7,7 +7,8 @@
  */
 import type { Schema } from '../schema/schema.js';
 import { FieldSet } from './field-set.js';
-import { type JsonObject, type JsonValue, deepEqual, isObject } from './json-values.js';
+import { jsonEqual } from '../api/validation.js';
+import { type JsonObject, type JsonValue, isEmptyObject, isMapLike, isObject } from './json-values.js';
 import { type ListAtom, requireItemKey, requireItemPE } from './list-keys.js';
 import { type PathElement, fieldPE } from './path-element.js';
 import { type Atom, UNTYPED, atomOf, childAtom, isLeafAtom } from './schema-view.js';
@@ -79,7 +80,7 @@ function compareNode(lhs: Side, rhs: Side, atom: Atom): Mark {
 function compareLeaf(lhs: Side, rhs: Side): Mark {
   if (lhs === undefined) return Mark.Added;
   if (rhs === undefined) return Mark.Removed;
-  return deepEqual(lhs, rhs) ? Mark.None : Mark.Modified;
+  return jsonEqual(lhs, rhs) ? Mark.None : Mark.Modified;
 }
 
 /** A leaf mark when both sides are empty (kept as a leaf), otherwise undefined with `found` set. */
@@ -90,8 +91,6 @@ function compareContainer(lhs: Side, rhs: Side, atom: Atom): Mark | undefined {
   found = sub.isEmpty() ? undefined : sub;
   return undefined;
 }
-
-const isMapLike = (v: Side): boolean => v === undefined || v === null || isObject(v);
 
 /**
  * Arbitrary JSON: objects are granular maps, everything else a leaf. When the kind changes, upstream
@@ -117,11 +116,7 @@ function bothEmpty(lhs: Side, rhs: Side, atom: Atom): boolean {
 
 const emptyList = (v: Side): boolean => !Array.isArray(v) || v.length === 0;
 
-function emptyMap(v: Side): boolean {
-  if (!isObject(v)) return true;
-  for (const k in v) if (v[k] !== undefined) return false;
-  return true;
-}
+const emptyMap = (v: Side): boolean => !isObject(v) || isEmptyObject(v);
 
 function visitContainer(lhs: Side, rhs: Side, atom: Atom, level: Level): void {
   if (atom.t === 'list') visitList(lhs, rhs, atom, level);
@@ -206,7 +201,7 @@ function visitList(lhs: Side, rhs: Side, atom: ListAtom, level: Level): void {
     const rs = itemsOf(right, key);
     const first = (ls[0] ?? rs[0])!;
     if (ls.length >= 2 && rs.length >= 2) {
-      if (ls.length !== rs.length || ls.some((v, i) => !deepEqual(v, rs[i]))) level.mark(Mark.Modified, requireItemPE(atom, first));
+      if (ls.length !== rs.length || ls.some((v, i) => !jsonEqual(v, rs[i]))) level.mark(Mark.Modified, requireItemPE(atom, first));
     } else if (ls.length >= 2) {
       if (rs.length) record(level, compareNode(undefined, rs[0], itemAtom), takeFound(), null, atom, first);
       level.mark(Mark.Removed, requireItemPE(atom, first));

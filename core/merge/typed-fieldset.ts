@@ -6,7 +6,7 @@
  */
 import type { Schema } from '../schema/schema.js';
 import { FieldSet } from './field-set.js';
-import { type JsonObject, type JsonValue, isObject } from './json-values.js';
+import { type JsonObject, type JsonValue, isEmptyObject, isObject } from './json-values.js';
 import { type ListAtom, requireItemPE } from './list-keys.js';
 import { type PathElement, fieldPE } from './path-element.js';
 import { type Atom, UNTYPED, atomOf, childAtom, isLeafAtom } from './schema-view.js';
@@ -67,9 +67,4 @@ function listChildren(list: JsonValue[], atom: ListAtom): FieldSet | undefined {
     out.addMember(pe);
   }
   return out;
-}
-
-function isEmptyObject(o: JsonObject): boolean {
-  for (const k in o) if (o[k] !== undefined) return false;
-  return true;
 }

@@ -6,7 +6,7 @@
  * subtrees are shared with the inputs rather than copied.
  */
 import type { Schema } from '../schema/schema.js';
-import { type JsonObject, type JsonValue, isObject, putKey } from './json-values.js';
+import { type JsonObject, type JsonValue, isEmptyObject, isMapLike, isObject, putKey } from './json-values.js';
 import { type ListAtom, requireItemKey } from './list-keys.js';
 import { type Atom, UNTYPED, atomOf, childAtom, isLeafAtom } from './schema-view.js';
 
@@ -31,22 +31,15 @@ function mergeNode(lhs: Side, rhs: Side, atom: Atom): Side {
 /** Objects merge key by key; any other change of kind lets the applied value win. */
 function mergeUntyped(lhs: Side, rhs: Side): Side {
   if (rhs === undefined) return lhs;
-  const mapLike = (v: Side): boolean => v === undefined || v === null || isObject(v);
-  if (mapLike(lhs) && mapLike(rhs)) return mergeMap(lhs, rhs, UNTYPED);
+  if (isMapLike(lhs) && isMapLike(rhs)) return mergeMap(lhs, rhs, UNTYPED);
   return rhs;
 }
-
-const isEmpty = (o: JsonObject | undefined): boolean => {
-  if (!o) return true;
-  for (const k in o) if (o[k] !== undefined) return false;
-  return true;
-};
 
 function mergeMap(lhs: Side, rhs: Side, atom: Atom): Side {
   const l = isObject(lhs) ? lhs : undefined;
   const r = isObject(rhs) ? rhs : undefined;
   // Two empty sides stay a leaf, which keeps the difference between null and {}.
-  if (isEmpty(l) && isEmpty(r)) return rhs !== undefined ? rhs : lhs;
+  if ((!l || isEmptyObject(l)) && (!r || isEmptyObject(r))) return rhs !== undefined ? rhs : lhs;
   if (!r) return l;
   if (!l) return r;
   const out: JsonObject = {};

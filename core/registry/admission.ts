@@ -5,15 +5,16 @@
  */
 import { errors } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
+import { parseStored } from '../codec/object-bytes.js';
 import type { Store } from '../storage/interface.js';
+import { isNamespaceTerminating, namespaces } from './core/namespaces.js';
+import { objectKey } from './keys.js';
 import { groupResourceOf, type ResourceType } from './resource-type.js';
-
-export const NAMESPACES_PREFIX = '/registry/core/namespaces/';
 
 export async function admitCreate(store: Store, rt: ResourceType, obj: ApiObject): Promise<void> {
   if (!rt.namespaced || rt.skipNamespaceLifecycle) return;
   const ns = obj.metadata.namespace ?? '';
-  const kv = await store.get(NAMESPACES_PREFIX + ns);
+  const kv = await store.get(objectKey(namespaces, '', ns));
   if (!kv) throw errors.notFound({ group: '', resource: 'namespaces' }, ns);
   if (isTerminating(ns, kv.modRevision, kv.value)) {
     const e = errors.forbidden(groupResourceOf(rt), obj.metadata.name ?? '', `unable to create new content in namespace ${ns} because it is being terminated`);
@@ -28,8 +29,7 @@ const terminating = new Map<string, { revision: number; terminating: boolean }>(
 function isTerminating(ns: string, revision: number, value: Uint8Array): boolean {
   const memo = terminating.get(ns);
   if (memo && memo.revision === revision) return memo.terminating;
-  const nsObj = JSON.parse(Buffer.from(value).toString('utf8')) as ApiObject & { status?: { phase?: string } };
-  const t = !!nsObj.metadata.deletionTimestamp || nsObj.status?.phase === 'Terminating';
+  const t = isNamespaceTerminating(parseStored(value));
   if (terminating.size > 10_000) terminating.clear();
   terminating.set(ns, { revision, terminating: t });
   return t;

@@ -9,7 +9,7 @@ import { admitCreate } from './admission.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { decodeObjectBody } from './decode.js';
 import { objectKey } from './keys.js';
-import { beforeCreate, canonicalObject, ensureNamespace, regenerateName } from './lifecycle.js';
+import { beforeCreate, ensureNamespace, regenerateName } from './lifecycle.js';
 import { trackUpdate, zeroObjectOf } from './managed-fields.js';
 import { encodeStored, storageError } from './objects.js';
 import { errors } from '../api/status.js';
@@ -45,7 +45,7 @@ export async function createObject(
   const prepared = beforeCreate(rt, track(decoded), ctx.now());
   warnings.push(...prepared.warnings);
   await admitCreate(ctx.store, rt, prepared.object);
-  let obj = prepared.object;
+  const obj = prepared.object;
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
   for (let attempt = 1; ; attempt++) {
     const stored = encodeStored(obj);
@@ -60,8 +60,8 @@ export async function createObject(
       return { code: 201, body: { stored, revision }, warnings, revision };
     } catch (err) {
       if (err instanceof StoreError && err.code === 'KeyExists' && generated && attempt < GENERATE_NAME_ATTEMPTS) {
+        // only the value of metadata.name changes: the object stays canonical
         regenerateName(obj);
-        obj = canonicalObject(rt, obj);
         continue;
       }
       throw storageError(rt, obj.metadata.name!, err);

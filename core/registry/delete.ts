@@ -6,6 +6,7 @@
  * orphan / foregroundDeletion finalizers as upstream does (a garbage collector removes them).
  */
 import { fieldErrors } from '../api/field-errors.js';
+import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS } from '../api/objectmeta.js';
 import { errors, successStatus } from '../api/status.js';
 import { type ApiObject, nowRFC3339 } from '../api/types.js';
 import { listOptionsFromQuery, validateListOptions } from '../request/list-options.js';
@@ -17,12 +18,12 @@ import { parseBody } from './decode.js';
 import { objectKey } from './keys.js';
 import { canonicalObject } from './lifecycle.js';
 import { listFromStore } from './list.js';
-import { decodeLive, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
+import { bytesEqual, decodeLive, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
 import { groupResourceOf, type ResourceType } from './resource-type.js';
 
 const MAX_ATTEMPTS = 16;
-const ORPHAN = 'orphan';
-const FOREGROUND = 'foregroundDeletion';
+const ORPHAN = FINALIZER_ORPHAN_DEPENDENTS;
+const FOREGROUND = FINALIZER_DELETE_DEPENDENTS;
 
 function deleteOptionsOf(ctx: RegistryContext, req: OpRequest): DeleteOptions {
   let body: Record<string, unknown> | undefined;
@@ -121,7 +122,7 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
       else delete next.metadata.finalizers;
       rt.deletion?.onDeleteRequested?.(next);
       const stored = encodeStored(canonicalObject(rt, next));
-      if (Buffer.compare(Buffer.from(stored), Buffer.from(live.kv.value)) === 0 || o.dryRun) {
+      if (bytesEqual(stored, live.kv.value) || o.dryRun) {
         return { object: next, stored: o.dryRun ? stored : live.kv.value, revision: rev, removed: false, written: false };
       }
       const { revision } = await ctx.store.update(key, rev, stored);

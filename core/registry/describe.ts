@@ -5,6 +5,7 @@
  */
 import { errors } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
+import { parseStored } from '../codec/object-bytes.js';
 import type { FieldSelector, LabelSelector } from '../api/selectors.js';
 import type { CachedObject } from '../storage/watch-cache.js';
 import { keyParts } from './keys.js';
@@ -12,7 +13,7 @@ import type { ResourceType } from './resource-type.js';
 
 export function describeStored(rt: ResourceType, key: string, stored: Uint8Array, revision: number): CachedObject {
   const { namespace, name } = keyParts(rt, key);
-  const obj = JSON.parse(Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).toString('utf8')) as ApiObject;
+  const obj = parseStored(stored);
   return { key, namespace, name, revision, stored, labels: obj.metadata?.labels, fields: selectableFieldsOf(rt, obj, namespace, name) };
 }
 

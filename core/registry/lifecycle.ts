@@ -7,9 +7,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { FieldError } from '../api/field-errors.js';
-import { generateNameSuffix, validateObjectMeta, validateObjectMetaUpdate } from '../api/objectmeta.js';
+import { generateNameSuffix, inheritSystemMetadata, validateObjectMeta, validateObjectMetaUpdate } from '../api/objectmeta.js';
 import { errors } from '../api/status.js';
 import { type ApiObject, nowRFC3339 } from '../api/types.js';
+import { jsonEqual } from '../api/validation.js';
 import { canonicalize } from '../schema/structural.js';
 import { groupKindOf, type ResourceType } from './resource-type.js';
 
@@ -63,8 +64,6 @@ export function regenerateName(obj: ApiObject): void {
   obj.metadata.name = obj.metadata.generateName + generateNameSuffix();
 }
 
-const deepEqual = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
-
 /** The prepare and validate hooks of an update: the kind's, or one of its subresources'. */
 export interface UpdateHooks {
   prepareForUpdate?(next: ApiObject, old: ApiObject): void;
@@ -74,17 +73,9 @@ export interface UpdateHooks {
 export function beforeUpdate(rt: ResourceType, next: ApiObject, old: ApiObject, hooks: UpdateHooks = rt): { object: ApiObject; warnings: string[] } {
   const meta = next.metadata;
   const oldMeta = old.metadata;
-  meta.generation = oldMeta.generation;
-  if (meta.generation === undefined) delete meta.generation;
-  hooks.prepareForUpdate?.(next, old);
-  if (!meta.uid) meta.uid = oldMeta.uid;
-  if (oldMeta.creationTimestamp) meta.creationTimestamp = oldMeta.creationTimestamp;
-  if (oldMeta.deletionTimestamp) meta.deletionTimestamp = oldMeta.deletionTimestamp;
-  if (oldMeta.deletionGracePeriodSeconds !== undefined && meta.deletionGracePeriodSeconds === undefined) {
-    meta.deletionGracePeriodSeconds = oldMeta.deletionGracePeriodSeconds;
-  }
+  inheritSystemMetadata(meta, oldMeta, () => hooks.prepareForUpdate?.(next, old));
   delete meta.selfLink;
-  if (rt.generationOf && !deepEqual(rt.generationOf(next), rt.generationOf(old))) meta.generation = (oldMeta.generation ?? 0) + 1;
+  if (rt.generationOf && !jsonEqual(rt.generationOf(next), rt.generationOf(old))) meta.generation = (oldMeta.generation ?? 0) + 1;
   const errs = [...validateObjectMetaUpdate(meta, oldMeta), ...(hooks.validateUpdate?.(next, old) ?? [])];
   if (errs.length) invalid(rt, next, errs);
   const warnings = rt.warnings?.(next, old) ?? [];

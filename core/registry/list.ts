@@ -6,8 +6,7 @@
  */
 import { errors, StatusError } from '../api/status.js';
 import { itemJson } from '../codec/encode.js';
-import type { ListOptions } from '../request/list-options.js';
-import { listPlan } from '../request/list-options.js';
+import { hasSelectors, listPlan, type ListOptions } from '../request/list-options.js';
 import { type KeyValue, StoreError } from '../storage/interface.js';
 import type { OpResult, RegistryContext } from './context.js';
 import { continueExpiredMessage, decodeContinue, encodeContinue } from './continue-token.js';
@@ -21,8 +20,6 @@ export interface StorePage {
   continue: string | undefined;
   remainingItemCount: number | undefined;
 }
-
-const hasSelectors = (o: ListOptions): boolean => !!(o.labelSelector && !o.labelSelector.empty) || !!(o.fieldSelector && !o.fieldSelector.empty);
 
 /** Reads one page of `rt` in `namespace` from the store per the list options (plan from the spec's table). */
 export async function listFromStore(

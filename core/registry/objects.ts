@@ -47,4 +47,4 @@ export function storageError(rt: ResourceType, name: string, err: unknown): Stat
   return errors.internal(err);
 }
 
-export const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(Buffer.from(a.buffer, a.byteOffset, a.byteLength), Buffer.from(b.buffer, b.byteOffset, b.byteLength)) === 0;
+export const bytesEqual = (a: Uint8Array, b: Uint8Array): boolean => Buffer.compare(a, b) === 0;

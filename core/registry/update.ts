@@ -14,7 +14,7 @@ import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
 import { decodeObjectBody } from './decode.js';
 import { objectKey } from './keys.js';
-import { beforeUpdate, canonicalObject, checkName, ensureNamespace, shouldDeleteDuringUpdate } from './lifecycle.js';
+import { beforeUpdate, checkName, ensureNamespace, shouldDeleteDuringUpdate } from './lifecycle.js';
 import { trackUpdate } from './managed-fields.js';
 import { bytesEqual, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
 import { groupKindOf, groupResourceOf, type ResourceType } from './resource-type.js';
@@ -140,11 +140,10 @@ export function prepareUpdate(
   track: (live: ApiObject, next: ApiObject) => ApiObject = (l, n) => trackUpdate(rt, l, n, req, { fieldManager, now: ctx.now() }),
 ): ApiObject {
   // `live` is this attempt's own fresh decode of the stored bytes: it may be edited in place
-  const old = live;
-  delete old.metadata.resourceVersion;
+  delete live.metadata.resourceVersion;
   // as upstream: ownership is recorded on the decoded (defaulted) object, before the strategy and validation
   rt.defaults?.(next);
-  const prepared = beforeUpdate(rt, track(old, next), old, sub ?? rt);
+  const prepared = beforeUpdate(rt, track(live, next), live, sub ?? rt);
   warnings.push(...prepared.warnings);
-  return canonicalObject(rt, prepared.object);
+  return prepared.object;
 }

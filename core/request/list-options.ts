@@ -26,6 +26,9 @@ export interface ListOptions {
   timeoutSeconds: number | undefined;
 }
 
+/** Whether a label or field selector narrows the list (then remainingItemCount is not known). */
+export const hasSelectors = (o: ListOptions): boolean => !!(o.labelSelector && !o.labelSelector.empty) || !!(o.fieldSelector && !o.fieldSelector.empty);
+
 /** Parses a resourceVersion string: '' -> undefined; otherwise a non-negative integer (400 if not). */
 export function parseResourceVersion(rv: string, field = 'resourceVersion'): number | undefined {
   if (rv === '') return undefined;

@@ -8,6 +8,7 @@
  * GET on a collection is list (watch with a truthy `watch` query), DELETE on a collection is
  * deletecollection. Anything else is a non-resource request whose verb is the lower-case method.
  */
+import { isValidPathSegmentName } from '../api/validation.js';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -43,9 +44,6 @@ export function queryBool(v: string | null | undefined): boolean {
   const l = v.toLowerCase();
   return !(l === '0' || l === 'f' || l === 'false');
 }
-
-const PATH_SEGMENT_BAD = /[/%]/;
-const isValidPathSegmentName = (name: string): boolean => name !== '.' && name !== '..' && !PATH_SEGMENT_BAD.test(name);
 
 /** Exact `metadata.name=<v>` requirement of a field selector, if it is one of its terms. */
 function fieldSelectorName(sel: string | null): string | undefined {
@@ -113,7 +111,7 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
   if (info.name === '' && info.verb === 'get') {
     info.verb = queryBool(query.get('watch')) ? 'watch' : 'list';
     const byName = fieldSelectorName(query.get('fieldSelector'));
-    if (byName !== undefined && isValidPathSegmentName(byName)) info.name = byName;
+    if (byName !== undefined && isValidPathSegmentName(byName).length === 0) info.name = byName;
   }
   if (info.name === '' && info.verb === 'delete') info.verb = 'deletecollection';
   return info;

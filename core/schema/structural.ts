@@ -45,7 +45,7 @@ function zeroOf(sch: Schema): unknown {
   switch (sch.kind) {
     case 'scalar':
       if (sch.format === 'date-time' || sch.format === 'date-time-micro') return null;
-      return sch.type === 'string' ? '' : sch.type === 'boolean' ? false : sch.type === 'int-or-string' ? 0 : 0;
+      return sch.type === 'string' ? '' : sch.type === 'boolean' ? false : 0;
     case 'struct':
       return {};
     default:

@@ -21,13 +21,15 @@ export interface TlsMaterial {
 
 const pki = forge.pki;
 
+type Issuer = { cert: forge.pki.Certificate; key: forge.pki.PrivateKey };
+
 function serial(): string {
   return forge.util.bytesToHex(forge.random.getBytesSync(16)).replace(/^[89a-f]/, '1');
 }
 
 function makeCert(opts: {
   subject: { name: string; value: string }[];
-  issuer?: { cert: forge.pki.Certificate; key: forge.pki.PrivateKey };
+  issuer?: Issuer;
   isCA?: boolean;
   extKeyUsage?: { serverAuth?: boolean; clientAuth?: boolean };
   altNames?: { type: number; value?: string; ip?: string }[];
@@ -58,6 +60,14 @@ function makeCert(opts: {
 
 const pem = (c: forge.pki.Certificate): string => pki.certificateToPem(c);
 const keyPem = (k: forge.pki.rsa.PrivateKey): string => pki.privateKeyToPem(k);
+
+/** The generated CA in `dir`, as the issuer of further certificates. */
+function loadCA(dir: string): Issuer {
+  return {
+    cert: pki.certificateFromPem(readFileSync(join(dir, 'ca.crt'), 'utf8')),
+    key: pki.privateKeyFromPem(readFileSync(join(dir, 'ca.key'), 'utf8')),
+  };
+}
 
 /** Host to put in the kubeconfig for a bind address (wildcards mean loopback). */
 export function clientHost(bindAddress: string): string {
@@ -103,9 +113,7 @@ export function ensureGeneratedTls(dir: string, bindAddress: string, port: numbe
     writeFileSync(f('ca.key'), keyPem(ca.key), { mode: 0o600 });
     writeFileSync(f('ca.crt'), pem(ca.cert));
   }
-  const caCert = pki.certificateFromPem(readFileSync(f('ca.crt'), 'utf8'));
-  const caKey = pki.privateKeyFromPem(readFileSync(f('ca.key'), 'utf8'));
-  const issuer = { cert: caCert, key: caKey };
+  const issuer = loadCA(dir);
   if (!existsSync(f('apiserver.crt')) || !existsSync(f('apiserver.key'))) {
     const ips = new Set(['127.0.0.1', '::1']);
     const dns = new Set(['localhost', 'svc', 'svc.default', 'svc.default.svc', 'svc.default.svc.cluster.local']);
@@ -150,11 +158,9 @@ export function writeAdminKubeconfig(dir: string, bindAddress: string, port: num
 
 /** Issues a client certificate from the generated CA (used by tests and tools). */
 export function issueClientCert(dir: string, user: string, groups: string[]): { cert: string; key: string } {
-  const caCert = pki.certificateFromPem(readFileSync(join(dir, 'ca.crt'), 'utf8'));
-  const caKey = pki.privateKeyFromPem(readFileSync(join(dir, 'ca.key'), 'utf8'));
   const c = makeCert({
     subject: [{ name: 'commonName', value: user }, ...groups.map((g) => ({ name: 'organizationName', value: g }))],
-    issuer: { cert: caCert, key: caKey },
+    issuer: loadCA(dir),
     extKeyUsage: { clientAuth: true },
     years: 1,
   });

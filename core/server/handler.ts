@@ -24,6 +24,7 @@ import { type RequestInfo, requestInfoFor } from '../request/request-info.js';
 import { isPromise, type MaybePromise, then } from '../api/maybe-async.js';
 import type { ApiTask, Executor, TaskVerb } from '../../workers/protocol.js';
 import type { Cacher } from '../storage/cacher.js';
+import { resourceId } from '../registry/context.js';
 import { allVerbs, type ResourceType, type Verb } from '../registry/resource-type.js';
 import type { DiscoveryDocs } from './discovery.js';
 import { parseDuration } from './options.js';
@@ -311,7 +312,7 @@ export class RequestHandler {
     const { req, rt } = r;
     const task: ApiTask = {
       verb,
-      resource: `${rt.group}/${rt.version}/${rt.plural}`,
+      resource: resourceId(rt),
       subresource: r.sub,
       namespace: r.namespace,
       name: r.name,

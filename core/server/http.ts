@@ -56,6 +56,14 @@ export async function readBody(req: Req, limit: number): Promise<Buffer> {
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
+/** Writes one chunk, waiting for the socket to drain when its buffer is full; false once the response is gone. */
+export async function writeDrained(res: Res, chunk: Buffer): Promise<boolean> {
+  if (res.destroyed) return false;
+  const r = res as ServerResponse;
+  if (!r.write(chunk)) await Promise.race([once(r, 'drain'), once(r, 'close')]);
+  return !res.destroyed;
+}
+
 /** Writes a streamed body (chunked over HTTP/1.1), waiting for drain between chunks. */
 export async function sendStream(res: Res, code: number, contentType: string, chunks: Iterable<Buffer>, warnings?: readonly string[]): Promise<void> {
   const h: Record<string, string | string[]> = { ...BASE_HEADERS, 'content-type': contentType };
@@ -67,12 +75,7 @@ export async function sendStream(res: Res, code: number, contentType: string, ch
   const second = it.next();
   if (second.done) return sendBytes(res, code, contentType, first.value, undefined, warnings);
   res.writeHead(code, h as never);
-  const write = async (b: Buffer): Promise<boolean> => {
-    if (res.destroyed) return false;
-    if (!(res as ServerResponse).write(b)) await Promise.race([once(res as ServerResponse, 'drain'), once(res as ServerResponse, 'close')]);
-    return !res.destroyed;
-  };
-  if (!(await write(first.value)) || !(await write(second.value))) return;
-  for (let r = it.next(); !r.done; r = it.next()) if (!(await write(r.value))) return;
+  if (!(await writeDrained(res, first.value)) || !(await writeDrained(res, second.value))) return;
+  for (let r = it.next(); !r.done; r = it.next()) if (!(await writeDrained(res, r.value))) return;
   res.end();
 }

@@ -10,7 +10,7 @@
  */
 import { errors } from '../api/status.js';
 import { encodeList, encodeValue, type EncodeOptions } from '../codec/encode.js';
-import { getPlan, listOptionsFromQuery, listPlan, type ListOptions, type ListPlan, validateListOptions } from '../request/list-options.js';
+import { getPlan, hasSelectors, listOptionsFromQuery, listPlan, type ListOptions, type ListPlan, validateListOptions } from '../request/list-options.js';
 import type { Cacher } from '../storage/cacher.js';
 import type { Store } from '../storage/interface.js';
 import type { CachedObject, WatchCache } from '../storage/watch-cache.js';
@@ -50,7 +50,6 @@ export function getFromCache(ctx: ReadContext, rt: ResourceType, namespace: stri
     return encodeValueBytes(fullBytes(rt, o), enc);
   });
 }
-
 
 /** Pretty JSON and YAML re-encode the cached JSON once. */
 const encodeValueBytes = (json: Buffer, enc: EncodeOptions): Buffer => encodeValue(JSON.parse(json.toString('utf8')) as object, enc);
@@ -94,7 +93,6 @@ function* pageFromCache(
   enc: EncodeOptions,
 ): Generator<Buffer> {
   const filter = selectionFilter({ namespace: '', labels: o.labelSelector, fields: o.fieldSelector });
-  const selective = !!(o.labelSelector && !o.labelSelector.empty) || !!(o.fieldSelector && !o.fieldSelector.empty);
   const limit = o.limit > 0 ? o.limit : Infinity;
   const items: CachedObject[] = [];
   let more = false;
@@ -111,7 +109,7 @@ function* pageFromCache(
   const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number } = { resourceVersion: String(revision) };
   if (more && last) {
     meta.continue = encodeContinue(last.key, prefix, revision, continueKey);
-    if (!selective) meta.remainingItemCount = cache.countFrom(prefix, last.key + '\u0000');
+    if (!hasSelectors(o)) meta.remainingItemCount = cache.countFrom(prefix, last.key + '\u0000');
   }
   yield* encodeList(apiVersionOf(rt), `${rt.kind}List`, meta, mapItems(items), enc);
 }

@@ -12,7 +12,6 @@
  * watch is only a socket on the main event loop.
  */
 import { randomInt } from 'node:crypto';
-import { once } from 'node:events';
 import { errors, type StatusError, toStatusError } from '../api/status.js';
 import type { ListOptions } from '../request/list-options.js';
 import { validateWatchOptions } from '../request/list-options.js';
@@ -22,7 +21,7 @@ import { type CacheEvent, type CachedObject, type CacheWatcher, type ObjectFilte
 import { describeStored, selectionFilter } from '../registry/describe.js';
 import { collectionPrefix, resourcePrefix } from '../registry/keys.js';
 import type { ResourceType } from '../registry/resource-type.js';
-import type { Res } from './http.js';
+import { type Res, writeDrained } from './http.js';
 import { bookmarkFrame, errorFrame, fullBytes, jsonFrame } from './object-encoding.js';
 
 export interface WatchSettings {
@@ -76,21 +75,23 @@ export class WatchStream implements CacheWatcher {
     return true;
   }
 
-  private deliver(ev: CacheEvent): boolean {
-    if (ev.revision <= this.lastRevision) return true;
+  /** The frame this watcher gets for `ev`, if any (each revision once). */
+  private frameFor(ev: CacheEvent): Buffer | undefined {
+    if (ev.revision <= this.lastRevision) return undefined;
     const sel = selectEvent(ev, this.filter);
     this.lastRevision = ev.revision;
-    if (sel === Selection.None) return true;
-    return this.write(this.cache.frame(ev, this.t.mediaType, sel));
+    return sel === Selection.None ? undefined : this.cache.frame(ev, this.t.mediaType, sel);
+  }
+
+  private deliver(ev: CacheEvent): boolean {
+    const frame = this.frameFor(ev);
+    return frame ? this.write(frame) : true;
   }
 
   /** deliver() with backpressure, for history and initial state. */
   private async deliverPaced(ev: CacheEvent): Promise<boolean> {
-    if (ev.revision <= this.lastRevision) return true;
-    const sel = selectEvent(ev, this.filter);
-    this.lastRevision = ev.revision;
-    if (sel === Selection.None) return true;
-    return this.writePaced(this.cache.frame(ev, this.t.mediaType, sel));
+    const frame = this.frameFor(ev);
+    return frame ? this.writePaced(frame) : true;
   }
 
   onEvent(ev: CacheEvent): boolean {
@@ -197,10 +198,7 @@ export class WatchStream implements CacheWatcher {
 
   /** Writes a frame, waiting for the socket to drain when its buffer is full. */
   private async writePaced(frame: Buffer): Promise<boolean> {
-    if (this.closed) return false;
-    const res = this.res as import('node:http').ServerResponse;
-    if (!res.write(frame)) await Promise.race([once(res, 'drain'), once(res, 'close')]);
-    return !this.closed && !res.destroyed;
+    return !this.closed && (await writeDrained(this.res, frame)) && !this.closed;
   }
 
   private async startFrom(after: number): Promise<void> {

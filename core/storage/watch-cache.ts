@@ -210,17 +210,6 @@ export class WatchCache {
   removeWatcher(w: CacheWatcher): void {
     this.watchers.delete(w);
   }
-  get watcherCount(): number {
-    return this.watchers.size;
-  }
-  forEachWatcher(fn: (w: CacheWatcher) => void): void {
-    for (const w of this.watchers) fn(w);
-  }
-
-  /** A frame for an object outside any event (initial ADDED events). */
-  encode(mediaType: string, type: WatchEventType, object: CachedObject): Buffer {
-    return this.opts.encodeFrame(mediaType, type, object);
-  }
 
   /** The frame of `ev` as seen through a selection (memoized on the event per media type and selection). */
   frame(ev: CacheEvent, mediaType: string, sel: Selection): Buffer {

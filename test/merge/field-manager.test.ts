@@ -9,7 +9,9 @@ import { conflictCauses } from '../../core/merge/conflicts.js';
 import { ApplyConflictError, MergeError, SchemaMismatchError } from '../../core/merge/errors.js';
 import { BEFORE_FIRST_APPLY_MANAGER, applyPatch, updateManagedFields } from '../../core/merge/field-manager.js';
 import { FieldSet, fieldPE } from '../../core/merge/fieldpath.js';
-import { managerFromUserAgent, managerOrUserAgent, validatePatchOptions } from '../../core/merge/manager-name.js';
+import { managerFromUserAgent, managerOrUserAgent } from '../../core/merge/manager-name.js';
+import type { StatusError } from '../../core/api/status.js';
+import { writeOptionsFromQuery } from '../../core/request/write-options.js';
 import { widgetSchema as schema } from './support/widget-schema.js';
 
 const T0 = '2025-01-01T00:00:00Z';
@@ -281,10 +283,20 @@ t.test('manager from User-Agent: the product before the first "/"', async (t) =>
   t.equal(managerOrUserAgent(undefined, 'curl/1'), 'curl');
 });
 
+/** The option errors a PATCH's query draws, as [reason, field, message] of the 400's causes. */
+function patchOptionErrors(query: Record<string, string>, apply: boolean): string[][] {
+  try {
+    writeOptionsFromQuery(new URLSearchParams(query), 'PatchOptions', apply);
+    return [];
+  } catch (e) {
+    return ((e as StatusError).status.details?.causes ?? []).map((c) => [c.reason ?? '', c.field ?? '', c.message ?? '']);
+  }
+}
+
 t.test('patch options: fieldManager is required for apply, force only for apply, 128 printable characters', async (t) => {
-  t.same(validatePatchOptions({ apply: true, fieldManager: 'a' }), []);
-  t.same(validatePatchOptions({ apply: true }).map((e) => [e.type, e.field, e.detail]), [['FieldValueRequired', 'fieldManager', 'is required for apply patch']]);
-  t.same(validatePatchOptions({ apply: false, force: true }).map((e) => [e.type, e.field, e.detail]), [['FieldValueForbidden', 'force', 'may not be specified for non-apply patch']]);
-  t.same(validatePatchOptions({ apply: true, fieldManager: 'y'.repeat(129) }).map((e) => [e.type, e.field]), [['FieldValueTooLong', 'fieldManager']]);
-  t.same(validatePatchOptions({ apply: true, fieldManager: 'ab\u0007' }).map((e) => e.detail), ['invalid character U+0007 (at position 2)']);
+  t.same(patchOptionErrors({ fieldManager: 'a' }, true), []);
+  t.same(patchOptionErrors({}, true), [['FieldValueRequired', 'fieldManager', 'Required value: is required for apply patch']]);
+  t.same(patchOptionErrors({ force: 'true' }, false), [['FieldValueForbidden', 'force', 'Forbidden: may not be specified for non-apply patch']]);
+  t.same(patchOptionErrors({ fieldManager: 'y'.repeat(129) }, true).map((c) => c.slice(0, 2)), [['FieldValueTooLong', 'fieldManager']]);
+  t.match(patchOptionErrors({ fieldManager: 'ab\u0007' }, true).map((c) => c[2]), [/invalid character U\+0007 \(at position 2\)$/]);
 });

@@ -5,13 +5,13 @@
  * apiVersion and kind are ignored; map keys are sorted as Go sorts them.
  */
 import protobuf from 'protobufjs';
+import { compareUtf8 } from '../../merge/go-format.js';
 import { ProtobufEncodeError } from './errors.js';
 import { META_V1, RUNTIME, typeName } from './proto-root.js';
 import { microTimeFromJson, timeFromJson } from './wire-times.js';
 
 type WireMessage = Record<string, unknown>;
 
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 const isPlainObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const jsonBytes = (v: unknown): Uint8Array => Buffer.from(JSON.stringify(v), 'utf8');
 
@@ -53,9 +53,6 @@ function valueFromJson(field: protobuf.Field, v: unknown, path: string): unknown
   return scalarFromJson(field.type, v, path);
 }
 
-/** Go's map order: keys sorted bytewise (UTF-8). */
-const byUtf8 = (a: string, b: string): number => Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
-
 /** The protobufjs plain object for `type` from its JSON value. */
 export function messageFromJson(type: protobuf.Type, json: unknown, path = ''): WireMessage {
   const special = specialFromJson[typeName(type)];
@@ -63,7 +60,7 @@ export function messageFromJson(type: protobuf.Type, json: unknown, path = ''): 
   if (!isPlainObject(json)) return fail(path || '<root>', 'an object', json);
   const out: WireMessage = {};
   for (const field of type.fieldsArray) {
-    if (!hasOwn(json, field.name)) continue;
+    if (!Object.hasOwn(json, field.name)) continue;
     const v = json[field.name];
     const at = path ? `${path}.${field.name}` : field.name;
     if (v === undefined) continue;
@@ -74,7 +71,7 @@ export function messageFromJson(type: protobuf.Type, json: unknown, path = ''): 
     }
     if (field.map) {
       const map = isPlainObject(v) ? v : fail(at, 'an object', v);
-      const entries = Object.keys(map).sort(byUtf8).map((k) => [k, valueFromJson(field, map[k], `${at}[${k}]`)] as const);
+      const entries = Object.keys(map).sort(compareUtf8).map((k) => [k, valueFromJson(field, map[k], `${at}[${k}]`)] as const);
       out[field.name] = Object.fromEntries(entries);
     } else if (field.repeated) {
       const items: unknown[] = Array.isArray(v) ? v : fail(at, 'an array', v);

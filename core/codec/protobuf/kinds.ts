@@ -32,10 +32,10 @@ function withLists(pkg: string, kinds: readonly string[]): Record<string, string
 
 /** The message name for apiVersion + kind, or undefined when the pair is not served. */
 export function messageNameForKind(apiVersion: string, kind: string): string | undefined {
-  const kinds = Object.prototype.hasOwnProperty.call(servedKinds, apiVersion) ? servedKinds[apiVersion]! : undefined;
+  const kinds = Object.hasOwn(servedKinds, apiVersion) ? servedKinds[apiVersion]! : undefined;
   if (!kinds) return undefined;
-  if (Object.prototype.hasOwnProperty.call(kinds, kind)) return kinds[kind];
-  if (Object.prototype.hasOwnProperty.call(kindsInEveryVersion, kind)) return kindsInEveryVersion[kind];
+  if (Object.hasOwn(kinds, kind)) return kinds[kind];
+  if (Object.hasOwn(kindsInEveryVersion, kind)) return kindsInEveryVersion[kind];
   if (kind === 'Status' && statusVersions.has(apiVersion)) return `${META_V1}.Status`;
   return undefined;
 }

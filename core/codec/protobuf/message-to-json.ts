@@ -6,7 +6,7 @@
  */
 import protobuf from 'protobufjs';
 import { ProtobufDecodeError } from './errors.js';
-import { META_V1, RUNTIME, typeName } from './proto-root.js';
+import { META_V1, RUNTIME, hasProtobufMagic, typeName } from './proto-root.js';
 import { microTimeToJson, timeToJson, type WireTimestamp } from './wire-times.js';
 
 type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -17,8 +17,6 @@ export interface ToJsonContext {
   /** Turns a protobuf object embedded in a RawExtension (magic prefix) into JSON. */
   decodeEmbedded(bytes: Uint8Array): JsonObject;
 }
-
-const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
 
 /** The number an int64 decodes to: protobufjs gives a Long {low, high, unsigned} or a number. */
 export function wireIntegerToNumber(v: unknown): number {
@@ -33,9 +31,6 @@ export function wireIntegerToNumber(v: unknown): number {
 const base64 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('base64');
 const utf8 = (b: Uint8Array): string => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
 
-const MAGIC = [0x6b, 0x38, 0x73, 0x00];
-const hasMagic = (b: Uint8Array): boolean => b.length >= 4 && MAGIC.every((x, i) => b[i] === x);
-
 function parseRawJson(bytes: Uint8Array, what: string): JsonValue {
   if (bytes.length === 0) return null;
   try {
@@ -46,7 +41,7 @@ function parseRawJson(bytes: Uint8Array, what: string): JsonValue {
 }
 
 function timestampOf(m: WireMessage): WireTimestamp | undefined {
-  if (!hasOwn(m, 'seconds') && !hasOwn(m, 'nanos')) return undefined;
+  if (!Object.hasOwn(m, 'seconds') && !Object.hasOwn(m, 'nanos')) return undefined;
   return { seconds: wireIntegerToNumber(m.seconds ?? 0), nanos: wireIntegerToNumber(m.nanos ?? 0) };
 }
 
@@ -54,10 +49,10 @@ function timestampOf(m: WireMessage): WireTimestamp | undefined {
 const specialToJson: Readonly<Record<string, (m: WireMessage, ctx: ToJsonContext) => JsonValue>> = {
   [`${META_V1}.Time`]: (m) => timeToJson(timestampOf(m)),
   [`${META_V1}.MicroTime`]: (m) => microTimeToJson(timestampOf(m)),
-  [`${META_V1}.FieldsV1`]: (m) => (hasOwn(m, 'Raw') ? parseRawJson(m.Raw as Uint8Array, 'fieldsV1') : null),
+  [`${META_V1}.FieldsV1`]: (m) => (Object.hasOwn(m, 'Raw') ? parseRawJson(m.Raw as Uint8Array, 'fieldsV1') : null),
   [`${RUNTIME}.RawExtension`]: (m, ctx) => {
-    const raw = hasOwn(m, 'raw') ? (m.raw as Uint8Array) : new Uint8Array(0);
-    return hasMagic(raw) ? ctx.decodeEmbedded(raw) : parseRawJson(raw, 'raw extension');
+    const raw = Object.hasOwn(m, 'raw') ? (m.raw as Uint8Array) : new Uint8Array(0);
+    return hasProtobufMagic(raw) ? ctx.decodeEmbedded(raw) : parseRawJson(raw, 'raw extension');
   },
 };
 
@@ -86,14 +81,22 @@ function valueToJson(field: protobuf.Field, v: unknown, ctx: ToJsonContext): Jso
   return scalarToJson(field.type, v);
 }
 
+const byNumber = new WeakMap<protobuf.Type, protobuf.Field[]>();
+
+/** A type's fields in field-number order (the order Go writes them), sorted once per type. */
+function fieldsByNumber(type: protobuf.Type): protobuf.Field[] {
+  let fields = byNumber.get(type);
+  if (!fields) byNumber.set(type, (fields = [...type.fieldsArray].sort((a, b) => a.id - b.id)));
+  return fields;
+}
+
 /** The JSON value of one decoded message of `type`. */
 export function messageToJson(type: protobuf.Type, msg: WireMessage, ctx: ToJsonContext): JsonValue {
   const special = specialToJson[typeName(type)];
   if (special) return special(msg, ctx);
   const out: JsonObject = {};
-  const fields = [...type.fieldsArray].sort((a, b) => a.id - b.id);
-  for (const field of fields) {
-    if (!hasOwn(msg, field.name)) continue;
+  for (const field of fieldsByNumber(type)) {
+    if (!Object.hasOwn(msg, field.name)) continue;
     const v = msg[field.name];
     if (v === null || v === undefined) continue;
     if (field.map) {

@@ -11,6 +11,11 @@ import protobuf from 'protobufjs';
 /** Our .proto files, dependencies first. */
 export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto'] as const;
 
+/** The bytes every enveloped protobuf body starts with ("k8s\0"). */
+export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
+
+export const hasProtobufMagic = (b: Uint8Array): boolean => b.length >= PROTOBUF_MAGIC.length && PROTOBUF_MAGIC.every((x, i) => b[i] === x);
+
 export const META_V1 = 'svc.io.apimachinery.pkg.apis.meta.v1';
 export const RUNTIME = 'svc.io.apimachinery.pkg.runtime';
 

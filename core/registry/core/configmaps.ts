@@ -6,7 +6,7 @@
 import { type FieldError, fieldErrors } from '../../api/field-errors.js';
 import { metadataAgeColumn, metadataNameColumn, validateBuiltinFinalizerNames } from '../../api/objectmeta.js';
 import type { ApiObject } from '../../api/types.js';
-import { base64DecodedLength, byteLength, isConfigMapKey, jsonEqual } from '../../api/validation.js';
+import { base64DecodedLength, byteLength, invalidEach, isConfigMapKey, jsonEqual } from '../../api/validation.js';
 import { objectSchema } from '../../schema/meta.js';
 import { s } from '../../schema/schema.js';
 import type { ResourceType } from '../resource-type.js';
@@ -33,12 +33,12 @@ function validateData(cm: ConfigMap): FieldError[] {
   const binary = cm.binaryData ?? {};
   let total = 0;
   for (const key of Object.keys(data)) {
-    for (const msg of isConfigMapKey(key)) errs.push(fieldErrors.invalid(`data[${key}]`, key, msg));
-    if (Object.prototype.hasOwnProperty.call(binary, key)) errs.push(fieldErrors.invalid(`data[${key}]`, key, 'duplicate of key present in binaryData'));
+    errs.push(...invalidEach(`data[${key}]`, key, isConfigMapKey(key)));
+    if (Object.hasOwn(binary, key)) errs.push(fieldErrors.invalid(`data[${key}]`, key, 'duplicate of key present in binaryData'));
     total += byteLength(data[key] ?? '');
   }
   for (const key of Object.keys(binary)) {
-    for (const msg of isConfigMapKey(key)) errs.push(fieldErrors.invalid(`binaryData[${key}]`, key, msg));
+    errs.push(...invalidEach(`binaryData[${key}]`, key, isConfigMapKey(key)));
     total += base64DecodedLength(binary[key] ?? '');
   }
   // The empty path: the limit applies to the object as a whole.

@@ -6,9 +6,9 @@
  * reportingComponent, source, type).
  */
 import { type FieldError, fieldErrors } from '../../api/field-errors.js';
-import { metadataNameColumn, timestampAge } from '../../api/objectmeta.js';
+import { isZeroTime, metadataNameColumn, timestampAge } from '../../api/objectmeta.js';
 import type { ApiObject } from '../../api/types.js';
-import { byteLength, isDNS1123Subdomain, isQualifiedName } from '../../api/validation.js';
+import { byteLength, invalidEach, isDNS1123Subdomain, isQualifiedName } from '../../api/validation.js';
 import { objectReferenceSchema, objectSchema } from '../../schema/meta.js';
 import { s } from '../../schema/schema.js';
 import type { ResourceType } from '../resource-type.js';
@@ -68,9 +68,6 @@ export const eventSchema = objectSchema(
   ['metadata', 'involvedObject'],
 );
 
-const ZERO_TIME = Date.parse('0001-01-01T00:00:00Z');
-const isZeroTime = (t: string | null | undefined): boolean => !t || Date.parse(t) === ZERO_TIME;
-
 function tooLong(path: string, value: string | undefined, limit: number): FieldError[] {
   return byteLength(value ?? '') > limit ? [fieldErrors.invalid(path, '', `can have at most ${limit} characters`)] : [];
 }
@@ -93,7 +90,7 @@ function validateEvent(obj: ApiObject): FieldError[] {
     if (!involvedNamespace && namespace !== 'default' && namespace !== 'svc-system') errs.push(mismatch());
     const component = ev.reportingComponent ?? '';
     if (!component) errs.push(fieldErrors.required('reportingComponent', ''));
-    for (const msg of isQualifiedName(component)) errs.push(fieldErrors.invalid('reportingComponent', component, msg));
+    errs.push(...invalidEach('reportingComponent', component, isQualifiedName(component)));
     if (!ev.reportingInstance) errs.push(fieldErrors.required('reportingInstance', ''));
     errs.push(...tooLong('reportingInstance', ev.reportingInstance, REPORTING_INSTANCE_LENGTH_LIMIT));
     if (!ev.action) errs.push(fieldErrors.required('action', ''));
@@ -102,7 +99,7 @@ function validateEvent(obj: ApiObject): FieldError[] {
     errs.push(...tooLong('reason', ev.reason, REASON_LENGTH_LIMIT));
     errs.push(...tooLong('message', ev.message, NOTE_LENGTH_LIMIT));
   }
-  for (const msg of isDNS1123Subdomain(namespace)) errs.push(fieldErrors.invalid('namespace', namespace, msg));
+  errs.push(...invalidEach('namespace', namespace, isDNS1123Subdomain(namespace)));
   return errs;
 }
 

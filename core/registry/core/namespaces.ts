@@ -51,6 +51,11 @@ export const namespaceSchema = objectSchema(`${CORE}.Namespace`, {
   }),
 });
 
+/** Terminating: deletion requested, or the phase says so (the namespace controller then empties it). */
+export function isNamespaceTerminating(obj: ApiObject): boolean {
+  return !!obj.metadata.deletionTimestamp || (obj as Namespace).status?.phase === NAMESPACE_TERMINATING;
+}
+
 function setNameLabel(ns: Namespace): void {
   const name = ns.metadata.name;
   if (!name) return;

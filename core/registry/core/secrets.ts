@@ -10,7 +10,8 @@ import { X509Certificate, createPrivateKey, createPublicKey, type KeyObject } fr
 import { type FieldError, fieldErrors } from '../../api/field-errors.js';
 import { metadataAgeColumn, metadataNameColumn, validateBuiltinFinalizerNames } from '../../api/objectmeta.js';
 import type { ApiObject } from '../../api/types.js';
-import { base64DecodedLength, goQuote, isConfigMapKey, jsonEqual, validateImmutableField } from '../../api/validation.js';
+import { base64DecodedLength, goQuote, invalidEach, isConfigMapKey, jsonEqual, validateImmutableField } from '../../api/validation.js';
+import { goJsonSyntaxError, isJsonSpace } from '../../codec/json-syntax.js';
 import { objectSchema } from '../../schema/meta.js';
 import { s } from '../../schema/schema.js';
 import type { ResourceType } from '../resource-type.js';
@@ -50,188 +51,17 @@ export const secretSchema = objectSchema('io.svc.api.core.v1.Secret', {
   type: s.string(),
 });
 
-const hasKey = (m: object, k: string): boolean => Object.prototype.hasOwnProperty.call(m, k);
 const decoded = (b64: string | undefined): Buffer => Buffer.from(b64 ?? '', 'base64');
 
 // ---------------------------------------------------------------------------------------------
-// Go's encoding/json syntax errors, for the docker config types.
+// Validation
 
 const REDACTED = '<secret contents redacted>';
 
-class JsonSyntaxError extends Error {}
-
-/** Go's quoteChar: a byte as `'x'`. */
-function quoteChar(c: number): string {
-  if (c === 0x27) return `'\\''`;
-  if (c === 0x22) return `'"'`;
-  const q = goQuote(String.fromCharCode(c));
-  return `'${q.slice(1, -1)}'`;
-}
-
-const isJsonSpace = (c: number): boolean => c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
-const isDigit = (c: number): boolean => c >= 0x30 && c <= 0x39;
-const isHex = (c: number): boolean => isDigit(c) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
-
-/** Scans one JSON document the way Go's scanner does, throwing its error text. */
-class GoJsonScanner {
-  private i = 0;
-  constructor(private readonly b: Uint8Array) {}
-
-  /**
-   * Go's scanner feeds a space at end of input: states that reject a space report it as an invalid
-   * character, all others as "unexpected end of JSON input".
-   */
-  private fail(context: string, spaceAtEnd = false): never {
-    if (this.i >= this.b.length) {
-      throw new JsonSyntaxError(spaceAtEnd ? `invalid character ' ' ${context}` : 'unexpected end of JSON input');
-    }
-    throw new JsonSyntaxError(`invalid character ${quoteChar(this.b[this.i]!)} ${context}`);
-  }
-  private skipSpace(): void {
-    while (this.i < this.b.length && isJsonSpace(this.b[this.i]!)) this.i++;
-  }
-  private peek(): number {
-    return this.i < this.b.length ? this.b[this.i]! : -1;
-  }
-
-  document(): void {
-    this.value();
-    this.skipSpace();
-    if (this.i < this.b.length) this.fail('after top-level value');
-  }
-
-  private value(): void {
-    this.skipSpace();
-    const c = this.peek();
-    if (c === 0x7b) return this.object();
-    if (c === 0x5b) return this.array();
-    if (c === 0x22) return this.string();
-    if (c === 0x2d || isDigit(c)) return this.number();
-    if (c === 0x74) return this.literal('true');
-    if (c === 0x66) return this.literal('false');
-    if (c === 0x6e) return this.literal('null');
-    this.fail('looking for beginning of value');
-  }
-
-  private object(): void {
-    this.i++;
-    this.skipSpace();
-    if (this.peek() === 0x7d) {
-      this.i++;
-      return;
-    }
-    for (;;) {
-      this.skipSpace();
-      if (this.peek() !== 0x22) this.fail('looking for beginning of object key string');
-      this.string();
-      this.skipSpace();
-      if (this.peek() !== 0x3a) this.fail('after object key');
-      this.i++;
-      this.value();
-      this.skipSpace();
-      const c = this.peek();
-      this.i++;
-      if (c === 0x2c) continue;
-      if (c === 0x7d) return;
-      this.i--;
-      this.fail('after object key:value pair');
-    }
-  }
-
-  private array(): void {
-    this.i++;
-    this.skipSpace();
-    if (this.peek() === 0x5d) {
-      this.i++;
-      return;
-    }
-    for (;;) {
-      this.value();
-      this.skipSpace();
-      const c = this.peek();
-      this.i++;
-      if (c === 0x2c) continue;
-      if (c === 0x5d) return;
-      this.i--;
-      this.fail('after array element');
-    }
-  }
-
-  private string(): void {
-    this.i++;
-    for (;;) {
-      const c = this.peek();
-      if (c < 0) this.fail('in string literal');
-      if (c === 0x22) {
-        this.i++;
-        return;
-      }
-      if (c === 0x5c) {
-        this.i++;
-        const e = this.peek();
-        if (e === 0x75) {
-          this.i++;
-          for (let k = 0; k < 4; k++) {
-            if (!isHex(this.peek())) this.fail('in \\u hexadecimal character escape', true);
-            this.i++;
-          }
-          continue;
-        }
-        // b f n r t \ / "
-        if (e === 0x62 || e === 0x66 || e === 0x6e || e === 0x72 || e === 0x74 || e === 0x5c || e === 0x2f || e === 0x22) {
-          this.i++;
-          continue;
-        }
-        this.fail('in string escape code', true);
-      }
-      if (c < 0x20) this.fail('in string literal');
-      this.i++;
-    }
-  }
-
-  private digits(): void {
-    while (isDigit(this.peek())) this.i++;
-  }
-
-  private number(): void {
-    if (this.peek() === 0x2d) {
-      this.i++;
-      if (!isDigit(this.peek())) this.fail('in numeric literal', true);
-    }
-    if (this.peek() === 0x30) this.i++;
-    else this.digits();
-    if (this.peek() === 0x2e) {
-      this.i++;
-      if (!isDigit(this.peek())) this.fail('after decimal point in numeric literal', true);
-      this.digits();
-    }
-    const e = this.peek();
-    if (e === 0x65 || e === 0x45) {
-      this.i++;
-      const sign = this.peek();
-      if (sign === 0x2b || sign === 0x2d) this.i++;
-      if (!isDigit(this.peek())) this.fail('in exponent of numeric literal', true);
-      this.digits();
-    }
-  }
-
-  private literal(word: string): void {
-    this.i++;
-    for (let k = 1; k < word.length; k++) {
-      if (this.peek() !== word.charCodeAt(k)) this.fail(`in literal ${word} (expecting '${word[k]}')`, true);
-      this.i++;
-    }
-  }
-}
-
 /** The error json.Unmarshal(b, &map[string]interface{}{}) returns in Go, if any. */
 export function goJsonObjectError(b: Uint8Array): string | undefined {
-  try {
-    new GoJsonScanner(b).document();
-  } catch (e) {
-    if (e instanceof JsonSyntaxError) return e.message;
-    throw e;
-  }
+  const syntax = goJsonSyntaxError(b);
+  if (syntax) return syntax;
   let i = 0;
   while (i < b.length && isJsonSpace(b[i]!)) i++;
   const c = b[i];
@@ -240,11 +70,8 @@ export function goJsonObjectError(b: Uint8Array): string | undefined {
   return `json: cannot unmarshal ${type} into Go value of type map[string]interface {}`;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Validation
-
 function validateDockerConfig(data: Record<string, string>, key: string): FieldError[] {
-  if (!hasKey(data, key)) return [fieldErrors.required(`data[${key}]`, '')];
+  if (!Object.hasOwn(data, key)) return [fieldErrors.required(`data[${key}]`, '')];
   const err = goJsonObjectError(decoded(data[key]));
   return err ? [fieldErrors.invalid(`data[${key}]`, REDACTED, err)] : [];
 }
@@ -263,15 +90,15 @@ function validateTypeRules(sec: Secret): FieldError[] {
       return validateDockerConfig(data, DOCKER_CONFIG_JSON_KEY);
     case SecretType.basicAuth:
       // Either key may hold an empty value, but one of them must be present.
-      return hasKey(data, BASIC_AUTH_USERNAME_KEY) || hasKey(data, BASIC_AUTH_PASSWORD_KEY)
+      return Object.hasOwn(data, BASIC_AUTH_USERNAME_KEY) || Object.hasOwn(data, BASIC_AUTH_PASSWORD_KEY)
         ? []
         : [fieldErrors.required(`data[${BASIC_AUTH_USERNAME_KEY}]`, ''), fieldErrors.required(`data[${BASIC_AUTH_PASSWORD_KEY}]`, '')];
     case SecretType.sshAuth:
       return base64DecodedLength(data[SSH_AUTH_PRIVATE_KEY] ?? '') === 0 ? [fieldErrors.required(`data[${SSH_AUTH_PRIVATE_KEY}]`, '')] : [];
     case SecretType.tls: {
       const errs: FieldError[] = [];
-      if (!hasKey(data, TLS_CERT_KEY)) errs.push(fieldErrors.required(`data[${TLS_CERT_KEY}]`, ''));
-      if (!hasKey(data, TLS_PRIVATE_KEY_KEY)) errs.push(fieldErrors.required(`data[${TLS_PRIVATE_KEY_KEY}]`, ''));
+      if (!Object.hasOwn(data, TLS_CERT_KEY)) errs.push(fieldErrors.required(`data[${TLS_CERT_KEY}]`, ''));
+      if (!Object.hasOwn(data, TLS_PRIVATE_KEY_KEY)) errs.push(fieldErrors.required(`data[${TLS_PRIVATE_KEY_KEY}]`, ''));
       return errs;
     }
     default:
@@ -284,7 +111,7 @@ function validateSecret(sec: Secret): FieldError[] {
   const data = sec.data ?? {};
   let total = 0;
   for (const key of Object.keys(data)) {
-    for (const msg of isConfigMapKey(key)) errs.push(fieldErrors.invalid(`data[${key}]`, key, msg));
+    errs.push(...invalidEach(`data[${key}]`, key, isConfigMapKey(key)));
     total += base64DecodedLength(data[key] ?? '');
   }
   if (total > MAX_DATA_SIZE) errs.push(fieldErrors.tooLong('data', '', MAX_DATA_SIZE));
@@ -389,7 +216,7 @@ const rfc3339Re = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2
 /** The access-control spec's bootstrap token rules; upstream stores such Secrets unchecked. */
 function bootstrapTokenWarnings(sec: Secret): string[] {
   const data = sec.data ?? {};
-  const text = (k: string): string | undefined => (hasKey(data, k) ? decoded(data[k]).toString('utf8') : undefined);
+  const text = (k: string): string | undefined => (Object.hasOwn(data, k) ? decoded(data[k]).toString('utf8') : undefined);
   const warnings: string[] = [];
   const id = text('token-id');
   if (id === undefined) warnings.push('data[token-id]: Required value');

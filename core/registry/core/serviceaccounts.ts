@@ -35,7 +35,7 @@ const validate = (obj: ApiObject): FieldError[] => validateBuiltinFinalizerNames
 
 function warnings(obj: ApiObject): string[] {
   const annotations = obj.metadata.annotations;
-  if (!annotations || !Object.prototype.hasOwnProperty.call(annotations, ENFORCE_MOUNTABLE_SECRETS_ANNOTATION)) return [];
+  if (!annotations || !Object.hasOwn(annotations, ENFORCE_MOUNTABLE_SECRETS_ANNOTATION)) return [];
   return [
     `metadata.annotations[${ENFORCE_MOUNTABLE_SECRETS_ANNOTATION}]: deprecated in v1.32+; prefer separate namespaces to isolate access to mounted secrets`,
   ];

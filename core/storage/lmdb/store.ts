@@ -40,6 +40,9 @@ interface LogEntry {
 type TxnOutcome<T> = { ok: T } | { err: StoreError };
 
 const EMPTY = new Uint8Array(0);
+
+const compactedError = (revision: number, compacted: number): StoreError =>
+  new StoreError('Compacted', `required revision ${revision} has been compacted`, compacted);
 const PREFIX_END = '\uffff';
 
 export interface LmdbStoreOptions {
@@ -77,8 +80,7 @@ export class LmdbStore implements Store {
   }
 
   async currentRevision(): Promise<number> {
-    this.root.resetReadTxn();
-    return this.rev();
+    return this.currentRevisionSync();
   }
 
   /** Synchronous variant for callers on the same thread that need no await (the watch cache). */
@@ -91,14 +93,10 @@ export class LmdbStore implements Store {
     return this.compacted();
   }
 
-  compactedRevisionSync(): number {
-    return this.compacted();
-  }
-
   private checkReadRevision(revision: number | undefined): void {
     if (revision === undefined) return;
     const compacted = this.compacted();
-    if (revision < compacted) throw new StoreError('Compacted', `required revision ${revision} has been compacted`, compacted);
+    if (revision < compacted) throw compactedError(revision, compacted);
     const current = this.rev();
     if (revision > current) throw new StoreError('FutureRevision', `required revision ${revision} is a future revision`, current);
   }
@@ -230,7 +228,7 @@ export class LmdbStore implements Store {
   }
 
   /** Reads events in (after, upTo] synchronously, in one snapshot. */
-  readEvents(after: number, upTo: number, prefix?: string, limit = Infinity): StoreEvent[] {
+  private readEvents(after: number, upTo: number, prefix?: string, limit = Infinity): StoreEvent[] {
     const out: StoreEvent[] = [];
     for (const { key, value } of this.log.getRange({ start: after + 1, end: upTo + 1 })) {
       if (prefix && !value.k.startsWith(prefix)) continue;
@@ -242,9 +240,14 @@ export class LmdbStore implements Store {
 
   async eventsSince(afterRevision: number, prefix?: string, limit?: number): Promise<StoreEvent[]> {
     this.root.resetReadTxn();
+    return this.eventsSinceSync(afterRevision, this.rev(), prefix, limit);
+  }
+
+  /** Events in (after, upTo], or StoreError Compacted when `after` is below the compacted revision. */
+  eventsSinceSync(after: number, upTo: number, prefix?: string, limit?: number): StoreEvent[] {
     const compacted = this.compacted();
-    if (afterRevision < compacted) throw new StoreError('Compacted', `required revision ${afterRevision} has been compacted`, compacted);
-    return this.readEvents(afterRevision, this.rev(), prefix, limit);
+    if (after < compacted) throw compactedError(after, compacted);
+    return this.readEvents(after, upTo, prefix, limit);
   }
 
   watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch {
@@ -335,9 +338,7 @@ class LogFeed {
     try {
       const current = this.store.currentRevisionSync();
       if (current <= this.position) return;
-      const compacted = this.store.compactedRevisionSync();
-      if (this.position < compacted) throw new StoreError('Compacted', `required revision ${this.position} has been compacted`, compacted);
-      const events = this.store.readEvents(this.position, current);
+      const events = this.store.eventsSinceSync(this.position, current);
       this.position = current;
       this.onEvents(events, current);
     } catch (err) {
