@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +12,14 @@ import { createServer } from 'node:net';
 import autocannon from 'autocannon';
 
 export const TOKEN = 'bench-admin-token';
+/** The admin's credential, as a request header. */
+export const AUTH = { authorization: `Bearer ${TOKEN}` } as const;
+
+/** A way to run the server under load (e.g. with or without the worker pool). */
+export interface Mode {
+  name: string;
+  flags: string[];
+}
 const binPath = fileURLToPath(new URL('../bin/svc-apiserver.js', import.meta.url));
 const barePath = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 
@@ -82,18 +91,17 @@ export async function startBareServer(certDir: string): Promise<Proc> {
   return { proc, url: `https://127.0.0.1:${port}`, dir: certDir, ca: '', stop: stopper(proc, undefined) };
 }
 
-/** Peak resident set size of a process in MiB (VmHWM). */
-export function peakRssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const m = /VmHWM:\s+(\d+) kB/.exec(status);
+/** A memory figure of a process from /proc/<pid>/status, in MiB. */
+function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : 0;
 }
 
-export function rssMiB(pid: number): number {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const m = /VmRSS:\s+(\d+) kB/.exec(status);
-  return m ? Number(m[1]) / 1024 : 0;
-}
+/** Peak resident set size of a process in MiB. */
+export const peakRssMiB = (pid: number): number => statusMiB(pid, 'VmHWM');
+
+/** Current resident set size of a process in MiB. */
+export const rssMiB = (pid: number): number => statusMiB(pid, 'VmRSS');
 
 /** User+system CPU seconds consumed by a process so far. */
 export function cpuSeconds(pid: number): number {
@@ -130,8 +138,6 @@ export function table(header: string[], rows: (string | number)[][]): string {
 export const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 /** Minimal HTTPS JSON client for bench setup (not measured). */
-import { Agent, request } from 'node:https';
-
 export class SetupClient {
   private readonly agent: Agent;
   constructor(
@@ -142,7 +148,7 @@ export class SetupClient {
   }
   send(method: string, path: string, body?: unknown, contentType = 'application/json'): Promise<{ status: number; text: string }> {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const headers: Record<string, string> = { authorization: `Bearer ${TOKEN}` };
+    const headers: Record<string, string> = { ...AUTH };
     if (data) {
       headers['content-type'] = contentType;
       headers['content-length'] = String(data.length);

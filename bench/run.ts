@@ -3,8 +3,8 @@
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
  * `npm run bench -- http watch list apply`; `--duration=N` seconds per load (default 10).
  */
-import { fmt, load, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
-import { createMany, getOne, list1000, type Mode, type Row, rowCells } from './scenarios/http.js';
+import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
+import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
 import { largeList } from './scenarios/large-list.js';
 import { applyThreeManagers, putWhole, strategicPatch } from './scenarios/apply.js';
 import { watchFanout } from './scenarios/watch.js';

@@ -3,7 +3,7 @@
  * server-side apply by three managers in turn (each owns a disjoint key and shares the rest),
  * strategic merge patch, and PUT of the whole object as the baseline (target: apply >= 40% of PUT).
  */
-import { load, peakRssMiB, SetupClient, startApiServer, TOKEN } from '../lib.js';
+import { AUTH as auth, load, type Mode, peakRssMiB, SetupClient, startApiServer } from '../lib.js';
 import type { Row } from './http.js';
 
 const CONNECTIONS = 16;
@@ -22,8 +22,6 @@ export function fiveKbObject(extra: Record<string, string> = {}, name = nameOf(0
   };
 }
 
-const auth = { authorization: `Bearer ${TOKEN}` };
-
 /** Gives each autocannon connection its own object (index kept in the connection's context). */
 function perConnection(counter: { next: number }): never {
   return ((req: { path?: string; body?: string | Buffer }, context: Record<string, unknown>) => {
@@ -33,7 +31,7 @@ function perConnection(counter: { next: number }): never {
   }) as never;
 }
 
-async function withObject<T>(mode: { name: string; flags: string[] }, fn: (url: string, ca: string) => Promise<T>): Promise<{ r: T; rss: number }> {
+async function withObject<T>(mode: Mode, fn: (url: string, ca: string) => Promise<T>): Promise<{ r: T; rss: number }> {
   const s = await startApiServer(mode.flags);
   try {
     const c = new SetupClient(s.url, s.ca);
@@ -64,7 +62,7 @@ interface WriteRequest {
 }
 
 /** Loads a fresh server with `requests` in turn, every connection on its own 5 KB object. */
-async function writeLoad(mode: { name: string; flags: string[] }, duration: number, scenario: string, requests: WriteRequest[]): Promise<Row> {
+async function writeLoad(mode: Mode, duration: number, scenario: string, requests: WriteRequest[]): Promise<Row> {
   const counter = { next: 0 };
   const { r, rss } = await withObject(mode, (url, ca) =>
     load({
@@ -85,7 +83,7 @@ async function writeLoad(mode: { name: string; flags: string[] }, duration: numb
   return { scenario, mode: mode.name, result: r, rssMiB: rss };
 }
 
-export const applyThreeManagers = (mode: { name: string; flags: string[] }, duration: number): Promise<Row> =>
+export const applyThreeManagers = (mode: Mode, duration: number): Promise<Row> =>
   writeLoad(
     mode,
     duration,
@@ -98,7 +96,7 @@ export const applyThreeManagers = (mode: { name: string; flags: string[] }, dura
     })),
   );
 
-export const strategicPatch = (mode: { name: string; flags: string[] }, duration: number): Promise<Row> =>
+export const strategicPatch = (mode: Mode, duration: number): Promise<Row> =>
   writeLoad(mode, duration, 'STRATEGIC MERGE PATCH 5 KB', [
     {
       method: 'PATCH',
@@ -108,7 +106,7 @@ export const strategicPatch = (mode: { name: string; flags: string[] }, duration
     },
   ]);
 
-export const putWhole = (mode: { name: string; flags: string[] }, duration: number): Promise<Row> =>
+export const putWhole = (mode: Mode, duration: number): Promise<Row> =>
   writeLoad(mode, duration, 'PUT 5 KB (baseline for apply)', [
     { method: 'PUT', query: '', contentType: 'application/json', body: JSON.stringify(fiveKbObject({ 'key-07': '[<id>]' })) },
   ]);

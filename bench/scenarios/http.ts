@@ -3,12 +3,7 @@
  * CSIDriver, LIST 1,000 ConfigMaps of a namespace, CREATE ConfigMaps (durable), each against a fresh
  * server per mode (so peak RSS is the scenario's own).
  */
-import { fmt, load, peakRssMiB, SetupClient, startApiServer, TOKEN, type LoadResult } from '../lib.js';
-
-export interface Mode {
-  name: string;
-  flags: string[];
-}
+import { AUTH as auth, fmt, load, type LoadResult, type Mode, peakRssMiB, SetupClient, startApiServer } from '../lib.js';
 
 export interface Row {
   scenario: string;
@@ -17,8 +12,6 @@ export interface Row {
   rssMiB: number;
   note?: string;
 }
-
-const auth = { authorization: `Bearer ${TOKEN}` };
 
 export async function getOne(mode: Mode, duration: number): Promise<Row> {
   const s = await startApiServer(mode.flags);

@@ -4,7 +4,7 @@
  * (the peak grows by a small multiple of the response size at most).
  */
 import { Agent, request } from 'node:https';
-import { peakRssMiB, rssMiB, SetupClient, startApiServer, TOKEN } from '../lib.js';
+import { AUTH, type Mode, peakRssMiB, rssMiB, SetupClient, startApiServer } from '../lib.js';
 
 export interface LargeListResult {
   mode: string;
@@ -20,7 +20,7 @@ export interface LargeListResult {
 
 function get(url: string, ca: string, agent: Agent): Promise<{ status: number; body: Buffer }> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { headers: { authorization: `Bearer ${TOKEN}` }, agent, ca }, (res) => {
+    const req = request(url, { headers: AUTH, agent, ca }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks) }));
@@ -30,7 +30,7 @@ function get(url: string, ca: string, agent: Agent): Promise<{ status: number; b
   });
 }
 
-export async function largeList(mode: { name: string; flags: string[] }, objects = 10_000, repeats = 5): Promise<LargeListResult> {
+export async function largeList(mode: Mode, objects = 10_000, repeats = 5): Promise<LargeListResult> {
   const s = await startApiServer(mode.flags);
   const pid = s.proc.pid!;
   try {

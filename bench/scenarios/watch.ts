@@ -6,7 +6,7 @@
  * exceeds the target or events go missing, to find the highest rate that holds.
  */
 import { connect, type TLSSocket } from 'node:tls';
-import { cpuSeconds, peakRssMiB, SetupClient, startApiServer, TOKEN } from '../lib.js';
+import { cpuSeconds, type Mode, peakRssMiB, SetupClient, startApiServer, TOKEN } from '../lib.js';
 
 export interface WatchStep {
   /** Target write rate. */
@@ -66,7 +66,7 @@ function openWatcher(url: URL, ca: string, path: string): Promise<Watcher> {
 
 const percentile = (sorted: number[], p: number): number => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
 
-export async function watchFanout(mode: { name: string; flags: string[] }, opts: { watchers: number; rates: number[]; seconds: number; targetP99Ms: number }): Promise<WatchResult> {
+export async function watchFanout(mode: Mode, opts: { watchers: number; rates: number[]; seconds: number; targetP99Ms: number }): Promise<WatchResult> {
   const s = await startApiServer([...mode.flags, '--watch-cache-size=100000']);
   const pid = s.proc.pid!;
   const url = new URL(s.url);
