@@ -6,20 +6,13 @@
  */
 import type { Status } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
-import { withResourceVersion, withTypeMeta } from './object-bytes.js';
+import { withTypeMeta } from './object-bytes.js';
 import { encodeYaml } from './yaml.js';
 import type { ResponseMediaType } from './media-types.js';
-
-const NL = Buffer.from('\n');
 
 export interface EncodeOptions {
   mediaType: ResponseMediaType;
   pretty: boolean;
-}
-
-/** An object's JSON without TypeMeta, resourceVersion spliced in when known. */
-export function itemJson(stored: Uint8Array, revision: number | undefined): Buffer {
-  return revision === undefined ? Buffer.from(stored) : withResourceVersion(stored, revision);
 }
 
 function fromValue(value: unknown, o: EncodeOptions): Buffer {
@@ -29,9 +22,9 @@ function fromValue(value: unknown, o: EncodeOptions): Buffer {
 
 /** A single object from its stored bytes. */
 export function encodeStoredObject(stored: Uint8Array, revision: number | undefined, apiVersion: string, kind: string, o: EncodeOptions): Buffer {
-  const json = withTypeMeta(itemJson(stored, revision), apiVersion, kind);
-  if (o.mediaType === 'application/json' && !o.pretty) return Buffer.concat([json, NL]);
-  return fromValue(JSON.parse(json.toString('utf8')), o);
+  const compact = o.mediaType === 'application/json' && !o.pretty;
+  const json = withTypeMeta(stored, apiVersion, kind, revision, compact);
+  return compact ? json : fromValue(JSON.parse(json.toString('utf8')), o);
 }
 
 export function encodeValue(value: ApiObject | Status | object, o: EncodeOptions): Buffer {

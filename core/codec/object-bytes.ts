@@ -8,8 +8,6 @@
  */
 import type { ApiObject } from '../api/types.js';
 
-const enc = new TextEncoder();
-
 /** Canonical stored bytes of an object (TypeMeta and resourceVersion removed). */
 export function encodeStored(obj: ApiObject): Buffer {
   const { kind: _k, apiVersion: _a, metadata, ...rest } = obj;
@@ -17,54 +15,72 @@ export function encodeStored(obj: ApiObject): Buffer {
   return Buffer.from(JSON.stringify({ metadata: meta, ...rest }));
 }
 
-const META_OPEN = '{"metadata":{';
+const META_OPEN = Buffer.from('{"metadata":{');
 const beforeResourceVersion = new Set(['name', 'generateName', 'namespace', 'selfLink', 'uid']);
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const CLOSE_BRACE = 0x7d;
 
-/** Index in `json` where `"resourceVersion":...` belongs inside metadata. */
-function resourceVersionOffset(json: string): { at: number; needsComma: boolean } {
-  if (!json.startsWith(META_OPEN)) throw new Error('stored object does not start with metadata');
+/**
+ * Where `"resourceVersion":"<revision>"` goes in stored bytes, and the bytes to put there. Only ASCII
+ * structure is looked at (bytes of multi-byte UTF-8 characters are all >= 0x80), so the scan runs on
+ * the bytes themselves: no decoding of the object.
+ */
+function resourceVersionSplice(stored: Uint8Array, revision: number): { at: number; insert: Buffer } {
+  const b = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+  if (b.compare(META_OPEN, 0, META_OPEN.length, 0, META_OPEN.length) !== 0) throw new Error('stored object does not start with metadata');
   let i = META_OPEN.length;
   let wrote = false;
-  while (json.charCodeAt(i) === 34 /* " */) {
-    const keyEnd = json.indexOf('"', i + 1);
-    const key = json.slice(i + 1, keyEnd);
-    if (!beforeResourceVersion.has(key)) break;
-    // value is a string: skip it, honouring escapes
+  while (b[i] === QUOTE) {
+    const keyEnd = b.indexOf(QUOTE, i + 1);
+    if (!beforeResourceVersion.has(b.toString('latin1', i + 1, keyEnd))) break;
+    // the value is a string: skip it, honouring escapes
     let j = keyEnd + 3; // past `":"`
-    for (;;) {
-      const c = json.charCodeAt(j);
-      if (c === 92) j += 2;
-      else if (c === 34) break;
-      else j++;
-    }
+    while (j < b.length && b[j] !== QUOTE) j += b[j] === BACKSLASH ? 2 : 1;
     i = j + 1;
     wrote = true;
-    if (json.charCodeAt(i) === 44 /* , */) i++;
+    if (b[i] === COMMA) i++;
     else break;
   }
   // i is at the next key (`"`), or at `}` when metadata ended
-  if (json.charCodeAt(i) === 125 /* } */) return { at: i, needsComma: wrote ? true : false };
-  return { at: i, needsComma: false };
+  const field = `"resourceVersion":"${revision}"`;
+  const insert = b[i] !== CLOSE_BRACE ? `${field},` : wrote ? `,${field}` : field;
+  return { at: i, insert: Buffer.from(insert, 'latin1') };
 }
 
 /** The object's JSON (no TypeMeta) with metadata.resourceVersion set; used as a list item. */
 export function withResourceVersion(stored: Uint8Array, revision: number): Buffer {
-  const json = Buffer.isBuffer(stored) ? stored.toString('latin1') : Buffer.from(stored).toString('latin1');
-  const { at, needsComma } = resourceVersionOffset(json);
-  const closing = json.charCodeAt(at) === 125;
-  const field = `"resourceVersion":"${revision}"`;
-  const insert = closing ? (needsComma ? `,${field}` : field) : `${field},`;
-  // latin1 round trip keeps arbitrary UTF-8 bytes intact
-  return Buffer.from(json.slice(0, at) + insert + json.slice(at), 'latin1');
+  const { at, insert } = resourceVersionSplice(stored, revision);
+  return Buffer.concat([stored.subarray(0, at), insert, stored.subarray(at)]);
 }
 
-/** Prefixes `{"kind":...,"apiVersion":...,` to an object's JSON (which starts with `{"metadata"`). */
-export function withTypeMeta(objectJson: Uint8Array, apiVersion: string, kind: string): Buffer {
-  const head = enc.encode(`{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},`);
-  const out = Buffer.allocUnsafe(head.length + objectJson.length - 1);
-  out.set(head, 0);
-  out.set(objectJson.subarray(1), head.length);
-  return out;
+const typeMetaHeads = new Map<string, Buffer>();
+
+/** `{"kind":...,"apiVersion":...,`, built once per kind. */
+function typeMetaHead(apiVersion: string, kind: string): Buffer {
+  const id = `${apiVersion}/${kind}`;
+  let head = typeMetaHeads.get(id);
+  if (!head) typeMetaHeads.set(id, (head = Buffer.from(`{"kind":${JSON.stringify(kind)},"apiVersion":${JSON.stringify(apiVersion)},`)));
+  return head;
+}
+
+const NL = Buffer.from('\n');
+
+/**
+ * A single object's JSON in one allocation: TypeMeta first, then the stored fields with
+ * metadata.resourceVersion spliced in when `revision` is known; `newline` ends it as a response body.
+ * `objectJson` may already carry the resourceVersion (a memoized list item).
+ */
+export function withTypeMeta(objectJson: Uint8Array, apiVersion: string, kind: string, revision?: number, newline = false): Buffer {
+  const parts: Uint8Array[] = [typeMetaHead(apiVersion, kind)];
+  if (revision === undefined) parts.push(objectJson.subarray(1));
+  else {
+    const { at, insert } = resourceVersionSplice(objectJson, revision);
+    parts.push(objectJson.subarray(1, at), insert, objectJson.subarray(at));
+  }
+  if (newline) parts.push(NL);
+  return Buffer.concat(parts);
 }
 
 /** Parses stored bytes as they are (no TypeMeta, no resourceVersion). */

@@ -5,7 +5,7 @@
  * token may be returned with no further matches, as upstream does) and remainingItemCount is omitted.
  */
 import { errors, StatusError } from '../api/status.js';
-import { itemJson } from '../codec/encode.js';
+import { withResourceVersion } from '../codec/object-bytes.js';
 import { hasSelectors, listPlan, type ListOptions } from '../request/list-options.js';
 import { type KeyValue, StoreError } from '../storage/interface.js';
 import type { OpResult, RegistryContext } from './context.js';
@@ -113,7 +113,7 @@ async function readPage(
 export async function listOp(ctx: RegistryContext, rt: ResourceType, namespace: string, o: ListOptions): Promise<OpResult> {
   const page = await listFromStore(ctx, rt, namespace, o);
   const list: { items: Buffer[]; resourceVersion: string; continue?: string; remainingItemCount?: number } = {
-    items: page.keys.map((kv) => itemJson(kv.value, kv.modRevision)),
+    items: page.keys.map((kv) => withResourceVersion(kv.value, kv.modRevision)),
     resourceVersion: String(page.revision),
   };
   if (page.continue) list.continue = page.continue;

@@ -14,18 +14,16 @@ export function itemBytes(o: CachedObject): Buffer {
   return (memo.item ??= withResourceVersion(o.stored, o.revision));
 }
 
-/** JSON of the object with TypeMeta, no trailing newline. */
-export function fullBytes(rt: ResourceType, o: CachedObject): Buffer {
-  const memo = (o.memo ??= {});
-  return (memo.full ??= withTypeMeta(itemBytes(o), apiVersionOf(rt), rt.kind));
-}
-
-const NL = Buffer.from('\n');
-
 /** The object as a GET response body: JSON with TypeMeta and the trailing newline. */
 export function fullLineBytes(rt: ResourceType, o: CachedObject): Buffer {
   const memo = (o.memo ??= {});
-  return (memo.line ??= Buffer.concat([fullBytes(rt, o), NL]));
+  return (memo.line ??= withTypeMeta(itemBytes(o), apiVersionOf(rt), rt.kind, undefined, true));
+}
+
+/** JSON of the object with TypeMeta, no trailing newline: a view of the GET body, not a copy. */
+export function fullBytes(rt: ResourceType, o: CachedObject): Buffer {
+  const memo = (o.memo ??= {});
+  return (memo.full ??= fullLineBytes(rt, o).subarray(0, -1));
 }
 
 const frameHeads: Record<string, Buffer> = {};
