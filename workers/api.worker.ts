@@ -6,7 +6,7 @@ import { workerData, move, transferableSymbol, valueSymbol } from 'piscina';
 import { Registry } from '../core/registry/registry.js';
 import { buildRegistryContext, type RegistrySettings } from '../core/registry/build-context.js';
 import { LmdbStore } from '../core/storage/lmdb/store.js';
-import { type ApiTask, type ApiTaskResult, movableBytes } from './protocol.js';
+import { type ApiTask, type ApiTaskResult, movableBytes } from '../core/registry/task.js';
 
 export interface WorkerSettings extends RegistrySettings {
   storePath: string;

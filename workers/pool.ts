@@ -5,7 +5,7 @@
  */
 import { Piscina } from 'piscina';
 import type { Registry } from '../core/registry/registry.js';
-import { type ApiTask, type ApiTaskResult, type Executor, movableBytes } from './protocol.js';
+import { type ApiTask, type ApiTaskResult, type Executor, movableBytes } from '../core/registry/task.js';
 import type { WorkerSettings } from './api.worker.js';
 
 export class InlineExecutor implements Executor {

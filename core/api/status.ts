@@ -77,6 +77,10 @@ export class StatusError extends Error {
       : { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason, code };
     this.headers = headers;
   }
+  /** The error a Status received from elsewhere (a task result, a webhook) stands for. */
+  static fromStatus(s: Status): StatusError {
+    return new StatusError(s.code || 500, s.reason ?? '', s.message ?? '', s.details);
+  }
   get code(): number {
     return this.status.code;
   }

@@ -4,14 +4,15 @@
  * null; one that finds a bad credential throws AuthenticationError (401 unless a later method
  * succeeds). Every authenticated user gets the group system:authenticated.
  */
-import type { TLSSocket } from 'node:tls';
 import { isPromise, type MaybePromise } from '../api/maybe-async.js';
 import type { UserInfo } from '../api/types.js';
 
-/** What authenticators may look at: headers and the TLS connection. */
+import type { Headers, PeerIdentity } from '../server/scope.js';
+
+/** What authenticators may look at: headers and the client's TLS identity. */
 export interface AuthnRequest {
-  headers: Readonly<Record<string, string | string[] | undefined>>;
-  socket: TLSSocket | undefined;
+  headers: Headers;
+  peer: PeerIdentity | undefined;
 }
 
 export class AuthenticationError extends Error {}

@@ -1,19 +1,27 @@
 /**
  * X.509 client certificates, verified by TLS against --client-ca-file: the subject CN is the user
  * name and each O is a group. A presented certificate that does not verify is a rejected credential.
- * The identity is computed once per TLS connection.
+ * The identity is read once per connection, but the validity period is checked on every request, as
+ * upstream does: a certificate that expires while its keep-alive connection stays open stops working.
  */
-import type { TLSSocket, PeerCertificate } from 'node:tls';
 import type { UserInfo } from '../api/types.js';
+import type { PeerIdentity } from '../server/scope.js';
 import { AuthenticationError, type Authenticator } from './authenticator.js';
 
 const CLIENT_AUTH_EKU = '1.3.6.1.5.5.7.3.2';
-const perSocket = new WeakMap<TLSSocket, UserInfo | AuthenticationError | null>();
 
-function identityOf(socket: TLSSocket): UserInfo | AuthenticationError | null {
-  const cert = socket.getPeerCertificate() as PeerCertificate & { ext_key_usage?: string[] };
-  if (!cert || Object.keys(cert).length === 0) return null;
-  if (!socket.authorized) return new AuthenticationError(`x509: ${socket.authorizationError ?? 'certificate signed by unknown authority'}`);
+interface CertIdentity {
+  user: UserInfo;
+  notBefore: number;
+  notAfter: number;
+}
+
+const perConnection = new WeakMap<object, CertIdentity | AuthenticationError | null>();
+
+function identityOf(peer: PeerIdentity): CertIdentity | AuthenticationError | null {
+  const cert = peer.certificate();
+  if (!cert) return null;
+  if (!peer.authorized) return new AuthenticationError(`x509: ${peer.authorizationError ?? 'certificate signed by unknown authority'}`);
   if (cert.ext_key_usage && !cert.ext_key_usage.includes(CLIENT_AUTH_EKU)) {
     return new AuthenticationError('x509: certificate specifies an incompatible key usage');
   }
@@ -22,21 +30,25 @@ function identityOf(socket: TLSSocket): UserInfo | AuthenticationError | null {
   if (!username) return new AuthenticationError('x509: certificate has no common name');
   const o = cert.subject?.O;
   const groups = o === undefined ? [] : Array.isArray(o) ? [...o] : [o];
-  return { username, groups };
+  return { user: { username, groups }, notBefore: Date.parse(cert.valid_from), notAfter: Date.parse(cert.valid_to) };
 }
 
-export function x509Authenticator(): Authenticator {
+export function x509Authenticator(now: () => number = Date.now): Authenticator {
   return {
     name: 'x509',
-    authenticate({ socket }) {
-      if (!socket || typeof socket.getPeerCertificate !== 'function') return null;
-      let id = perSocket.get(socket);
+    authenticate({ peer }) {
+      if (!peer) return null;
+      let id = perConnection.get(peer.connection);
       if (id === undefined) {
-        id = identityOf(socket);
-        perSocket.set(socket, id);
+        id = identityOf(peer);
+        perConnection.set(peer.connection, id);
       }
       if (id instanceof AuthenticationError) throw id;
-      return id;
+      if (!id) return null;
+      const t = now();
+      if (t > id.notAfter) throw new AuthenticationError('x509: certificate has expired or is not yet valid: current time is after the certificate\'s NotAfter');
+      if (t < id.notBefore) throw new AuthenticationError('x509: certificate has expired or is not yet valid: current time is before the certificate\'s NotBefore');
+      return id.user;
     },
   };
 }

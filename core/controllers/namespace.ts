@@ -5,23 +5,23 @@
  * finalize subresource and deletes the namespace for good. Also creates the system namespaces at start.
  */
 import { FINALIZER_SVC } from '../api/objectmeta.js';
-import type { ApiObject, UserInfo } from '../api/types.js';
+import { StatusError } from '../api/status.js';
+import type { ApiObject } from '../api/types.js';
 import { nowRFC3339 } from '../api/types.js';
-import { parseStored as parse } from '../codec/object-bytes.js';
-import { resourceId } from '../registry/context.js';
+import type { TypedClient } from '../registry/client.js';
 import { isNamespaceTerminating as isTerminating } from '../registry/core/namespaces.js';
-import type { Registry } from '../registry/registry.js';
-import { collectionPrefix, objectKey, resourcePrefix } from '../registry/keys.js';
+import type { Lister, Listers } from '../registry/lister.js';
 import type { ResourceType } from '../registry/resource-type.js';
-import type { Cacher } from '../storage/cacher.js';
-import type { CacheEvent } from '../storage/watch-cache.js';
-import type { ApiTask, ApiTaskResult, TaskVerb } from '../../workers/protocol.js';
 
 export const systemNamespaces: readonly string[] = ['default', 'svc-system', 'svc-public', 'svc-node-lease'];
 
-const controllerUser: UserInfo = {
-  username: 'system:serviceaccount:svc-system:namespace-controller',
-  groups: ['system:serviceaccounts', 'system:serviceaccounts:svc-system', 'system:authenticated'],
+/** The identity the controller writes as. */
+export const namespaceControllerIdentity = {
+  user: {
+    username: 'system:serviceaccount:svc-system:namespace-controller',
+    groups: ['system:serviceaccounts', 'system:serviceaccounts:svc-system', 'system:authenticated'],
+  },
+  userAgent: 'svc-apiserver/namespace-controller',
 };
 
 type Ns = ApiObject & { spec?: { finalizers?: string[] }; status?: { phase?: string; conditions?: Condition[] } };
@@ -39,59 +39,35 @@ export class NamespaceController {
   private busy = false;
   private readonly nsType: ResourceType;
   private readonly namespaced: ResourceType[];
+  private readonly namespaces: Lister<Ns>;
 
   constructor(
-    private readonly registry: Registry,
-    private readonly cacher: Cacher,
+    private readonly client: TypedClient,
+    private readonly listers: Listers,
+    private readonly syncConsistent: () => unknown,
     types: readonly ResourceType[],
     private readonly intervalMs = 500,
   ) {
     this.nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
     this.namespaced = types.filter((t) => t.namespaced);
-  }
-
-  private task(verb: TaskVerb, rt: ResourceType, namespace: string, name: string, extra: Partial<ApiTask> = {}): ApiTask {
-    return {
-      verb,
-      resource: resourceId(rt),
-      subresource: '',
-      namespace,
-      name,
-      query: '',
-      contentType: 'application/json',
-      mediaType: 'application/json',
-      pretty: false,
-      user: controllerUser,
-      userAgent: 'svc-apiserver/namespace-controller',
-      ...extra,
-    };
-  }
-
-  /** Runs a task and tells the cache about what it committed, so the next read sees it. */
-  private async run(task: ApiTask): Promise<ApiTaskResult> {
-    const r = await this.registry.run(task);
-    if (r.revision) this.cacher.notifyCommitted(r.revision);
-    return r;
+    this.namespaces = listers.for<Ns>(this.nsType);
   }
 
   /** Creates the system namespaces that do not exist yet. */
   async bootstrap(): Promise<void> {
     for (const name of systemNamespaces) {
-      const body = Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } }));
-      const r = await this.run(this.task('create', this.nsType, '', '', { body }));
-      if (r.code !== 201 && r.code !== 409) throw new Error(`bootstrap of namespace ${name} failed: ${Buffer.from(r.body).toString()}`);
+      try {
+        await this.client.create(this.nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+      } catch (e) {
+        if (!(e instanceof StatusError) || e.code !== 409) throw new Error(`bootstrap of namespace ${name} failed: ${(e as Error).message}`);
+      }
     }
   }
 
   start(): void {
-    const cache = this.cacher.cacheFor(resourcePrefix(this.nsType));
-    for (const o of cache.range(resourcePrefix(this.nsType))) if (isTerminating(parse(o.stored))) this.pending.add(o.name);
-    cache.addWatcher({
-      onEvent: (ev: CacheEvent) => {
-        if (ev.type !== 'DELETED' && isTerminating(parse(ev.object.stored))) this.pending.add(ev.object.name);
-        return true;
-      },
-      close: () => undefined,
+    for (const ns of this.namespaces.list()) if (isTerminating(ns as Ns)) this.pending.add(ns.metadata.name!);
+    this.namespaces.onChange((ev) => {
+      if (ev.type !== 'DELETED' && isTerminating(ev.object as Ns)) this.pending.add(ev.object.metadata.name!);
     });
     this.timer = setInterval(() => void this.tick(), this.intervalMs);
     this.timer.unref();
@@ -118,33 +94,36 @@ export class NamespaceController {
   }
 
   private liveNamespace(name: string): Ns | undefined {
-    const o = this.cacher.cacheFor(resourcePrefix(this.nsType)).get(objectKey(this.nsType, '', name));
-    return o ? (parse(o.stored) as Ns) : undefined;
+    return this.namespaces.get('', name) as Ns | undefined;
   }
 
   /** One pass over a terminating namespace; true when it is gone. */
   private async sync(name: string): Promise<boolean> {
-    await this.cacher.syncConsistent();
+    await this.syncConsistent();
     const ns = this.liveNamespace(name);
     if (!ns || !isTerminating(ns)) return true;
     const remaining: { resource: string; count: number; finalizers: Map<string, number> }[] = [];
     for (const rt of this.namespaced) {
-      const cache = this.cacher.cacheFor(resourcePrefix(rt));
       let count = 0;
       const finalizers = new Map<string, number>();
-      for (const o of cache.range(collectionPrefix(rt, name))) {
+      for (const obj of this.listers.for(rt).list(name)) {
         count++;
-        const obj = parse(o.stored);
         for (const f of obj.metadata.finalizers ?? []) finalizers.set(f, (finalizers.get(f) ?? 0) + 1);
-        if (!obj.metadata.deletionTimestamp) {
-          await this.run(this.task('delete', rt, name, o.name));
-        }
+        if (!obj.metadata.deletionTimestamp) await this.deleteIgnoringGone(rt, name, obj.metadata.name!);
       }
       if (count) remaining.push({ resource: rt.group ? `${rt.plural}.${rt.group}` : rt.plural, count, finalizers });
     }
     await this.reportConditions(name, remaining);
     if (remaining.length) return false;
     return this.finalize(name);
+  }
+
+  private async deleteIgnoringGone(rt: ResourceType, namespace: string, name: string): Promise<void> {
+    try {
+      await this.client.delete(rt, namespace, name);
+    } catch (e) {
+      if (!(e instanceof StatusError) || e.code !== 404) throw e;
+    }
   }
 
   private async reportConditions(name: string, remaining: { resource: string; count: number; finalizers: Map<string, number> }[]): Promise<void> {
@@ -173,9 +152,7 @@ export class NamespaceController {
       const prev = current.find((c) => c.type === w.type);
       return { ...w, lastTransitionTime: prev && prev.status === w.status ? prev.lastTransitionTime : now };
     });
-    const next = { ...ns, status: { ...ns.status, conditions } };
-    const body = Buffer.from(JSON.stringify(next));
-    await this.run(this.task('update', this.nsType, '', name, { subresource: 'status', body }));
+    await this.client.update(this.nsType, { ...ns, status: { ...ns.status, conditions } }, { subresource: 'status' });
   }
 
   private async finalize(name: string): Promise<boolean> {
@@ -184,14 +161,18 @@ export class NamespaceController {
     const fins = ns.spec?.finalizers ?? [];
     if (fins.includes(FINALIZER_SVC)) {
       const next = { ...ns, spec: { ...ns.spec, finalizers: fins.filter((f) => f !== FINALIZER_SVC) } };
-      const r = await this.run(this.task('update', this.nsType, '', name, { subresource: 'finalize', body: Buffer.from(JSON.stringify(next)) }));
-      if (r.code >= 300) return false;
+      try {
+        await this.client.update(this.nsType, next, { subresource: 'finalize' });
+      } catch (e) {
+        if (e instanceof StatusError && e.code === 409) return false; // changed meanwhile: the next pass sees it
+        throw e;
+      }
     }
     const after = this.liveNamespace(name);
     if (!after) return true;
     if ((after.spec?.finalizers ?? []).length) return false; // other finalizers are someone else's to remove
-    const r = await this.run(this.task('delete', this.nsType, '', name));
-    return r.code === 404 || !this.liveNamespace(name);
+    await this.deleteIgnoringGone(this.nsType, '', name);
+    return !this.liveNamespace(name);
   }
 }
 

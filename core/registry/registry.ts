@@ -3,7 +3,7 @@
  * deletecollection, store list) for any declared resource type and returns encoded bytes. The same
  * code runs in pool workers and inline on the main thread.
  */
-import type { ApiTask, ApiTaskResult } from '../../workers/protocol.js';
+import type { ApiTask, ApiTaskResult } from './task.js';
 import { errors } from '../api/status.js';
 import { listOptionsFromQuery, validateListOptions } from '../request/list-options.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';

@@ -1,81 +1,217 @@
 /**
- * HTTP plumbing shared by every stage: request and response types for HTTP/1.1 and HTTP/2 (compat
- * API), body reading with the size limit, response writing with upstream's headers, Warning headers,
- * and Status errors in the negotiated media type.
+ * The HTTP adapter: turns a Node request (HTTP/1.1 or HTTP/2 compat API) into a RequestScope with an
+ * HttpSink, and runs the chain on it. Everything HTTP-specific lives here: header lists, Warning
+ * headers, Content-Length vs chunked bodies, backpressure, body reading with the size limit, and
+ * dropping a connection whose answer cannot be delivered.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import { once } from 'node:events';
-import { errors, type StatusError, toStatusError } from '../api/status.js';
-import { encodeValue } from '../codec/encode.js';
-import type { ResponseMediaType } from '../codec/media-types.js';
+import type { TLSSocket } from 'node:tls';
+import { performance } from 'node:perf_hooks';
+import { errors } from '../api/status.js';
+import type { UserInfo } from '../api/types.js';
+import type { RequestInfo } from '../request/request-info.js';
+import type { Handler } from './chain.js';
+import { sendStatus, serveScope } from './respond.js';
+import type { PeerIdentity, RequestScope, ResponseSink } from './scope.js';
 
 export type Req = IncomingMessage | Http2ServerRequest;
 export type Res = ServerResponse | Http2ServerResponse;
 
 const CACHE_CONTROL = 'no-cache, private';
-const BASE_HEADERS = { 'cache-control': CACHE_CONTROL } as const;
 
 /** A Warning header value: `299 - "text"` with the text quoted as an HTTP quoted-string. */
 export const warningHeader = (text: string): string => `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
-export function sendBytes(
-  res: Res,
-  code: number,
-  contentType: string,
-  body: Uint8Array,
-  headers?: Record<string, string>,
-  warnings?: readonly string[],
-): void {
-  if (res.headersSent || res.writableEnded) return;
-  // a flat [name, value, ...] list: no per-response header object to build and walk
-  const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
-  if (headers) for (const k in headers) h.push(k, headers[k]!);
-  if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
-  res.writeHead(code, h as never);
-  res.end(body);
-}
+class HttpSink implements ResponseSink {
+  private closeFns: (() => void)[] | undefined;
+  private over = false;
 
-export function sendError(res: Res, err: unknown, mediaType: ResponseMediaType = 'application/json', pretty = false): StatusError {
-  const e = toStatusError(err);
-  sendBytes(res, e.code, mediaType, encodeValue(e.status, { mediaType, pretty }), e.headers);
-  return e;
-}
+  constructor(private readonly res: Res) {}
 
-/** Reads the whole body, refusing more than `limit` bytes (413; the connection is then closed). */
-export async function readBody(req: Req, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  if (declared > limit) throw errors.requestEntityTooLarge(limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw errors.requestEntityTooLarge(limit);
-    chunks.push(chunk);
+  get started(): boolean {
+    return this.res.headersSent;
   }
-  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+
+  get closed(): boolean {
+    return this.over || this.res.writableEnded || this.res.destroyed;
+  }
+
+  send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
+    const res = this.res;
+    if (res.headersSent || res.writableEnded) return;
+    // a flat [name, value, ...] list: no per-response header object to build and walk
+    const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
+    if (headers) for (const k in headers) h.push(k, headers[k]!);
+    if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
+    res.writeHead(code, h as never);
+    res.end(body);
+  }
+
+  /** A body that fits in one chunk is sent with a Content-Length; more are written as they come, with backpressure. */
+  async sendChunks(code: number, contentType: string, chunks: Iterable<Uint8Array>, warnings?: readonly string[]): Promise<void> {
+    const it = chunks[Symbol.iterator]();
+    const first = it.next();
+    if (first.done) return this.send(code, contentType, Buffer.alloc(0), undefined, warnings);
+    const second = it.next();
+    if (second.done) return this.send(code, contentType, first.value, undefined, warnings);
+    const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType];
+    if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
+    this.res.writeHead(code, h as never);
+    if (!(await this.paced(first.value)) || !(await this.paced(second.value))) return;
+    for (let r = it.next(); !r.done; r = it.next()) if (!(await this.paced(r.value))) return;
+    this.res.end();
+  }
+
+  private async paced(chunk: Uint8Array): Promise<boolean> {
+    if (this.closed) return false;
+    return this.write(chunk) || this.drained();
+  }
+
+  openStream(contentType: string): void {
+    this.res.writeHead(200, ['cache-control', CACHE_CONTROL, 'content-type', contentType] as never);
+    (this.res as { flushHeaders?: () => void }).flushHeaders?.();
+  }
+
+  write(frame: Uint8Array): boolean {
+    return (this.res as ServerResponse).write(frame);
+  }
+
+  get buffered(): number {
+    return this.res.writableLength;
+  }
+
+  drained(): Promise<boolean> {
+    if (this.closed) return Promise.resolve(false);
+    const r = this.res as ServerResponse;
+    if (!r.writableNeedDrain) return Promise.resolve(true);
+    // one pair of listeners per wait, both removed when either fires (no build-up over a long stream)
+    return new Promise((resolve) => {
+      const done = (): void => {
+        r.off('drain', done);
+        r.off('close', done);
+        resolve(!r.destroyed && !this.over);
+      };
+      r.on('drain', done);
+      r.on('close', done);
+    });
+  }
+
+  end(): void {
+    if (!this.res.writableEnded) this.res.end();
+  }
+
+  abort(): void {
+    this.over = true;
+    this.res.destroy();
+  }
+
+  onClose(fn: () => void): void {
+    if (!this.closeFns) {
+      const fns: (() => void)[] = (this.closeFns = []);
+      this.res.once('close', () => {
+        this.over = true;
+        for (const f of fns) f();
+      });
+    }
+    this.closeFns.push(fn);
+  }
 }
 
-/** Writes one chunk, waiting for the socket to drain when its buffer is full; false once the response is gone. */
-export async function writeDrained(res: Res, chunk: Buffer): Promise<boolean> {
-  if (res.destroyed) return false;
-  const r = res as ServerResponse;
-  if (!r.write(chunk)) await Promise.race([once(r, 'drain'), once(r, 'close')]);
-  return !res.destroyed;
+/** The verified TLS identity of a connection, built once per connection. */
+const peers = new WeakMap<object, PeerIdentity>();
+
+function peerOf(req: Req): PeerIdentity | undefined {
+  const sock = req.socket as TLSSocket | undefined;
+  if (!sock || typeof sock.getPeerCertificate !== 'function') return undefined;
+  let p = peers.get(sock);
+  if (!p) {
+    p = {
+      certificate: () => {
+        const c = sock.getPeerCertificate();
+        return c && Object.keys(c).length ? c : undefined;
+      },
+      authorized: sock.authorized,
+      authorizationError: sock.authorizationError ? String(sock.authorizationError) : undefined,
+      connection: sock,
+      remoteAddress: sock.remoteAddress,
+    };
+    peers.set(sock, p);
+  }
+  return p;
 }
 
-/** Writes a streamed body (chunked over HTTP/1.1), waiting for drain between chunks. */
-export async function sendStream(res: Res, code: number, contentType: string, chunks: Iterable<Buffer>, warnings?: readonly string[]): Promise<void> {
-  const h: Record<string, string | string[]> = { ...BASE_HEADERS, 'content-type': contentType };
-  if (warnings && warnings.length) h.warning = warnings.map(warningHeader);
-  const it = chunks[Symbol.iterator]();
-  const first = it.next();
-  // A body that fits in one chunk is sent with a Content-Length, like any other response.
-  if (first.done) return sendBytes(res, code, contentType, Buffer.alloc(0), undefined, warnings);
-  const second = it.next();
-  if (second.done) return sendBytes(res, code, contentType, first.value, undefined, warnings);
-  res.writeHead(code, h as never);
-  if (!(await writeDrained(res, first.value)) || !(await writeDrained(res, second.value))) return;
-  for (let r = it.next(); !r.done; r = it.next()) if (!(await writeDrained(res, r.value))) return;
-  res.end();
+/** Reads the whole body, refusing more than `limit` bytes (413); rejects if the client goes away. */
+async function readBody(req: Req, res: Res, limit: number): Promise<Buffer> {
+  const declared = Number(req.headers['content-length']);
+  try {
+    if (declared > limit) throw errors.requestEntityTooLarge(limit);
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      size += chunk.length;
+      if (size > limit) throw errors.requestEntityTooLarge(limit);
+      chunks.push(chunk);
+    }
+    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+  } catch (e) {
+    // the unread rest of the body makes an HTTP/1.1 connection unusable
+    if (req.httpVersionMajor === 1 && !res.headersSent) res.setHeader('connection', 'close');
+    throw e;
+  }
+}
+
+const EMPTY_QUERY = new URLSearchParams();
+/** Placeholders until the stages that set them have run. */
+export const NO_USER: UserInfo = Object.freeze({ username: '', groups: [] }) as UserInfo;
+const NO_INFO: RequestInfo = Object.freeze({
+  isResourceRequest: false,
+  path: '',
+  verb: '',
+  apiPrefix: '',
+  apiGroup: '',
+  apiVersion: '',
+  namespace: '',
+  resource: '',
+  subresource: '',
+  name: '',
+  parts: [],
+}) as RequestInfo;
+
+/** The Node request listener: one scope per request, then the chain. */
+export function httpAdapter(chain: Handler): (req: Req, res: Res) => void {
+  return (req, res) => {
+    const url = req.url ?? '/';
+    const qi = url.indexOf('?');
+    const rawPath = qi < 0 ? url : url.slice(0, qi);
+    const rawQuery = qi < 0 ? '' : url.slice(qi + 1);
+    let path = rawPath;
+    let badPath = false;
+    if (rawPath.includes('%')) {
+      try {
+        path = decodeURIComponent(rawPath);
+      } catch {
+        badPath = true;
+      }
+    }
+    const s: RequestScope = {
+      method: req.method ?? 'GET',
+      path,
+      rawQuery,
+      query: rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY,
+      headers: req.headers,
+      peer: peerOf(req),
+      sink: new HttpSink(res),
+      readBody: (limit) => readBody(req, res, limit),
+      startedAt: performance.now(),
+      user: NO_USER,
+      info: NO_INFO,
+      mediaType: 'application/json',
+      pretty: false,
+      warnings: [],
+      deadline: 0,
+    };
+    if (badPath) return void sendStatus(s, errors.badRequest(`invalid URL escape in path ${JSON.stringify(rawPath)}`));
+    serveScope(chain, s);
+  };
 }

@@ -7,7 +7,7 @@
  * (fieldValidation) and for `kubectl explain`.
  */
 import { createHash } from 'node:crypto';
-import { type Req, type Res, sendBytes } from './http.js';
+import type { NonResourceRoute } from './endpoints/non-resource.js';
 import { listMetaSchema } from '../schema/meta.js';
 import type { Schema, StructSchema } from '../schema/schema.js';
 import { allVerbs, type ResourceType } from '../registry/resource-type.js';
@@ -249,16 +249,14 @@ export function buildOpenApi(types: readonly ResourceType[]): OpenApiDocs {
 }
 
 /** Routes serving the documents (`/openapi/v3` and one path per group version). */
-export function openApiRoutes(docs: OpenApiDocs): Map<string, (req: Req, res: Res, query: URLSearchParams) => void> {
-  const routes = new Map<string, (req: Req, res: Res, query: URLSearchParams) => void>();
+export function openApiRoutes(docs: OpenApiDocs): Map<string, NonResourceRoute> {
+  const routes = new Map<string, NonResourceRoute>();
   const index = Buffer.from(JSON.stringify(docs.index));
-  routes.set('/openapi/v3', (_req, res) => sendBytes(res, 200, 'application/json', index));
+  routes.set('/openapi/v3', (s) => s.sink.send(200, 'application/json', index));
   for (const [gv, doc] of docs.byGroupVersion) {
     const body = Buffer.from(JSON.stringify(doc));
     const etag = `"${docs.hashes.get(gv)}"`;
-    routes.set(`/openapi/v3/${gv}`, (_req, res, query) =>
-      sendBytes(res, 200, 'application/json', body, query.has('hash') ? { etag, 'cache-control': 'public, immutable' } : { etag }),
-    );
+    routes.set(`/openapi/v3/${gv}`, (s) => s.sink.send(200, 'application/json', body, s.query.has('hash') ? { etag, 'cache-control': 'public, immutable' } : { etag }));
   }
   return routes;
 }

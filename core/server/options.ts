@@ -3,6 +3,7 @@
  * `--client-ca-file`, `--authorization-mode`, ...) plus our own (`--data-dir`, `--workers`,
  * `--storage-backend`, `--watch-cache-size`). One table drives parsing, defaults and --help.
  */
+import { authorizationModes } from '../authz/factory.js';
 
 export interface ServerOptions {
   securePort: number;
@@ -155,7 +156,7 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
   if (opts.storageBackend !== 'lmdb') throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: "lmdb"`);
   for (const m of opts.authorizationMode) {
-    if (!['AlwaysAllow', 'AlwaysDeny'].includes(m)) throw new FlagError(`authorization-mode ${JSON.stringify(m)} is not a valid mode`);
+    if (!Object.hasOwn(authorizationModes, m)) throw new FlagError(`authorization-mode ${JSON.stringify(m)} is not a valid mode`);
   }
   return opts;
 }

@@ -29,6 +29,8 @@ export interface CachedObject {
   fields: Readonly<Record<string, string>>;
   /** Memoized encodings of this version (list item JSON, full object JSON), built on first use. */
   memo?: { item?: Buffer; full?: Buffer; line?: Buffer };
+  /** The decoded object, built once for every lister that reads it (shared: never mutated). */
+  decoded?: unknown;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -69,6 +71,16 @@ export interface CacheWatcher {
   close(reason: string): void;
 }
 
+/**
+ * An in-process reader that follows the cache for as long as the server runs (listers, controllers):
+ * unlike a watcher it is never dropped, and is told when the state is replaced wholesale.
+ */
+export interface CacheObserver {
+  onEvent(ev: CacheEvent): void;
+  /** The state was replaced (feed restarted): rebuild anything derived from it. */
+  onReset(): void;
+}
+
 /** Describes stored bytes for selection: namespace, name, labels, selectable fields. */
 export type ObjectDescriber = (key: string, stored: Uint8Array, revision: number) => CachedObject;
 
@@ -87,6 +99,7 @@ export class WatchCache {
   private ringStart = 0;
   private ringSize = 0;
   private readonly watchers = new Set<CacheWatcher>();
+  private readonly observers: CacheObserver[] = [];
   /** Global revision the cache reflects. */
   revision = 0;
   /** Revision of the last event that changed this resource. */
@@ -113,6 +126,7 @@ export class WatchCache {
     this.oldestResumable = revision;
     this.ringStart = 0;
     this.ringSize = 0;
+    for (const o of this.observers) o.onReset();
   }
 
   get size(): number {
@@ -182,6 +196,7 @@ export class WatchCache {
       this.ring[(this.ringStart + this.ringSize) % cap] = ev;
       this.ringSize++;
     }
+    for (const o of this.observers) o.onEvent(ev);
     for (const w of this.watchers) if (!w.onEvent(ev)) this.watchers.delete(w);
   }
 
@@ -209,6 +224,14 @@ export class WatchCache {
   }
   removeWatcher(w: CacheWatcher): void {
     this.watchers.delete(w);
+  }
+  /** Adds a reader that follows every event from now on; observers run before watchers, in order. */
+  observe(o: CacheObserver): void {
+    this.observers.push(o);
+  }
+  unobserve(o: CacheObserver): void {
+    const i = this.observers.indexOf(o);
+    if (i >= 0) this.observers.splice(i, 1);
   }
 
   /** The frame of `ev` as seen through a selection (memoized on the event per media type and selection). */

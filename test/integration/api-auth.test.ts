@@ -316,7 +316,7 @@ t.test('token file identities carry their groups plus system:authenticated', asy
   const file = join(dir, 'tokens.csv');
   writeFileSync(file, ['tok-a,alice,uid-a,"dev,qa"', 'tok-b,bob,uid-b', 'tok-c,carl,uid-c,ops'].join('\n') + '\n');
   const authn = union([tokenFileAuthenticator(file)]);
-  const who = async (token: string) => authn.authenticate({ headers: { authorization: `Bearer ${token}` }, socket: undefined });
+  const who = async (token: string) => authn.authenticate({ headers: { authorization: `Bearer ${token}` }, peer: undefined });
   const a = await who('tok-a');
   t.equal(a?.username, 'alice');
   t.equal(a?.uid, 'uid-a');
@@ -326,5 +326,5 @@ t.test('token file identities carry their groups plus system:authenticated', asy
   const c = await who('tok-c');
   t.same([...(c?.groups ?? [])].sort(), ['ops', 'system:authenticated']);
   await t.rejects(who('nope'), 'an unknown token is rejected (401)');
-  t.equal(await authn.authenticate({ headers: {}, socket: undefined }), null, 'no credential: left to anonymous');
+  t.equal(await authn.authenticate({ headers: {}, peer: undefined }), null, 'no credential: left to anonymous');
 });

@@ -9,20 +9,20 @@
  * Objects entering or leaving the selection arrive as ADDED / DELETED. BOOKMARKs are sent
  * periodically and before the server closes the stream at its timeout. A watcher whose unsent bytes
  * exceed the buffer limit is closed (the client re-watches from its last resourceVersion); an idle
- * watch is only a socket on the main event loop.
+ * watch is only a stream on the main event loop. Frames go to a ResponseSink, whatever the transport.
  */
 import { randomInt } from 'node:crypto';
-import { errors, type StatusError, toStatusError } from '../api/status.js';
-import type { ListOptions } from '../request/list-options.js';
-import { validateWatchOptions } from '../request/list-options.js';
-import type { Cacher } from '../storage/cacher.js';
-import { StoreError, type Store, type StoreEvent } from '../storage/interface.js';
-import { type CacheEvent, type CachedObject, type CacheWatcher, type ObjectFilter, restamp, selectEvent, Selection, type WatchCache } from '../storage/watch-cache.js';
-import { describeStored, selectionFilter } from '../registry/describe.js';
-import { collectionPrefix, resourcePrefix } from '../registry/keys.js';
-import type { ResourceType } from '../registry/resource-type.js';
-import { type Res, writeDrained } from './http.js';
-import { bookmarkFrame, errorFrame, fullBytes, jsonFrame } from './object-encoding.js';
+import { errors, type StatusError, toStatusError } from '../../api/status.js';
+import type { ListOptions } from '../../request/list-options.js';
+import { validateWatchOptions } from '../../request/list-options.js';
+import type { Cacher } from '../../storage/cacher.js';
+import { StoreError, type Store, type StoreEvent } from '../../storage/interface.js';
+import { type CacheEvent, type CachedObject, type CacheWatcher, type ObjectFilter, restamp, selectEvent, Selection, type WatchCache } from '../../storage/watch-cache.js';
+import { describeStored, selectionFilter } from '../../registry/describe.js';
+import { collectionPrefix, resourcePrefix } from '../../registry/keys.js';
+import type { ResourceType } from '../../registry/resource-type.js';
+import type { ResponseSink } from '../scope.js';
+import { bookmarkFrame, errorFrame, fullBytes, jsonFrame } from '../object-encoding.js';
 
 export interface WatchSettings {
   cacher: Cacher;
@@ -59,16 +59,16 @@ export class WatchStream implements CacheWatcher {
     private readonly t: WatchTarget,
     private readonly o: ListOptions,
     private readonly filter: ObjectFilter,
-    private readonly res: Res,
+    private readonly sink: ResponseSink,
   ) {
     this.cache = s.cacher.cacheFor(resourcePrefix(t.rt));
-    res.on('close', () => this.close(''));
+    sink.onClose(() => this.close(''));
   }
 
   private write(frame: Buffer): boolean {
     if (this.closed) return false;
-    (this.res as import('node:http').ServerResponse).write(frame);
-    if (this.res.writableLength > this.s.bufferLimitBytes) {
+    this.sink.write(frame);
+    if (this.sink.buffered > this.s.bufferLimitBytes) {
       this.close('watcher is too slow');
       return false;
     }
@@ -114,8 +114,8 @@ export class WatchStream implements CacheWatcher {
     for (const t of this.timers) clearTimeout(t);
     this.cache.removeWatcher(this);
     this.s.track?.close(this);
-    if (reason && !this.res.writableEnded) console.warn(`svc-apiserver: closing watch of ${this.t.rt.plural}: ${reason}`);
-    if (!this.res.writableEnded) this.res.end();
+    if (reason && !this.sink.closed) console.warn(`svc-apiserver: closing watch of ${this.t.rt.plural}: ${reason}`);
+    if (!this.sink.closed) this.sink.end();
   }
 
   private bookmark(initialEventsEnd = false): void {
@@ -124,13 +124,12 @@ export class WatchStream implements CacheWatcher {
   }
 
   private startHeaders(): void {
-    this.res.writeHead(200, { 'content-type': this.t.mediaType, 'cache-control': 'no-cache, private' } as never);
-    (this.res as { flushHeaders?: () => void }).flushHeaders?.();
+    this.sink.openStream(this.t.mediaType);
   }
 
   /** Sends an ERROR event carrying `err`'s Status and ends the stream (upstream's error watcher). */
   failWith(err: StatusError): void {
-    if (!this.res.headersSent) this.startHeaders();
+    if (!this.sink.started) this.startHeaders();
     this.write(errorFrame(err.status));
     this.close('');
   }
@@ -167,7 +166,7 @@ export class WatchStream implements CacheWatcher {
       else await this.startFrom(rv === '' ? await this.s.cacher.syncConsistent() : Number(rv));
     } catch (err) {
       const e = toStatusError(err);
-      if (this.res.headersSent) this.failWith(e);
+      if (this.sink.started) this.failWith(e);
       else if (e.code === 504 || e.code === 410) this.failWith(e);
       else {
         this.close('');
@@ -198,7 +197,9 @@ export class WatchStream implements CacheWatcher {
 
   /** Writes a frame, waiting for the socket to drain when its buffer is full. */
   private async writePaced(frame: Buffer): Promise<boolean> {
-    return !this.closed && (await writeDrained(this.res, frame)) && !this.closed;
+    if (this.closed) return false;
+    if (!this.sink.write(frame) && !(await this.sink.drained())) return false;
+    return !this.closed;
   }
 
   private async startFrom(after: number): Promise<void> {

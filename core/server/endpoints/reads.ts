@@ -8,18 +8,18 @@
  *                  otherwise the store's history at that revision (a task on the pool)
  * Pages carry a signed continue token; remainingItemCount is given only without selectors.
  */
-import { errors } from '../api/status.js';
-import { encodeList, encodeValue, type EncodeOptions } from '../codec/encode.js';
-import { getPlan, hasSelectors, listOptionsFromQuery, listPlan, type ListOptions, type ListPlan, validateListOptions } from '../request/list-options.js';
-import type { Cacher } from '../storage/cacher.js';
-import type { Store } from '../storage/interface.js';
-import type { CachedObject, WatchCache } from '../storage/watch-cache.js';
-import { decodeContinue, encodeContinue } from '../registry/continue-token.js';
-import { checkFieldSelector, selectionFilter } from '../registry/describe.js';
-import { collectionPrefix, objectKey, resourcePrefix } from '../registry/keys.js';
-import { apiVersionOf, groupResourceOf, type ResourceType } from '../registry/resource-type.js';
-import { fullBytes, fullLineBytes, itemBytes } from './object-encoding.js';
-import { type MaybePromise, then } from '../api/maybe-async.js';
+import { errors } from '../../api/status.js';
+import { encodeList, encodeValue, type EncodeOptions } from '../../codec/encode.js';
+import { getPlan, hasSelectors, listOptionsFromQuery, listPlan, type ListOptions, type ListPlan, validateListOptions } from '../../request/list-options.js';
+import type { Cacher } from '../../storage/cacher.js';
+import type { Store } from '../../storage/interface.js';
+import type { CachedObject, WatchCache } from '../../storage/watch-cache.js';
+import { decodeContinue, encodeContinue } from '../../registry/continue-token.js';
+import { checkFieldSelector, selectionFilter } from '../../registry/describe.js';
+import { collectionPrefix, objectKey, resourcePrefix } from '../../registry/keys.js';
+import { apiVersionOf, groupResourceOf, type ResourceType } from '../../registry/resource-type.js';
+import { fullBytes, fullLineBytes, itemBytes } from '../object-encoding.js';
+import { type MaybePromise, then } from '../../api/maybe-async.js';
 
 export interface ReadContext {
   cacher: Cacher;

@@ -1,10 +1,11 @@
 /**
- * The typed edge between the main thread and the worker pool. A task is one write (or one store
- * read) on one resource; bodies cross as transferable bytes, and the result comes back already
- * encoded in the negotiated media type, so the main thread only writes bytes to the socket.
+ * A registry task: one write (or one store read) on one resource, the unit of work an Executor runs
+ * (on a pool worker or inline). Bodies cross threads as transferable bytes and the result comes back
+ * already encoded in the negotiated media type, so the caller only writes bytes. The pool (workers/)
+ * implements Executor; core never imports it.
  */
-import type { UserInfo } from '../core/api/types.js';
-import type { ResponseMediaType } from '../core/codec/media-types.js';
+import type { UserInfo } from '../api/types.js';
+import type { ResponseMediaType } from '../codec/media-types.js';
 
 export type TaskVerb = 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'list';
 

@@ -1,0 +1,23 @@
+/**
+ * Builds the authorizer chain from --authorization-mode: group system:masters first (it bypasses every
+ * mode, as upstream), then each mode in the order given. The table below is the one list of modes:
+ * flag validation reads its names. Adding a mode is one file under core/authz plus one entry here.
+ */
+import type { ServerOptions } from '../server/options.js';
+import { alwaysAllow, alwaysDeny, type Authorizer, chain, privilegedGroups } from './authorizer.js';
+
+/** What authorizers may need from the running server. */
+export type AuthorizerDeps = Record<string, never>;
+
+type ModeBuilder = (o: ServerOptions, d: AuthorizerDeps) => Authorizer;
+
+export const authorizationModes: Readonly<Record<string, ModeBuilder>> = {
+  AlwaysAllow: () => alwaysAllow(),
+  AlwaysDeny: () => alwaysDeny(),
+};
+
+export function buildAuthorizer(o: ServerOptions, d: AuthorizerDeps): Authorizer {
+  const list: Authorizer[] = [privilegedGroups(['system:masters'])];
+  for (const mode of o.authorizationMode) list.push(authorizationModes[mode]!(o, d));
+  return chain(list);
+}

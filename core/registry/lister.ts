@@ -1,0 +1,151 @@
+/**
+ * Listers: read-only, always-current views of one resource over its WatchCache, for the code that runs
+ * beside the API (controllers, authorizers, authenticators). A read never touches the store and never
+ * waits: the cache is fed in revision order on the main thread, so a lister answers with the state as
+ * of the last event applied. Objects are decoded once per version and shared by every reader, so they
+ * are read-only (Readonly types say so; nothing freezes them, to keep reads free).
+ *
+ * Indexes (upstream's informer indexers) map a computed value to the objects that produce it, kept
+ * current event by event: e.g. RoleBindings by subject, Secrets by type.
+ */
+import type { ApiObject } from '../api/types.js';
+import { decodeStored } from '../codec/object-bytes.js';
+import type { CacheEvent, CachedObject, CacheObserver, WatchCache } from '../storage/watch-cache.js';
+import { collectionPrefix, objectKey } from './keys.js';
+import { apiVersionOf, type ResourceType } from './resource-type.js';
+
+export type DeepReadonly<T> = T extends (infer E)[] ? readonly DeepReadonly<E>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+
+/** A change as a lister reports it: the object after (absent when deleted) and before (absent when created). */
+export interface ListerEvent<T> {
+  type: CacheEvent['type'];
+  object: DeepReadonly<T>;
+  old: DeepReadonly<T> | undefined;
+}
+
+export type IndexFunc<T> = (obj: DeepReadonly<T>) => readonly string[];
+
+interface Index<T> {
+  fn: IndexFunc<T>;
+  /** index value -> object keys */
+  byValue: Map<string, Set<string>>;
+}
+
+export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
+  private readonly indexes = new Map<string, Index<T>>();
+  private readonly handlers = new Set<(ev: ListerEvent<T>) => void>();
+  private readonly apiVersion: string;
+
+  constructor(
+    private readonly cache: WatchCache,
+    readonly rt: ResourceType,
+  ) {
+    this.apiVersion = apiVersionOf(rt);
+    cache.observe(this);
+  }
+
+  /** The decoded object of a cached version (TypeMeta and resourceVersion set), built once. */
+  private decode(o: CachedObject): DeepReadonly<T> {
+    return (o.decoded ??= decodeStored(o.stored, o.revision, this.apiVersion, this.rt.kind)) as DeepReadonly<T>;
+  }
+
+  /** Revision the view reflects. */
+  get revision(): number {
+    return this.cache.revision;
+  }
+
+  get(namespace: string, name: string): DeepReadonly<T> | undefined {
+    const o = this.cache.get(objectKey(this.rt, namespace, name));
+    return o && this.decode(o);
+  }
+
+  /** Every object, or those of one namespace, in key order. */
+  list(namespace = ''): DeepReadonly<T>[] {
+    const out: DeepReadonly<T>[] = [];
+    for (const o of this.cache.range(collectionPrefix(this.rt, namespace))) out.push(this.decode(o));
+    return out;
+  }
+
+  /** Adds an index; it covers the objects present now and follows every later change. */
+  addIndex(name: string, fn: IndexFunc<T>): void {
+    const index: Index<T> = { fn, byValue: new Map() };
+    this.indexes.set(name, index);
+    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) this.indexAdd(index, o.key, this.decode(o));
+  }
+
+  /** Objects whose index `name` produced `value`. */
+  byIndex(name: string, value: string): DeepReadonly<T>[] {
+    const index = this.indexes.get(name);
+    if (!index) throw new Error(`lister of ${this.rt.plural} has no index ${name}`);
+    const keys = index.byValue.get(value);
+    if (!keys) return [];
+    const out: DeepReadonly<T>[] = [];
+    for (const k of keys) {
+      const o = this.cache.get(k);
+      if (o) out.push(this.decode(o));
+    }
+    return out;
+  }
+
+  /** Calls `fn` after every change, once the lister's own view and indexes include it; returns an unsubscribe. */
+  onChange(fn: (ev: ListerEvent<T>) => void): () => void {
+    this.handlers.add(fn);
+    return () => this.handlers.delete(fn);
+  }
+
+  private indexAdd(index: Index<T>, key: string, obj: DeepReadonly<T>): void {
+    for (const v of index.fn(obj)) {
+      let keys = index.byValue.get(v);
+      if (!keys) index.byValue.set(v, (keys = new Set()));
+      keys.add(key);
+    }
+  }
+
+  private indexRemove(index: Index<T>, key: string, obj: DeepReadonly<T>): void {
+    for (const v of index.fn(obj)) {
+      const keys = index.byValue.get(v);
+      if (!keys) continue;
+      keys.delete(key);
+      if (keys.size === 0) index.byValue.delete(v);
+    }
+  }
+
+  onEvent(ev: CacheEvent): void {
+    const old = ev.prev && this.decode(ev.prev);
+    const object = ev.type === 'DELETED' ? old! : this.decode(ev.object);
+    for (const index of this.indexes.values()) {
+      if (old) this.indexRemove(index, ev.object.key, old);
+      if (ev.type !== 'DELETED') this.indexAdd(index, ev.object.key, object);
+    }
+    if (this.handlers.size === 0) return;
+    const le: ListerEvent<T> = { type: ev.type, object, old };
+    for (const h of this.handlers) {
+      try {
+        h(le);
+      } catch (err) {
+        console.error(`svc-apiserver: ${this.rt.plural} lister handler failed:`, err);
+      }
+    }
+  }
+
+  onReset(): void {
+    for (const index of this.indexes.values()) {
+      index.byValue.clear();
+      for (const o of this.cache.range(collectionPrefix(this.rt, ''))) this.indexAdd(index, o.key, this.decode(o));
+    }
+  }
+}
+
+/** One shared lister per resource type (so indexes are built once however many readers ask). */
+export class Listers {
+  private readonly byPrefix = new Map<string, Lister<ApiObject>>();
+
+  constructor(private readonly cacheFor: (rt: ResourceType) => WatchCache) {}
+
+  for<T extends ApiObject = ApiObject>(rt: ResourceType): Lister<T> {
+    const prefix = collectionPrefix(rt, '');
+    let l = this.byPrefix.get(prefix);
+    if (!l) this.byPrefix.set(prefix, (l = new Lister(this.cacheFor(rt), rt)));
+    return l as unknown as Lister<T>;
+  }
+}

@@ -1,0 +1,57 @@
+/**
+ * Non-resource endpoints: health (/livez, /readyz, /healthz and their per-check paths), /version,
+ * discovery documents, and extra routes registered by path (OpenAPI). Only GET and HEAD are served.
+ */
+import type { MaybePromise } from '../../api/maybe-async.js';
+import { errors } from '../../api/status.js';
+import { encodeValue } from '../../codec/encode.js';
+import { negotiateResponse, responseMediaTypes } from '../../codec/media-types.js';
+import type { Endpoint, Health } from '../../health/health.js';
+import type { Handler } from '../chain.js';
+import type { DiscoveryDocs } from '../discovery.js';
+import type { RequestScope } from '../scope.js';
+import { headerOf, isPretty } from './resource.js';
+
+export type NonResourceRoute = (s: RequestScope) => MaybePromise<void>;
+
+export interface NonResourceDeps {
+  health: Health;
+  version: Record<string, string>;
+  discovery: DiscoveryDocs;
+  /** More routes by exact path (OpenAPI documents). */
+  routes: ReadonlyMap<string, NonResourceRoute>;
+}
+
+const healthEndpoints = new Set(['livez', 'readyz', 'healthz']);
+
+export function nonResourceEndpoint(d: NonResourceDeps): Handler {
+  const health = async (s: RequestScope, endpoint: Endpoint, check: string): Promise<void> => {
+    const r = await d.health.run(endpoint, check, s.query);
+    s.sink.send(r.code, 'text/plain; charset=utf-8', Buffer.from(r.body), { 'x-content-type-options': 'nosniff' });
+  };
+
+  return (s) => {
+    const path = s.path.length > 1 && s.path.endsWith('/') ? s.path.slice(0, -1) : s.path;
+    const [, first = '', ...rest] = path.split('/');
+    const readOnly = s.method === 'GET' || s.method === 'HEAD';
+    if (healthEndpoints.has(first)) {
+      if (!readOnly) throw errors.methodNotAllowed();
+      return health(s, first as Endpoint, rest.join('/'));
+    }
+    const route = d.routes.get(path);
+    if (route) return route(s);
+    const doc = path === '/version' ? d.version : d.discovery.byPath.get(path);
+    if (doc === undefined) throw errors.pathNotFound();
+    if (!readOnly) throw errors.methodNotAllowed();
+    s.pretty = isPretty(s.query, headerOf(s, 'user-agent'));
+    const mediaType = negotiateResponse(headerOf(s, 'accept'), responseMediaTypes);
+    if (!mediaType) throw errors.notAcceptable(responseMediaTypes);
+    s.mediaType = mediaType;
+    s.sink.send(200, mediaType, encodeValue(doc as object, { mediaType, pretty: s.pretty }));
+  };
+}
+
+/** The terminal handler: resource requests to the resource endpoint, the rest to the non-resource one. */
+export function route(resource: Handler, nonResource: Handler): Handler {
+  return (s) => (s.info.isResourceRequest ? resource(s) : nonResource(s));
+}

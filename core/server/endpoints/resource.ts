@@ -1,0 +1,147 @@
+/**
+ * The resource endpoint, transport-neutral: resolves the request to a served resource type (404, 405),
+ * negotiates the response media type (406), then serves it:
+ *   get            from the watch cache, in the request's own tick when the cache is fresh enough
+ *   list           from the watch cache, or the store's history as a registry task
+ *   watch          a WatchStream over the watch cache, writing frames to the scope's sink
+ *   writes         the body as a registry task (decode, validate, merge, store, encode on the pool)
+ */
+import { isPromise, type MaybePromise } from '../../api/maybe-async.js';
+import { errors } from '../../api/status.js';
+import { negotiateResponse, responseMediaTypes, streamMediaTypes } from '../../codec/media-types.js';
+import type { RegistryClient } from '../../registry/client.js';
+import { resourceId } from '../../registry/context.js';
+import { allVerbs, type ResourceType, type Verb } from '../../registry/resource-type.js';
+import type { ApiTask, TaskVerb } from '../../registry/task.js';
+import type { Handler } from '../chain.js';
+import type { RequestScope } from '../scope.js';
+import { getFromCache, listFromCache, parseListOptions, type ReadContext } from './reads.js';
+import { type WatchSettings, WatchStream, watchFilter } from './watch.js';
+
+export interface ResourceEndpointDeps {
+  /** Served resource types by `group/version/plural`. */
+  types: ReadonlyMap<string, ResourceType>;
+  read: ReadContext;
+  watch: WatchSettings;
+  registry: RegistryClient;
+  maxRequestBodyBytes: number;
+}
+
+/** A resource request after routing and negotiation. */
+export interface ResolvedRequest {
+  verb: Verb;
+  rt: ResourceType;
+  namespace: string;
+  name: string;
+  subresource: string;
+}
+
+/** Upstream pretty-prints when ?pretty is true, or for curl, Wget and browsers when it is unset. */
+export function isPretty(query: URLSearchParams, userAgent: string | undefined): boolean {
+  const p = query.get('pretty');
+  if (p) return ['1', 't', 'true'].includes(p.toLowerCase());
+  if (!userAgent) return false;
+  return userAgent.startsWith('curl') || userAgent.startsWith('Wget') || userAgent.startsWith('Mozilla/5.0');
+}
+
+export const headerOf = (s: RequestScope, name: string): string | undefined => {
+  const v = s.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/** Which served resource and verb a resource request names; 404 / 405 otherwise. */
+export function resolve(types: ReadonlyMap<string, ResourceType>, s: RequestScope): ResolvedRequest {
+  const info = s.info;
+  const rt = types.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
+  if (!rt) throw errors.pathNotFound();
+  const parts = info.parts;
+  if (parts.length > 3 || (rt.namespaced && parts.length > 1 && !info.namespace) || (!rt.namespaced && info.namespace && rt.plural !== 'namespaces')) {
+    throw errors.pathNotFound();
+  }
+  const name = parts[1] ?? '';
+  const subresource = parts[2] ?? '';
+  const subDef = subresource ? rt.subresources?.[subresource] : undefined;
+  if (subresource && !subDef) throw errors.pathNotFound();
+  const verb = info.verb as Verb;
+  const served = subDef ? subDef.verbs : (rt.verbs ?? allVerbs);
+  const method = s.method;
+  if (!served.includes(verb) || (name === '' && (method === 'PUT' || method === 'PATCH')) || (name !== '' && method === 'POST')) throw errors.methodNotAllowed();
+  if (verb === 'create' && rt.namespaced && !info.namespace) throw errors.methodNotAllowed();
+  // namespace objects are addressed as /namespaces/<name>: the request namespace is the object's name
+  return { verb, rt, namespace: rt.namespaced ? info.namespace : '', name, subresource };
+}
+
+/** Sets the response media type and pretty flag of the scope; 406 when nothing acceptable is served. */
+export function negotiate(s: RequestScope, verb: Verb): void {
+  s.pretty = isPretty(s.query, headerOf(s, 'user-agent'));
+  const offered = verb === 'watch' ? streamMediaTypes : responseMediaTypes;
+  const mediaType = negotiateResponse(headerOf(s, 'accept'), offered);
+  if (!mediaType) throw errors.notAcceptable(offered);
+  s.mediaType = mediaType;
+}
+
+export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
+  const taskFor = (s: RequestScope, r: ResolvedRequest, verb: TaskVerb, body: Buffer | undefined): ApiTask => {
+    const task: ApiTask = {
+      verb,
+      resource: resourceId(r.rt),
+      subresource: r.subresource,
+      namespace: r.namespace,
+      name: r.name,
+      query: s.rawQuery,
+      contentType: headerOf(s, 'content-type') ?? '',
+      mediaType: s.mediaType,
+      pretty: s.pretty,
+      user: s.user,
+      userAgent: headerOf(s, 'user-agent') ?? '',
+    };
+    if (body && body.length) task.body = body;
+    return task;
+  };
+
+  const runTask = async (s: RequestScope, r: ResolvedRequest, verb: TaskVerb, body: Buffer | undefined): Promise<void> => {
+    const result = await d.registry.run(taskFor(s, r, verb, body));
+    s.sink.send(result.code, result.contentType, result.body, result.headers, s.warnings.length ? [...s.warnings, ...result.warnings] : result.warnings);
+  };
+
+  const get = (s: RequestScope, r: ResolvedRequest): MaybePromise<void> => {
+    const enc = { mediaType: s.mediaType, pretty: s.pretty };
+    const body = getFromCache(d.read, r.rt, r.namespace, r.name, s.query, enc);
+    const sent = (b: Buffer): void => s.sink.send(200, s.mediaType, b, undefined, s.warnings);
+    return isPromise(body) ? body.then(sent) : sent(body);
+  };
+
+  const list = async (s: RequestScope, r: ResolvedRequest): Promise<void> => {
+    const o = parseListOptions(r.rt, s.query);
+    const page = await listFromCache(d.read, r.rt, r.namespace, o, { mediaType: s.mediaType, pretty: s.pretty });
+    if (page.kind === 'stream') return s.sink.sendChunks(200, s.mediaType, page.chunks, s.warnings);
+    if (page.kind === 'bytes') return s.sink.send(200, s.mediaType, page.body, undefined, s.warnings);
+    return runTask(s, r, 'list', undefined);
+  };
+
+  const watch = (s: RequestScope, r: ResolvedRequest): Promise<void> => {
+    const o = parseListOptions(r.rt, s.query);
+    const t = { rt: r.rt, namespace: r.namespace, name: r.name, mediaType: s.mediaType };
+    return new WatchStream(d.watch, t, o, watchFilter(t, o), s.sink).start();
+  };
+
+  const write = async (s: RequestScope, r: ResolvedRequest): Promise<void> => {
+    const body = await s.readBody(d.maxRequestBodyBytes);
+    return runTask(s, r, r.verb as TaskVerb, body);
+  };
+
+  return (s) => {
+    const r = resolve(d.types, s);
+    negotiate(s, r.verb);
+    switch (r.verb) {
+      case 'get':
+        return get(s, r);
+      case 'list':
+        return list(s, r);
+      case 'watch':
+        return watch(s, r);
+      default:
+        return write(s, r);
+    }
+  };
+}

@@ -1,0 +1,81 @@
+/**
+ * The request scope: one object per request that every stage of the chain reads and fills in turn
+ * (upstream keeps the same things in the request context). It is transport-neutral: the HTTP and
+ * gRPC adapters build it from their own framing and give it a ResponseSink; nothing past the adapter
+ * knows which transport carries the request.
+ */
+import type { PeerCertificate } from 'node:tls';
+import type { UserInfo } from '../api/types.js';
+import type { ResponseMediaType } from '../codec/media-types.js';
+import type { RequestInfo } from '../request/request-info.js';
+
+export type HeaderValue = string | string[] | undefined;
+/** Request headers with lower-case names (Node's and gRPC metadata's convention). */
+export type Headers = Readonly<Record<string, HeaderValue>>;
+
+/** The client's TLS identity, as the transport verified it. */
+export interface PeerIdentity {
+  /** The client certificate, if one was presented (undefined otherwise). */
+  certificate(): (PeerCertificate & { ext_key_usage?: string[] }) | undefined;
+  /** Whether that certificate chained to --client-ca-file, and why not. */
+  readonly authorized: boolean;
+  readonly authorizationError: string | undefined;
+  /** A stable object per connection, for per-connection memos. */
+  readonly connection: object;
+  readonly remoteAddress: string | undefined;
+}
+
+/**
+ * Where the answer goes. `send` writes a whole response; `sendChunks` a large one piece by piece;
+ * a watch opens a stream and writes frames. Writes after the client left are ignored.
+ */
+export interface ResponseSink {
+  /** Whether the answer has started (headers out, or the stream opened). */
+  readonly started: boolean;
+  /** Whether the client is gone or the answer ended. */
+  readonly closed: boolean;
+  send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void;
+  sendChunks(code: number, contentType: string, chunks: Iterable<Uint8Array>, warnings?: readonly string[]): Promise<void>;
+  /** Starts a stream of frames (watch). */
+  openStream(contentType: string): void;
+  /** Writes one frame now, however full the buffer is; false when the buffer is past its mark (see drained()). */
+  write(frame: Uint8Array): boolean;
+  /** Bytes written but not yet taken by the client. */
+  readonly buffered: number;
+  /** Resolves once the buffer has drained (true) or the client is gone (false). */
+  drained(): Promise<boolean>;
+  /** Ends the answer (and the stream). */
+  end(): void;
+  /** Ends the answer at once and drops the connection (a response that cannot be delivered in time). */
+  abort(): void;
+  /** Called once when the client is gone or the answer ended, whichever comes first. */
+  onClose(fn: () => void): void;
+}
+
+export interface RequestScope {
+  /** HTTP method semantics (gRPC maps its methods to these). */
+  readonly method: string;
+  /** The decoded path. */
+  readonly path: string;
+  readonly rawQuery: string;
+  readonly query: URLSearchParams;
+  readonly headers: Headers;
+  readonly peer: PeerIdentity | undefined;
+  readonly sink: ResponseSink;
+  /** Reads the body, refusing more than `limit` bytes (413); rejects when the request is abandoned. */
+  readBody(limit: number): Promise<Buffer>;
+  /** performance.now() when the request arrived. */
+  readonly startedAt: number;
+
+  /** Set by the authentication stage (and replaced by impersonation). */
+  user: UserInfo;
+  /** Set by the request-info stage. */
+  info: RequestInfo;
+  /** Set by negotiation; errors are written in it (JSON before). */
+  mediaType: ResponseMediaType;
+  pretty: boolean;
+  /** Warnings for the `Warning` header, added by any stage. */
+  warnings: string[];
+  /** When the request must be answered by (ms since epoch); set by the timeout stage. */
+  deadline: number;
+}

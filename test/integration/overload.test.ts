@@ -1,0 +1,66 @@
+import t from 'tap';
+import { connect, type TLSSocket } from 'node:tls';
+import { ALICE_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+
+/** A raw TLS connection that sends `head` (and `body`) and then does whatever the test says: nothing, usually. */
+function rawRequest(s: TestServer, head: string, body = ''): Promise<TLSSocket> {
+  const u = new URL(s.url);
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: u.hostname, port: Number(u.port), ca: s.ca, ALPNProtocols: ['http/1.1'] }, () => {
+      sock.write(head + body);
+      resolve(sock);
+    });
+    sock.on('error', reject);
+  });
+}
+
+/** Resolves with what the server sent once it closes the connection (or after `ms`). */
+function untilClosed(sock: TLSSocket, ms: number): Promise<{ closed: boolean; data: string }> {
+  let data = '';
+  sock.on('data', (c: Buffer) => (data += c.toString('latin1')));
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve({ closed: false, data }), ms);
+    sock.on('close', () => {
+      clearTimeout(timer);
+      resolve({ closed: true, data });
+    });
+  });
+}
+
+const alice = (s: TestServer) => s.admin.with({ token: ALICE_TOKEN });
+const cm = (name: string, size = 0) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: size ? { blob: 'x'.repeat(size) } : {} });
+
+t.test('a write that times out while its body is still arriving gives its in-flight slot back', async (t) => {
+  const s = await startServer(['--max-mutating-requests-inflight=2', '--request-timeout=1s']);
+  t.teardown(() => s.stop());
+  const head = (n: number) =>
+    `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ALICE_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"slow-${n}"`;
+  const slow = await Promise.all([rawRequest(s, head(1)), rawRequest(s, head(2))]);
+  const ends = slow.map((sock) => untilClosed(sock, 10_000));
+  await new Promise((r) => setTimeout(r, 200));
+  const third = await alice(s).post('/api/v1/namespaces/default/configmaps', cm('third'));
+  t.equal(third.status, 429, 'both mutating slots are held by the stalled uploads');
+  const results = await Promise.all(ends);
+  for (const r of results) t.match(r.data, /^HTTP\/1\.1 504 /, 'each stalled upload is answered 504 at its deadline');
+  const after = await alice(s).post('/api/v1/namespaces/default/configmaps', cm('after'));
+  t.equal(after.status, 201, 'the slots came back: writes are admitted again');
+  for (const n of [1, 2]) t.equal((await s.admin.get(`/api/v1/namespaces/default/configmaps/slow-${n}`)).status, 404, `nothing of upload ${n} was written`);
+});
+
+t.test('a client that does not read a large answer loses its connection at the request timeout, and its slot', async (t) => {
+  const s = await startServer(['--max-requests-inflight=1', '--request-timeout=1s']);
+  t.teardown(() => s.stop());
+  for (let i = 0; i < 24; i++) t.equal((await s.admin.post('/api/v1/namespaces/default/configmaps', cm(`big-${i}`, 400_000))).status, 201);
+  const sock = await rawRequest(s, `GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ALICE_TOKEN}\r\n\r\n`);
+  sock.pause(); // never reads
+  const closed = untilClosed(sock, 15_000);
+  await new Promise((r) => setTimeout(r, 300));
+  t.equal((await alice(s).get('/api/v1/namespaces/default/configmaps/big-0')).status, 429, 'the one read slot is held while the answer is being written');
+  t.equal((await s.admin.get('/api/v1/namespaces/default/configmaps/big-0')).status, 200, 'system:masters is never refused for load');
+  for (const probe of ['/livez', '/readyz', '/healthz', '/readyz/ping']) t.equal((await alice(s).get(probe)).status, 200, `${probe} is exempt from the in-flight limit`);
+  await new Promise((r) => setTimeout(r, 2500)); // well past the 1 s deadline
+  sock.resume();
+  const r = await closed;
+  t.ok(r.closed, 'the connection whose answer could not be delivered in time was dropped');
+  t.equal((await alice(s).get('/api/v1/namespaces/default/configmaps/big-0')).status, 200, 'its slot came back');
+});
