@@ -7,7 +7,23 @@
 import { isPromise, type MaybePromise } from '../api/maybe-async.js';
 import type { UserInfo } from '../api/types.js';
 
-import type { Headers, PeerIdentity } from '../server/scope.js';
+import type { PeerCertificate } from 'node:tls';
+
+export type HeaderValue = string | string[] | undefined;
+/** Request headers with lower-case names (Node's and gRPC metadata's convention). */
+export type Headers = Readonly<Record<string, HeaderValue>>;
+
+/** The client's TLS identity, as the transport verified it. */
+export interface PeerIdentity {
+  /** The client certificate, if one was presented (undefined otherwise). */
+  certificate(): (PeerCertificate & { ext_key_usage?: string[] }) | undefined;
+  /** Whether that certificate chained to --client-ca-file, and why not. */
+  readonly authorized: boolean;
+  readonly authorizationError: string | undefined;
+  /** A stable object per connection, for per-connection memos. */
+  readonly connection: object;
+  readonly remoteAddress: string | undefined;
+}
 
 /** What authenticators may look at: headers and the client's TLS identity. */
 export interface AuthnRequest {

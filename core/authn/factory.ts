@@ -3,10 +3,14 @@
  * that recognises a credential decides): x509 client certificates, static token file. Adding a method
  * is one file under core/authn plus one entry here.
  */
-import type { ServerOptions } from '../server/options.js';
 import { type Authenticator, union } from './authenticator.js';
 import { tokenFileAuthenticator } from './token-file.js';
 import { x509Authenticator } from './x509.js';
+
+/** The options authentication reads (part of the server's options). */
+export interface AuthenticationOptions {
+  tokenAuthFile: string;
+}
 
 /** What authenticators may need from the running server. */
 export interface AuthenticatorDeps {
@@ -16,8 +20,8 @@ export interface AuthenticatorDeps {
 
 interface AuthenticatorEntry {
   name: string;
-  enabled(o: ServerOptions, d: AuthenticatorDeps): boolean;
-  build(o: ServerOptions, d: AuthenticatorDeps): Authenticator;
+  enabled(o: AuthenticationOptions, d: AuthenticatorDeps): boolean;
+  build(o: AuthenticationOptions, d: AuthenticatorDeps): Authenticator;
 }
 
 /** The methods in the order they are tried. */
@@ -26,6 +30,6 @@ export const authenticatorOrder: readonly AuthenticatorEntry[] = [
   { name: 'token-file', enabled: (o) => o.tokenAuthFile !== '', build: (o) => tokenFileAuthenticator(o.tokenAuthFile) },
 ];
 
-export function buildAuthenticator(o: ServerOptions, d: AuthenticatorDeps): Authenticator {
+export function buildAuthenticator(o: AuthenticationOptions, d: AuthenticatorDeps): Authenticator {
   return union(authenticatorOrder.filter((e) => e.enabled(o, d)).map((e) => e.build(o, d)));
 }

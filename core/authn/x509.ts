@@ -5,8 +5,7 @@
  * upstream does: a certificate that expires while its keep-alive connection stays open stops working.
  */
 import type { UserInfo } from '../api/types.js';
-import type { PeerIdentity } from '../server/scope.js';
-import { AuthenticationError, type Authenticator } from './authenticator.js';
+import { AuthenticationError, type Authenticator, type PeerIdentity } from './authenticator.js';
 
 const CLIENT_AUTH_EKU = '1.3.6.1.5.5.7.3.2';
 

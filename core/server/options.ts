@@ -3,9 +3,10 @@
  * `--client-ca-file`, `--authorization-mode`, ...) plus our own (`--data-dir`, `--workers`,
  * `--storage-backend`, `--watch-cache-size`). One table drives parsing, defaults and --help.
  */
-import { authorizationModes } from '../authz/factory.js';
+import type { AuthenticationOptions } from '../authn/factory.js';
+import { type AuthorizationOptions, authorizationModes } from '../authz/factory.js';
 
-export interface ServerOptions {
+export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions {
   securePort: number;
   bindAddress: string;
   dataDir: string;

@@ -4,26 +4,12 @@
  * gRPC adapters build it from their own framing and give it a ResponseSink; nothing past the adapter
  * knows which transport carries the request.
  */
-import type { PeerCertificate } from 'node:tls';
 import type { UserInfo } from '../api/types.js';
+import type { Headers, PeerIdentity } from '../authn/authenticator.js';
 import type { ResponseMediaType } from '../codec/media-types.js';
 import type { RequestInfo } from '../request/request-info.js';
 
-export type HeaderValue = string | string[] | undefined;
-/** Request headers with lower-case names (Node's and gRPC metadata's convention). */
-export type Headers = Readonly<Record<string, HeaderValue>>;
-
-/** The client's TLS identity, as the transport verified it. */
-export interface PeerIdentity {
-  /** The client certificate, if one was presented (undefined otherwise). */
-  certificate(): (PeerCertificate & { ext_key_usage?: string[] }) | undefined;
-  /** Whether that certificate chained to --client-ca-file, and why not. */
-  readonly authorized: boolean;
-  readonly authorizationError: string | undefined;
-  /** A stable object per connection, for per-connection memos. */
-  readonly connection: object;
-  readonly remoteAddress: string | undefined;
-}
+export type { Headers, PeerIdentity } from '../authn/authenticator.js';
 
 /**
  * Where the answer goes. `send` writes a whole response; `sendChunks` a large one piece by piece;
