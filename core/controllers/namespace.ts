@@ -49,7 +49,7 @@ export class NamespaceController {
     private readonly intervalMs = 500,
   ) {
     this.nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
-    this.namespaced = types.filter((t) => t.namespaced);
+    this.namespaced = types.filter((t) => t.namespaced && !t.virtual);
     this.namespaces = listers.for<Ns>(this.nsType);
   }
 

@@ -123,6 +123,13 @@ export interface ResourceType {
 
   /** Whether a namespaced kind's create must be admitted by namespace lifecycle (default true). */
   skipNamespaceLifecycle?: boolean;
+
+  /**
+   * A virtual resource (upstream's rest.Creater without storage: reviews): nothing is stored or
+   * watched; a create is answered by a handler registered for the type on the main thread, where the
+   * authenticator and authorizer live (core/server/endpoints/virtual.ts). Its verbs are ['create'].
+   */
+  virtual?: boolean;
 }
 
 export const apiVersionOf = (rt: Pick<ResourceType, 'group' | 'version'>): string => (rt.group ? `${rt.group}/${rt.version}` : rt.version);

@@ -12,6 +12,8 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import { buildAuthenticator } from '../authn/factory.js';
+import { selfSubjectReview } from '../authn/reviews.js';
+import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
 import { buildAuthorizer } from '../authz/factory.js';
 import { NamespaceController, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
@@ -112,6 +114,7 @@ export class ApiServer {
 
     this.cacher = new Cacher(this.store);
     for (const rt of types) {
+      if (rt.virtual) continue;
       this.cacher.register({
         prefix: resourcePrefix(rt),
         capacity: o.watchCacheSize,
@@ -170,6 +173,11 @@ export class ApiServer {
       },
       registry: client,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
+      virtual: {
+        handlers: new Map([[resourceId(selfSubjectReviews), selfSubjectReview]]),
+        knownKinds: registry.ctx.knownKinds,
+        maxRequestBodyBytes: o.maxRequestBodyBytes,
+      },
     });
     const nonResources = nonResourceEndpoint({
       health: this.health,

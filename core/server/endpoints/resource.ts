@@ -16,6 +16,7 @@ import type { ApiTask, TaskVerb } from '../../registry/task.js';
 import type { Handler } from '../chain.js';
 import type { RequestScope } from '../scope.js';
 import { getFromCache, listFromCache, parseListOptions, type ReadContext } from './reads.js';
+import { serveVirtual, type VirtualDeps } from './virtual.js';
 import { type WatchSettings, WatchStream, watchFilter } from './watch.js';
 
 export interface ResourceEndpointDeps {
@@ -25,6 +26,8 @@ export interface ResourceEndpointDeps {
   watch: WatchSettings;
   registry: RegistryClient;
   maxRequestBodyBytes: number;
+  /** Handlers of virtual resources (reviews). */
+  virtual: VirtualDeps;
 }
 
 /** A resource request after routing and negotiation. */
@@ -126,6 +129,7 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
   };
 
   const write = async (s: RequestScope, r: ResolvedRequest): Promise<void> => {
+    if (r.rt.virtual) return serveVirtual(d.virtual, s, r, resourceId(r.rt), headerOf(s, 'content-type') ?? '');
     const body = await s.readBody(d.maxRequestBodyBytes);
     return runTask(s, r, r.verb as TaskVerb, body);
   };

@@ -1,0 +1,35 @@
+/**
+ * Virtual resources (reviews): a create is decoded on the main thread and answered by the handler
+ * registered for the type, which computes the answer from the request (who is asking, what the
+ * authenticator or authorizer says). Nothing is stored, so there is no task, no watch and no revision.
+ */
+import type { MaybePromise } from '../../api/maybe-async.js';
+import { errors } from '../../api/status.js';
+import type { ApiObject } from '../../api/types.js';
+import { encodeValue } from '../../codec/encode.js';
+import type { KnownKinds } from '../../registry/decode.js';
+import { decodeObjectBody } from '../../registry/decode.js';
+import { writeOptionsFromQuery } from '../../request/write-options.js';
+import type { RequestScope } from '../scope.js';
+import type { ResolvedRequest } from './resource.js';
+
+/** Computes the answer of a review: the request object with its status filled in. */
+export type VirtualHandler = (review: ApiObject, s: RequestScope, r: ResolvedRequest) => MaybePromise<ApiObject>;
+
+export interface VirtualDeps {
+  /** Handlers by resource id (`group/version/plural`, with `/subresource` for a subresource). */
+  handlers: ReadonlyMap<string, VirtualHandler>;
+  knownKinds: KnownKinds;
+  maxRequestBodyBytes: number;
+}
+
+export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedRequest, id: string, contentType: string): Promise<void> {
+  const handler = d.handlers.get(id);
+  if (!handler) throw errors.methodNotAllowed();
+  const opts = writeOptionsFromQuery(s.query, 'CreateOptions');
+  const body = await s.readBody(d.maxRequestBodyBytes);
+  if (body.length === 0) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
+  const { object, warnings } = decodeObjectBody(body, contentType, r.rt, d.knownKinds, opts.fieldValidation);
+  const answer = await handler(object, s, r);
+  s.sink.send(201, s.mediaType, encodeValue(answer, { mediaType: s.mediaType, pretty: s.pretty }), undefined, [...s.warnings, ...warnings]);
+}

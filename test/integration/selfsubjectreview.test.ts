@@ -1,0 +1,28 @@
+import t from 'tap';
+import { ALICE_TOKEN, startServer } from '../helpers/server.js';
+
+const PATH = '/apis/authentication.svc.io/v1/selfsubjectreviews';
+
+t.test('SelfSubjectReview: a create answers with the caller\'s own identity and stores nothing', async (t) => {
+  const s = await startServer();
+  t.teardown(() => s.stop());
+  const alice = s.admin.with({ token: ALICE_TOKEN });
+  const r = await alice.post(PATH, { apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview' });
+  t.equal(r.status, 201);
+  t.same(r.json, {
+    kind: 'SelfSubjectReview',
+    apiVersion: 'authentication.svc.io/v1',
+    metadata: { creationTimestamp: null },
+    status: { userInfo: { username: 'alice', uid: 'uid-alice', groups: ['dev', 'qa', 'system:authenticated'] } },
+  });
+  const empty = await alice.post(PATH, {});
+  t.equal(empty.status, 201, 'TypeMeta may be left out: the path names the kind');
+  const anon = await s.anon.post(PATH, { apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview' });
+  t.same(anon.json.status.userInfo, { username: 'system:anonymous', groups: ['system:unauthenticated'] });
+  t.equal((await alice.get(PATH)).status, 405, 'only create is served');
+  t.equal((await alice.get(`${PATH}/x`)).status, 405);
+  const wrong = await alice.post(PATH, { apiVersion: 'v1', kind: 'ConfigMap' });
+  t.equal(wrong.status, 400, 'a body of another kind is refused');
+  const disc = await alice.get('/apis/authentication.svc.io/v1');
+  t.same(disc.json.resources.map((x: { name: string; verbs: string[] }) => [x.name, x.verbs]), [['selfsubjectreviews', ['create']]]);
+});
