@@ -33,6 +33,17 @@ interface Condition {
   message?: string;
 }
 
+/** Creates the system namespaces that do not exist yet (upstream's bootstrap-controller post-start hook). */
+export async function ensureSystemNamespaces(client: TypedClient, nsType: ResourceType): Promise<void> {
+  for (const name of systemNamespaces) {
+    try {
+      await client.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
+    } catch (e) {
+      if (!(e instanceof StatusError) || e.code !== 409) throw new Error(`bootstrap of namespace ${name} failed: ${(e as Error).message}`);
+    }
+  }
+}
+
 export class NamespaceController {
   private readonly pending = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
@@ -51,17 +62,6 @@ export class NamespaceController {
     this.nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
     this.namespaced = types.filter((t) => t.namespaced && !t.virtual);
     this.namespaces = listers.for<Ns>(this.nsType);
-  }
-
-  /** Creates the system namespaces that do not exist yet. */
-  async bootstrap(): Promise<void> {
-    for (const name of systemNamespaces) {
-      try {
-        await this.client.create(this.nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
-      } catch (e) {
-        if (!(e instanceof StatusError) || e.code !== 409) throw new Error(`bootstrap of namespace ${name} failed: ${(e as Error).message}`);
-      }
-    }
   }
 
   start(): void {

@@ -5,6 +5,7 @@
  */
 import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationModes } from '../authz/factory.js';
+import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
 
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions {
   securePort: number;
@@ -38,6 +39,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   maxRequestBodyBytes: number;
   /** How long an Event lives after its last write, in ms (0: forever). */
   eventTtlMs: number;
+  /** --controllers: `*`, names, `-name`. */
+  controllers: string[];
 }
 
 type Kind = 'int' | 'string' | 'bool' | 'duration' | 'list' | 'map';
@@ -75,6 +78,7 @@ const flags: FlagSpec[] = [
   { name: 'feature-gates', key: 'featureGates', kind: 'map', def: {}, help: 'Comma-separated key=true|false pairs of feature gates.' },
   { name: 'runtime-config', key: 'runtimeConfig', kind: 'map', def: {}, help: 'Comma-separated <group>/<version>[=true|false] pairs enabling or disabling API versions.' },
   { name: 'event-ttl', key: 'eventTtlMs', kind: 'duration', def: 3_600_000, help: 'Amount of time to retain events after their last write. 0 keeps them forever.' },
+  { name: 'controllers', key: 'controllers', kind: 'list', def: ['*'], help: 'Controllers to run beside the API: "*" runs every controller on by default, "foo" turns one on, "-foo" turns one off. Off by default: bootstrapsigner, tokencleaner.' },
   { name: 'max-request-body-bytes', key: 'maxRequestBodyBytes', kind: 'int', def: 3 * 1024 * 1024, help: 'Largest request body accepted; larger bodies are answered 413.' },
 ];
 
@@ -158,6 +162,12 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   if (opts.storageBackend !== 'lmdb') throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: "lmdb"`);
   for (const m of opts.authorizationMode) {
     if (!Object.hasOwn(authorizationModes, m)) throw new FlagError(`authorization-mode ${JSON.stringify(m)} is not a valid mode`);
+  }
+  try {
+    selectControllers(opts.controllers);
+  } catch (e) {
+    if (e instanceof ControllersFlagError) throw new FlagError(`--controllers: ${e.message}`);
+    throw e;
   }
   return opts;
 }

@@ -15,7 +15,8 @@ import { buildAuthenticator } from '../authn/factory.js';
 import { selfSubjectReview } from '../authn/reviews.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
 import { buildAuthorizer } from '../authz/factory.js';
-import { NamespaceController, namespaceControllerIdentity } from '../controllers/namespace.js';
+import { type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
+import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
@@ -80,7 +81,7 @@ export class ApiServer {
   private store!: LmdbStore;
   private cacher!: Cacher;
   private executor!: Executor;
-  private controller!: NamespaceController;
+  private controllers: RunningController | undefined;
   private compactor!: Compactor;
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
@@ -141,12 +142,18 @@ export class ApiServer {
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)));
 
-    this.controller = new NamespaceController(client.as(namespaceControllerIdentity), listers, () => this.cacher.syncConsistent(), types);
-    const bootstrap = this.controller.bootstrap();
+    const nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
+    const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('bootstrap-controller', bootstrap);
     await bootstrap;
-    this.controller.start();
-    this.health.addPostStartHook('start-namespace-controller', Promise.resolve());
+    const controllersStarted = startControllers(selectControllers(o.controllers), {
+      client,
+      listers,
+      types: types.filter((t) => !t.virtual),
+      syncConsistent: () => this.cacher.syncConsistent(),
+    });
+    this.health.addPostStartHook('start-controllers', controllersStarted);
+    this.controllers = await controllersStarted;
     const events = types.find((t) => t.group === '' && t.plural === 'events');
     if (events) {
       this.eventTTL = new EventTTLController(this.store, this.cacher, resourcePrefix(events), o.eventTtlMs);
@@ -238,7 +245,7 @@ export class ApiServer {
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
     for (const sock of this.sockets) sock.destroy();
     this.deadlines.stop();
-    this.controller?.stop();
+    this.controllers?.stop();
     this.compactor?.stop();
     this.eventTTL?.stop();
     this.cacher?.stop();
