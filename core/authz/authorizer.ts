@@ -26,9 +26,29 @@ export interface AuthorizerDecision {
   reason: string;
 }
 
+/** A rule as RBAC writes it (rbac.authorization.svc.io/v1 PolicyRule). */
+export interface PolicyRule {
+  verbs: string[];
+  apiGroups?: string[];
+  resources?: string[];
+  resourceNames?: string[];
+  nonResourceURLs?: string[];
+}
+
+/** What a user may do in a namespace, as far as an authorizer can tell (SelfSubjectRulesReview). */
+export interface RulesResult {
+  resourceRules: { verbs: string[]; apiGroups?: string[]; resources?: string[]; resourceNames?: string[] }[];
+  nonResourceRules: { verbs: string[]; nonResourceURLs?: string[] }[];
+  /** Some authorizer could not list its rules (webhooks, ABAC...), so the list may be short. */
+  incomplete: boolean;
+  evaluationError?: string;
+}
+
 export interface Authorizer {
   readonly name: string;
   authorize(a: Attributes): MaybePromise<AuthorizerDecision>;
+  /** The rules this authorizer grants `user` in `namespace` ('' for cluster-wide only), when it can list them. */
+  rulesFor?(user: UserInfo, namespace: string): MaybePromise<RulesResult>;
 }
 
 const NO_OPINION: AuthorizerDecision = { decision: 'no-opinion', reason: '' };
