@@ -170,6 +170,7 @@ const NO_INFO: RequestInfo = Object.freeze({
   verb: '',
   apiPrefix: '',
   apiGroup: '',
+  requestedGroup: '',
   apiVersion: '',
   namespace: '',
   resource: '',

@@ -29,6 +29,7 @@ import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
 import { LmdbStore } from '../storage/lmdb/store.js';
 import { RegistryClient } from '../registry/client.js';
+import { GroupAliases } from '../api/group-aliases.js';
 import { Listers } from '../registry/lister.js';
 import type { Executor } from '../registry/task.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -195,7 +196,7 @@ export class ApiServer {
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
       [
-        withRequestInfo,
+        withRequestInfo(new GroupAliases(new Set(types.map((t) => t.group)), false)),
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),

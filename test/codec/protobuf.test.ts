@@ -217,7 +217,27 @@ const allFixtures = [
   { apiVersion: 'meta.svc.io/v1', kind: 'DeleteOptions', object: { dryRun: ['All'] } },
   { apiVersion: 'v1', kind: 'Status', object: status },
   { apiVersion: 'meta.svc.io/v1', kind: 'Status', object: { status: 'Success', code: 200 } },
+  ...reviewFixtures(),
 ];
+
+/** The authentication kinds: not stored, so no lists; UserInfo.extra values are plain string arrays. */
+function reviewFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'authentication.svc.io/v1';
+  const userInfo = { username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { 'scopes.example.com': ['a', 'b'], empty: [] } };
+  return [
+    { apiVersion: av, kind: 'SelfSubjectReview', object: { metadata: { creationTimestamp: null }, status: { userInfo } } },
+    { apiVersion: av, kind: 'TokenReview', object: { metadata: {}, spec: { token: 't', audiences: ['api'] }, status: { authenticated: true, user: userInfo, audiences: ['api'], error: '' } } },
+    {
+      apiVersion: av,
+      kind: 'TokenRequest',
+      object: {
+        metadata: { name: 'default', namespace: 'ns' },
+        spec: { audiences: ['api'], expirationSeconds: 3600, boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 's', uid: 'x' } },
+        status: { token: 'jwt', expirationTimestamp: '2026-01-01T00:00:00Z' },
+      },
+    },
+  ];
+}
 
 // ---------------------------------------------------------------------------------------------
 

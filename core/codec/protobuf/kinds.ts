@@ -4,17 +4,24 @@
  * (for error responses).
  */
 import type protobuf from 'protobufjs';
+import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
 import { META_V1, messageType } from './proto-root.js';
 
 const CORE_V1 = 'svc.io.api.core.v1';
 const STORAGE_V1 = 'svc.io.api.storage.v1';
 const COORDINATION_V1 = 'svc.io.api.coordination.v1';
+const AUTHENTICATION_V1 = 'svc.io.api.authentication.v1';
 
 /** apiVersion -> kind -> message name. Each resource kind comes with its XList. */
 const servedKinds: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   v1: withLists(CORE_V1, ['Namespace', 'ConfigMap', 'Secret', 'ServiceAccount', 'Event']),
   'storage.svc.io/v1': withLists(STORAGE_V1, ['CSIDriver']),
   'coordination.svc.io/v1': withLists(COORDINATION_V1, ['Lease']),
+  'authentication.svc.io/v1': {
+    SelfSubjectReview: `${AUTHENTICATION_V1}.SelfSubjectReview`,
+    TokenReview: `${AUTHENTICATION_V1}.TokenReview`,
+    TokenRequest: `${AUTHENTICATION_V1}.TokenRequest`,
+  },
   'meta.svc.io/v1': {},
 };
 
@@ -31,7 +38,9 @@ function withLists(pkg: string, kinds: readonly string[]): Record<string, string
 }
 
 /** The message name for apiVersion + kind, or undefined when the pair is not served. */
-export function messageNameForKind(apiVersion: string, kind: string): string | undefined {
+export function messageNameForKind(spelledApiVersion: string, kind: string): string | undefined {
+  // upstream's group spelling (storage.k8s.io) names the same messages as ours
+  const apiVersion = respellApiVersion(spelledApiVersion, canonicalSpelling);
   const kinds = Object.hasOwn(servedKinds, apiVersion) ? servedKinds[apiVersion]! : undefined;
   if (!kinds) return undefined;
   if (Object.hasOwn(kinds, kind)) return kinds[kind];
