@@ -156,6 +156,7 @@ export const namespaces: ResourceType = {
       (ns.status ??= {}).phase = NAMESPACE_TERMINATING;
     },
     returnsObject: true,
+    preconditionMessage: (field, sent, actual) => `Precondition failed: ${field} in precondition: ${sent}, ${field} in object meta: ${actual}`,
     protectedNames: PROTECTED_NAMESPACES,
   },
 };

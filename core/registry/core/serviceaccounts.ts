@@ -55,6 +55,8 @@ export const serviceAccounts: ResourceType = {
   validateCreate: validate,
   validateUpdate: (next) => validate(next),
   warnings,
+  // upstream's storage answers a delete with the removed ServiceAccount
+  deletion: { returnsObject: true },
   tableColumns: [
     metadataNameColumn,
     { name: 'Secrets', type: 'string', description: 'Number of secrets referenced.', cell: (obj) => (obj as ServiceAccount).secrets?.length ?? 0 },

@@ -176,6 +176,8 @@ export const csiDrivers: ResourceType = {
   prepareForUpdate,
   validateCreate,
   validateUpdate,
+  // upstream's storage answers a delete with the removed CSIDriver
+  deletion: { returnsObject: true },
   tableColumns: [
     metadataNameColumn,
     { name: 'AttachRequired', type: 'boolean', description: 'Whether volumes need an attach step before mount.', cell: (o) => spec(o).attachRequired ?? true },
