@@ -30,7 +30,7 @@ import { LmdbStore } from '../storage/lmdb/store.js';
 import type { Executor } from '../../workers/protocol.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
-import { buildDiscovery, versionInfo } from './discovery.js';
+import { buildDiscovery, unlistedGroupVersions, versionInfo } from './discovery.js';
 import { RequestHandler } from './handler.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import { encodeJsonFrame } from './object-encoding.js';
@@ -126,12 +126,15 @@ export class ApiServer {
         return this.cacher.healthy ? undefined : 'watch cache is not following the store';
       },
     });
-    this.health.addPostStartHook('start-watch-cache', cacheReady);
+    // upstream's name for the hook that waits for the watch caches to be initialized
+    this.health.addPostStartHook('storage-readiness', cacheReady);
     await cacheReady;
 
     this.executor = makeExecutor(registry, { ...settings, storePath });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
+    // admission (NamespaceLifecycle) runs with the registry in the executor
+    this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
 
     const authenticators: Authenticator[] = [];
     if (this.tls.clientCA) authenticators.push(x509Authenticator());
@@ -139,7 +142,7 @@ export class ApiServer {
 
     this.controller = new NamespaceController(registry, this.cacher, types);
     const bootstrap = this.controller.bootstrap();
-    this.health.addPostStartHook('bootstrap-controller', bootstrap);
+    this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
     this.controller.start();
     this.health.addPostStartHook('start-namespace-controller', Promise.resolve());
@@ -152,6 +155,16 @@ export class ApiServer {
     this.compactor = new Compactor(this.store, o.compactionIntervalMs);
     this.compactor.start();
     this.health.addPostStartHook('start-compactor', Promise.resolve());
+    // upstream's name for the in-flight limits when priority and fairness is off, as it is here
+    this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
+    const discovery = buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`);
+    this.health.addBootSequenceCheck({
+      name: 'autoregister-completion',
+      check: () => {
+        const missing = unlistedGroupVersions(discovery, types);
+        return missing.length ? `missing APIService: [${missing.join(' ')}]` : undefined;
+      },
+    });
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
     const handler = new RequestHandler({
@@ -159,7 +172,7 @@ export class ApiServer {
       anonymousAuth: o.anonymousAuth,
       authz: authorizerFor(o.authorizationMode),
       types: new Map(types.map((t) => [resourceId(t), t])),
-      discovery: buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`),
+      discovery,
       health: this.health,
       version: versionInfo(),
       read: { cacher: this.cacher, store: this.store, continueKey: registry.ctx.continueKey },
