@@ -4,6 +4,9 @@
  * stays until the last finalizer is removed; otherwise it is removed at once. Preconditions (uid,
  * resourceVersion) are checked against the live object; propagationPolicy Orphan / Foreground add the
  * orphan / foregroundDeletion finalizers as upstream does (a garbage collector removes them).
+ * The answer is upstream's: an object that stays is returned (200; 202 when the request said
+ * orphanDependents=false); one removed at once is returned for kinds whose upstream storage returns
+ * deleted objects (deletion.returnsObject), a Success Status naming it otherwise.
  */
 import { fieldErrors } from '../api/field-errors.js';
 import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS } from '../api/objectmeta.js';
