@@ -87,7 +87,7 @@ function patchedObject(rt: ResourceType, t: Exclude<PatchType, 'apply'>, doc: Js
 function typedPatched(rt: ResourceType, ctx: RegistryContext, patched: unknown, duplicates: string[], o: WriteOptions, warnings: string[]): ApiObject {
   if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) throw errors.badRequest('the patched object is not a JSON object');
   const raw = patched as Record<string, unknown>;
-  checkTypeMeta(raw, rt, ctx.knownKinds);
+  checkTypeMeta(raw, rt, ctx.types.knownKinds);
   const res = decodeStructural<ApiObject>(raw, rt.schema);
   warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
   if (res.errors.length) throw errors.invalid(groupKindOf(rt), String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);

@@ -18,7 +18,6 @@ import { EventTTLController } from '../controllers/event-ttl.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
 import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
-import { describeStored } from '../registry/describe.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
 import { resourceId } from '../registry/context.js';
@@ -38,6 +37,8 @@ import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
+import { byGeneration, followTypesInCache } from './type-followers.js';
+import type { TypeRegistry } from '../registry/type-registry.js';
 import { SecureListener } from './listener.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
@@ -83,6 +84,8 @@ export class ApiServer {
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
   tls!: TlsMaterial;
+  /** The served resource types (custom resource definitions put and remove theirs here). */
+  types!: TypeRegistry;
   private releaseDataDir: () => void = () => undefined;
 
   constructor(readonly opts: ServerOptions) {
@@ -107,19 +110,12 @@ export class ApiServer {
     this.store = openStore(storage);
     const featureGates = resolveFeatureGates(o.featureGates);
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
-    const types = servedTypesFor(featureGates, o.runtimeConfig);
-    const registry = new Registry(buildRegistryContext(this.store, settings, types));
+    const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));
+    // the served types: built-in kinds now; types that appear later are followed by everything below
+    const types = (this.types = registry.ctx.types);
 
     this.cacher = new Cacher(this.store);
-    for (const rt of types) {
-      if (rt.virtual) continue;
-      this.cacher.register({
-        prefix: resourcePrefix(rt),
-        capacity: o.watchCacheSize,
-        maxBytes: o.watchCacheBytes,
-        describe: (key, stored, rev) => describeStored(rt, key, stored, rev),
-      });
-    }
+    followTypesInCache(types, this.cacher, { capacity: o.watchCacheSize, maxBytes: o.watchCacheBytes });
     const cacheReady = this.cacher.start();
     this.health.add({ name: 'ping', check: () => undefined });
     this.health.add({ name: 'log', check: () => undefined });
@@ -138,23 +134,23 @@ export class ApiServer {
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
-    const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)));
+    const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types);
 
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
 
-    const nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
+    const nsType = types.get('/v1/namespaces')!;
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
     const controllersStarted = startControllers(selectControllers(o.controllers), {
       client,
       listers,
-      types: types.filter((t) => !t.virtual),
+      types,
       syncConsistent: () => this.cacher.syncConsistent(),
     }, (name, done) => this.health.addPostStartHook(name, done));
     this.controllers = await controllersStarted;
-    const events = types.find((t) => t.group === '' && t.plural === 'events');
+    const events = types.get('/v1/events');
     if (events) {
       this.eventTTL = new EventTTLController(this.store, this.cacher, resourcePrefix(events), o.eventTtlMs);
       this.eventTTL.start();
@@ -165,19 +161,18 @@ export class ApiServer {
     this.health.addPostStartHook('start-compactor', Promise.resolve());
     // upstream's name for the in-flight limits when priority and fairness is off, as it is here
     this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
-    const discovery = buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`);
+    const discovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`));
     this.health.addBootSequenceCheck({
       name: 'autoregister-completion',
       check: () => {
-        const missing = unlistedGroupVersions(discovery, types);
+        const missing = unlistedGroupVersions(discovery(), types.all());
         return missing.length ? `missing APIService: [${missing.join(' ')}]` : undefined;
       },
     });
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
-    const typesById = new Map(types.map((t) => [resourceId(t), t]));
     const resources = resourceEndpoint({
-      types: typesById,
+      types,
       read: { cacher: this.cacher, store: this.store, continueKey: registry.ctx.continueKey },
       watch: {
         cacher: this.cacher,
@@ -193,7 +188,7 @@ export class ApiServer {
       cbor: featureGates.CBORServingAndStorage === true,
       virtual: {
         handlers: new Map([[resourceId(selfSubjectReviews), selfSubjectReview]]),
-        knownKinds: registry.ctx.knownKinds,
+        knownKinds: () => types.knownKinds,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
     });
@@ -201,12 +196,12 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: openApiRoutes(buildOpenApi(types)),
+      routes: byGeneration(types, (all) => openApiRoutes(buildOpenApi(all))),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
       [
-        withRequestInfo(new GroupAliases(new Set(types.map((t) => t.group)), false)),
+        withRequestInfo(new GroupAliases(types, false)),
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),

@@ -17,9 +17,10 @@ export type NonResourceRoute = (s: RequestScope) => MaybePromise<void>;
 export interface NonResourceDeps {
   health: Health;
   version: Record<string, string>;
-  discovery: DiscoveryDocs;
-  /** More routes by exact path (OpenAPI documents). */
-  routes: ReadonlyMap<string, NonResourceRoute>;
+  /** The discovery documents of the types served now. */
+  discovery(): DiscoveryDocs;
+  /** More routes by exact path (OpenAPI documents of the types served now). */
+  routes(): ReadonlyMap<string, NonResourceRoute>;
 }
 
 const healthEndpoints = new Set(['livez', 'readyz', 'healthz']);
@@ -40,9 +41,9 @@ export function nonResourceEndpoint(d: NonResourceDeps): Handler {
       if (!readOnly) throw errors.methodNotAllowed();
       return health(s, first as Endpoint, rest.join('/'));
     }
-    const route = d.routes.get(path);
+    const route = d.routes().get(path);
     if (route) return route(s);
-    const doc = path === '/version' ? d.version : d.discovery.byPath.get(path);
+    const doc = path === '/version' ? d.version : d.discovery().byPath.get(path);
     if (doc === undefined) throw errors.pathNotFound();
     if (!readOnly) throw errors.methodNotAllowed();
     const choice = negotiateOutput(headerOf(s, 'accept'), documentOffer);

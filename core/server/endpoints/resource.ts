@@ -25,7 +25,7 @@ import { type WatchSettings, WatchStream, watchFilter } from './watch.js';
 
 export interface ResourceEndpointDeps {
   /** Served resource types by `group/version/plural`. */
-  types: ReadonlyMap<string, ResourceType>;
+  types: TypeLookup;
   read: ReadContext;
   watch: WatchSettings;
   registry: RegistryClient;
@@ -59,7 +59,12 @@ export const headerOf = (s: RequestScope, name: string): string | undefined => {
 };
 
 /** Which served resource and verb a resource request names; 404 / 405 otherwise. */
-export function resolve(types: ReadonlyMap<string, ResourceType>, s: RequestScope): ResolvedRequest {
+/** What resolving needs of the type registry. */
+export interface TypeLookup {
+  get(id: string): ResourceType | undefined;
+}
+
+export function resolve(types: TypeLookup, s: RequestScope): ResolvedRequest {
   const info = s.info;
   const rt = types.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
   if (!rt) throw errors.pathNotFound();
