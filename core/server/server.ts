@@ -161,7 +161,8 @@ export class ApiServer {
     this.health.addPostStartHook('start-compactor', Promise.resolve());
     // upstream's name for the in-flight limits when priority and fairness is off, as it is here
     this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
-    const discovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`));
+    const aliases = new GroupAliases(types, o.upstreamGroupAliases);
+    const discovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`, (g) => aliases.advertised(g)));
     this.health.addBootSequenceCheck({
       name: 'autoregister-completion',
       check: () => {
@@ -201,7 +202,7 @@ export class ApiServer {
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
       [
-        withRequestInfo(new GroupAliases(types, false)),
+        withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),

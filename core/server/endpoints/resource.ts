@@ -104,6 +104,8 @@ export function negotiate(s: RequestScope, rt: ResourceType, verb: Verb, cbor: b
   if (!choice) throw errors.notAcceptable(offeredMediaTypes(offer));
   const form: ResponseForm = { mediaType: choice.serializer.mediaType, contentType: choice.contentType, pretty };
   if (choice.transform) form.transform = { ...choice.transform, includeObject: includeObjectFromQuery(s.query) };
+  // the path spelled the group as upstream does: the answer spells it so too
+  if (s.info.requestedGroup !== s.info.apiGroup) form.respell = { from: s.info.apiGroup, to: s.info.requestedGroup };
   s.form = form;
 }
 
@@ -145,8 +147,9 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
 
   const watch = (s: RequestScope, r: ResolvedRequest): Promise<void> => {
     const o = parseListOptions(r.rt, s.query);
-    const form: WatchForm = { serializer: serializerOf(s.form), typeInfo: typeInfoOf(r.rt), pretty: false };
+    const form: WatchForm = { serializer: serializerOf(s.form), typeInfo: typeInfoOf(r.rt, s.form.respell), pretty: false };
     if (s.form.transform) form.transform = s.form.transform;
+    if (s.form.respell) form.respell = s.form.respell;
     const t = { rt: r.rt, namespace: r.namespace, name: r.name, form, contentType: s.form.contentType };
     return new WatchStream(d.watch, t, o, watchFilter(t, o), s.sink).start();
   };
