@@ -17,9 +17,15 @@ export type Headers = Readonly<Record<string, HeaderValue>>;
 export interface PeerIdentity {
   /** The client certificate, if one was presented (undefined otherwise). */
   certificate(): (PeerCertificate & { ext_key_usage?: string[] }) | undefined;
-  /** Whether that certificate chained to --client-ca-file, and why not. */
+  /** Whether that certificate chained to a CA the listener trusts (--client-ca-file, --requestheader-client-ca-file), and why not. */
   readonly authorized: boolean;
   readonly authorizationError: string | undefined;
+  /**
+   * DER of the client certificate and of the certificates above it as the transport lists them
+   * (intermediates the client sent, issuers it looked up), leaf first. With `authorized` this tells
+   * which CA bundle the certificate chains to (core/authn/client-ca.ts).
+   */
+  certificateChain(): readonly Buffer[];
   /** A stable object per connection, for per-connection memos. */
   readonly connection: object;
   readonly remoteAddress: string | undefined;

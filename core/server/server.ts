@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import { buildAuthenticator } from '../authn/factory.js';
+import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
 import { selfSubjectReview } from '../authn/reviews.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
 import { buildAuthorizer } from '../authz/factory.js';
@@ -65,6 +66,15 @@ function loadTls(o: ServerOptions): TlsMaterial {
   return gen;
 }
 
+/**
+ * Client certificates are requested when a client CA or a front-proxy CA is configured; the listener
+ * trusts both bundles and each authenticator then checks which one a certificate chains to.
+ */
+function clientCertificateOptions(clientCA: string, requestHeaderCAFile: string): { ca?: string; requestCert?: boolean; rejectUnauthorized?: boolean } {
+  const bundles = [clientCA, requestHeaderCAFile ? readFileSync(requestHeaderCAFile, 'utf8') : ''].filter(Boolean);
+  return bundles.length ? { ca: bundles.join('\n'), requestCert: true, rejectUnauthorized: false } : {};
+}
+
 function continueKeyHex(dataDir: string): string {
   const f = join(dataDir, 'continue-token.key');
   if (!existsSync(f)) writeFileSync(f, randomBytes(32).toString('hex'), { mode: 0o600 });
@@ -87,6 +97,14 @@ export class ApiServer {
   private readonly deadlines = new DeadlineSweeper();
   tls!: TlsMaterial;
   private releaseDataDir: () => void = () => undefined;
+  /** Outcome of --authentication-config reloads (the figures behind the reload metrics). */
+  readonly authenticationConfigStatus = new AuthenticationConfigStatus();
+  /** Background work of the authenticators, stopped with the server. */
+  private readonly stopHooks: (() => void)[] = [];
+
+  private runStopHooks(): void {
+    for (const fn of this.stopHooks.splice(0)) fn();
+  }
 
   constructor(readonly opts: ServerOptions) {
     this.health = new Health(opts.livezGracePeriodMs);
@@ -105,10 +123,26 @@ export class ApiServer {
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
-    this.tls = loadTls(o);
+    let authenticator;
+    let featureGates: Record<string, boolean>;
+    try {
+      featureGates = resolveFeatureGates(o.featureGates);
+      this.tls = loadTls(o);
+      // configuration errors of the authenticators stop the start before anything is opened
+      authenticator = buildAuthenticator(o, {
+        clientCA: !!this.tls.clientCA,
+        clientCAPem: this.tls.clientCA,
+        featureGates,
+        authenticationConfigStatus: this.authenticationConfigStatus,
+        onStop: (fn) => this.stopHooks.push(fn),
+      });
+    } catch (e) {
+      this.runStopHooks();
+      this.releaseDataDir();
+      throw e;
+    }
     const storePath = join(o.dataDir, 'store');
     this.store = new LmdbStore({ path: storePath });
-    const featureGates = resolveFeatureGates(o.featureGates);
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
     const types = servedTypesFor(featureGates, o.runtimeConfig);
     const registry = new Registry(buildRegistryContext(this.store, settings, types));
@@ -197,7 +231,7 @@ export class ApiServer {
       [
         withRequestInfo,
         withTimeout(o.requestTimeoutMs, this.deadlines),
-        withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
+        withAuthentication(authenticator, o.anonymousAuth),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
         withAuthorization(buildAuthorizer(o, {})),
       ],
@@ -209,7 +243,7 @@ export class ApiServer {
         cert: this.tls.cert,
         key: this.tls.key,
         allowHTTP1: true,
-        ...(this.tls.clientCA ? { ca: this.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
+        ...clientCertificateOptions(this.tls.clientCA, o.requestheaderClientCAFile),
       },
       httpAdapter(chain),
     );
@@ -245,6 +279,7 @@ export class ApiServer {
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
     for (const sock of this.sockets) sock.destroy();
     this.deadlines.stop();
+    this.runStopHooks();
     this.controllers?.stop();
     this.compactor?.stop();
     this.eventTTL?.stop();
