@@ -111,7 +111,7 @@ export class IssuerKeys {
     try {
       await Promise.race([this.refreshing, timedOut]);
     } catch (e) {
-      throw new KeysUnavailableError(`fetching keys: ${(e as Error).message}`);
+      throw e instanceof KeysUnavailableError ? e : new KeysUnavailableError(`fetching keys: ${(e as Error).message}`);
     } finally {
       clearTimeout(timer);
     }
