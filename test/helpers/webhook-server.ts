@@ -24,6 +24,8 @@ export class TestWebhook {
   mode: WebhookMode = 'answer';
   /** Tokens the webhook vouches for. */
   readonly users = new Map<string, ReviewUser>();
+  /** status.audiences to answer for a token. */
+  readonly audiences = new Map<string, string[]>();
   /** Tokens it reports an error for (status.error, authenticated false). */
   readonly errors = new Map<string, string>();
   /** Every review received (parsed bodies), with the client certificate's CN. */
@@ -107,7 +109,7 @@ export class TestWebhook {
       const token = (body.spec as { token?: string } | undefined)?.token ?? '';
       const user = this.users.get(token);
       const error = this.errors.get(token);
-      const status = user ? { authenticated: true, user } : error ? { authenticated: false, error } : { authenticated: false };
+      const status = user ? { authenticated: true, user, ...(this.audiences.has(token) ? { audiences: this.audiences.get(token) } : {}) } : error ? { authenticated: false, error } : { authenticated: false };
       send(200, JSON.stringify({ apiVersion: body.apiVersion, kind: 'TokenReview', status }));
     });
   }

@@ -9,7 +9,9 @@ import t from 'tap';
 import { writeFileSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
 import { encodeYaml } from '../../core/codec/yaml.js';
-import { RELOAD_TIMESTAMP_METRIC } from '../../core/authn/oidc-config.js';
+import { AuthenticationConfigStatus, oidcAuthenticator, RELOAD_TIMESTAMP_METRIC } from '../../core/authn/oidc-config.js';
+import type { OidcAuthenticator } from '../../core/authn/oidc.js';
+import { parseFlags } from '../../core/server/options.js';
 import { eventually, whoami, whoamiWhenReady } from '../helpers/authn.js';
 import { seededDir, startSeeded, tmp } from '../helpers/fixtures.js';
 import { TestOidcProvider } from '../helpers/oidc-provider.js';
@@ -114,6 +116,27 @@ t.test('several JWT authenticators with CEL mappings and rules; reloads', async 
   t.ok(await eventually(() => status.reloadsTotal.success === 2), 'a later valid file is applied');
   t.equal((await whoami(alice)).status, 401, 'the removed issuer\'s tokens are refused now');
   t.equal(status.samples().length, 2, 'success and failure timestamps both reported');
+});
+
+t.test('a reload whose issuer cannot be reached is refused after the wait; the last good configuration stays', async (t) => {
+  const idp = await TestOidcProvider.start(dir, { accounts });
+  t.teardown(() => idp.stop());
+  const file = join(dir, 'unreachable.yaml');
+  const good = { issuer: { url: idp.issuer, certificateAuthority: idp.ca.cert, audiences: ['svc'] }, claimMappings: { username: { claim: 'sub', prefix: 'ok:' } } };
+  writeConfig(file, [good]);
+  const status = new AuthenticationConfigStatus();
+  const stops: (() => void)[] = [];
+  const authn = oidcAuthenticator(parseFlags([`--authentication-config=${file}`]), { status, onStop: (f) => stops.push(f), log: () => undefined, reloadReadyTimeoutMs: 300 }) as OidcAuthenticator;
+  t.teardown(() => stops.forEach((f) => f()));
+  t.ok(await eventually(() => authn.authenticators.every((a) => a.keys.ready)), 'discovery done');
+  const token = await idp.login('alice');
+  const who = async () => (await authn.authenticate({ headers: { authorization: `Bearer ${token}` }, peer: undefined }))?.username;
+  t.equal(await who(), 'ok:alice');
+  writeConfig(file, [good, { issuer: { url: 'https://127.0.0.1:9', audiences: ['svc'] }, claimMappings: { username: { claim: 'sub', prefix: '' } } }]);
+  t.ok(await eventually(() => status.reloadsTotal.failure === 1), 'the reload fails');
+  t.match(status.lastError, /failed to update authentication config: issuers not ready within 300ms: https:\/\/127\.0\.0\.1:9/, 'and says which issuer');
+  t.equal(authn.authenticators.length, 1, 'the running set is the old one');
+  t.equal(await who(), 'ok:alice', 'tokens still work');
 });
 
 t.test('start errors name the file and the field', async (t) => {

@@ -11,6 +11,8 @@ import { whoami } from '../helpers/authn.js';
 import { expectStatus, seededDir, startSeeded, tmp } from '../helpers/fixtures.js';
 import { startServer } from '../helpers/server.js';
 import { TestWebhook } from '../helpers/webhook-server.js';
+import { webhookTokenAuthenticator } from '../../core/authn/webhook.js';
+import { parseFlags } from '../../core/server/options.js';
 
 const dir = tmp('svc-authn-webhook-');
 
@@ -120,4 +122,23 @@ t.test('configuration errors stop the start and name the file', async (t) => {
     ['an unknown version', [`--authentication-token-webhook-config-file=${plain}`, '--authentication-token-webhook-version=v2'], /unsupported authentication webhook version "v2", supported versions are "v1", "v1beta1"/],
   ];
   for (const [rule, flags, message] of rows) await t.rejects(startServer(flags, seededDir()), { message }, rule);
+});
+
+t.test('with API audiences the review asks for them and an answer for other audiences is refused', async (t) => {
+  const hook = await TestWebhook.start();
+  t.teardown(() => hook.stop());
+  hook.users.set('aud-token', { username: 'fay' });
+  const stops: (() => void)[] = [];
+  t.teardown(() => stops.forEach((f) => f()));
+  const flags = { ...parseFlags([`--authentication-token-webhook-config-file=${hook.kubeconfig(dir, 'aud.kubeconfig')}`]) };
+  const w = webhookTokenAuthenticator(flags, { apiAudiences: ['https://svc.example'], onStop: (f) => stops.push(f), log: () => undefined });
+  const u = await w.authenticate({ headers: { authorization: 'Bearer aud-token' }, peer: undefined });
+  t.equal(u?.username, 'fay', 'an answer without audiences is for the API audiences');
+  t.same((hook.reviews.at(-1)!.body.spec as { audiences?: string[] }).audiences, ['https://svc.example'], 'the review names the audiences');
+  hook.users.set('other-aud', { username: 'gus' });
+  hook.audiences.set('other-aud', ['https://elsewhere.example']);
+  await t.rejects(Promise.resolve().then(() => w.authenticate({ headers: { authorization: 'Bearer other-aud' }, peer: undefined })), /audiences do not match/, 'a token for other audiences is refused');
+  hook.users.set('same-aud', { username: 'hal' });
+  hook.audiences.set('same-aud', ['https://elsewhere.example', 'https://svc.example']);
+  t.equal((await w.authenticate({ headers: { authorization: 'Bearer same-aud' }, peer: undefined }))?.username, 'hal', 'one matching audience suffices');
 });
