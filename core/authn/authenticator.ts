@@ -48,13 +48,17 @@ export const ALL_AUTHENTICATED = 'system:authenticated';
 export const ANONYMOUS_USER = 'system:anonymous';
 export const UNAUTHENTICATED = 'system:unauthenticated';
 
-/** The bearer token of an `Authorization: Bearer <token>` header, if any. */
+const BEARER_PREFIX = /^\s*bearer\s+/i;
+
+/** The bearer token of an `Authorization: Bearer <token>` header, if any (only the prefix is matched: tokens are long). */
 export function bearerToken(req: AuthnRequest): string | undefined {
   const h = req.headers.authorization;
   const v = Array.isArray(h) ? h[0] : h;
   if (!v) return undefined;
-  const m = /^Bearer\s+(.+)$/i.exec(v.trim());
-  return m ? m[1]!.trim() : undefined;
+  const m = BEARER_PREFIX.exec(v);
+  if (!m) return undefined;
+  const token = v.slice(m[0].length).trim();
+  return token === '' ? undefined : token;
 }
 
 function withAuthenticatedGroup(u: UserInfo): UserInfo {
