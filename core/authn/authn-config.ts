@@ -103,7 +103,7 @@ const prefixedClaim: Shape = { object: { claim: 'string', prefix: 'string', expr
 const jwtShape: Shape = {
   object: {
     issuer: {
-      object: { url: 'string', discoveryURL: 'string', certificateAuthority: 'string', audiences: { list: 'string' }, audienceMatchPolicy: 'string', egressSelectorType: 'string' },
+      object: { url: 'string', discoveryURL: 'string', certificateAuthority: 'string', audiences: { list: 'string' }, audienceMatchPolicy: 'string' },
     },
     claimValidationRules: { list: { object: { claim: 'string', requiredValue: 'string', expression: 'string', message: 'string' } } },
     claimMappings: {
