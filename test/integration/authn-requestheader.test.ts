@@ -6,6 +6,7 @@
  */
 import t from 'tap';
 import { writeFileSync } from 'node:fs';
+import { connect } from 'node:http2';
 import { join } from 'node:path';
 import { issueClientCert } from '../../core/server/certs.js';
 import { whoami } from '../helpers/authn.js';
@@ -60,6 +61,18 @@ t.test('headers from the allowed proxy make the user; from anyone else they are 
     extra: { 'acme.io/team': ['blue'], scopes: ['read', 'write'] },
   }, 'user, uid, every group header value, extra keys lower-cased and unescaped');
   t.equal((await asProxy.get('/api/v1/namespaces', { headers: { 'x-remote-user': 'bob' } })).status, 200, 'the identity works for API calls');
+
+  const h2 = connect(s.url, { ca: s.ca, cert: proxy.cert, key: proxy.key });
+  t.teardown(() => h2.close());
+  const h2review = await new Promise<{ username?: string; groups?: string[] }>((resolve, reject) => {
+    const req = h2.request({ ':method': 'POST', ':path': '/apis/authentication.svc.io/v1/selfsubjectreviews', 'content-type': 'application/json', 'x-remote-user': 'h2-user', 'x-remote-group': ['a', 'b'] });
+    let out = '';
+    req.on('data', (d: Buffer) => (out += d.toString()));
+    req.on('end', () => resolve(JSON.parse(out).status?.userInfo ?? {}));
+    req.on('error', reject);
+    req.end(JSON.stringify({ apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview' }));
+  });
+  t.same(h2review, { username: 'h2-user', groups: ['a', 'b', 'system:authenticated'] }, 'over HTTP/2 too');
 
   t.equal((await post(asProxy, {})).status, 401, 'the proxy certificate without a user header is not a user (and not from --client-ca-file): 401');
   t.equal((await post(client(intruder), identity)).status, 401, 'a certificate from the proxy CA with a name not allowed: 401');
