@@ -18,9 +18,7 @@ import { x509Authenticator } from './x509.js';
 export interface AuthenticationOptions extends OidcOptions, WebhookOptions, RequestHeaderOptions {
   tokenAuthFile: string;
   /** --service-account-issuer (repeatable); JWT authenticators may not claim these issuers. */
-  serviceAccountIssuer?: string[];
-  /** --api-audiences; sent to the authentication webhook. */
-  apiAudiences?: string[];
+  serviceAccountIssuers?: string[];
 }
 
 /** What authenticators may need from the running server. */
@@ -33,6 +31,8 @@ export interface AuthenticatorDeps {
   featureGates?: Readonly<Record<string, boolean>>;
   /** Where --authentication-config reloads are recorded. */
   authenticationConfigStatus?: AuthenticationConfigStatus;
+  /** The audiences of this server (--api-audiences); the webhook's reviews ask for them. */
+  apiAudiences?: readonly string[];
   /** Registers work to stop with the server (file watches, key refreshes, connections). */
   onStop?: (fn: () => void) => void;
 }
@@ -51,12 +51,12 @@ export const authenticatorOrder: readonly AuthenticatorEntry[] = [
   {
     name: 'oidc',
     enabled: (o) => oidcEnabled(o),
-    build: (o, d) => oidcAuthenticator(o, { ...d, status: d.authenticationConfigStatus, serviceAccountIssuers: o.serviceAccountIssuer }),
+    build: (o, d) => oidcAuthenticator(o, { ...d, status: d.authenticationConfigStatus, serviceAccountIssuers: o.serviceAccountIssuers }),
   },
   {
     name: 'webhook',
     enabled: (o) => o.authenticationTokenWebhookConfigFile !== '',
-    build: (o, d) => webhookTokenAuthenticator(o, { ...d, apiAudiences: o.apiAudiences?.length ? o.apiAudiences : o.serviceAccountIssuer }),
+    build: (o, d) => webhookTokenAuthenticator(o, d),
   },
 ];
 
