@@ -8,22 +8,10 @@
  * `claims.email_verified` alone is refused as upstream refuses it). Evaluation converts JSON claims
  * once per token (integral numbers as CEL ints, as upstream's unstructured conversion does).
  */
-import {
-  type CelError,
-  type CelInput,
-  type CelType,
-  type CelValue,
-  CelScalar,
-  celEnv,
-  isCelError,
-  isCelList,
-  listType,
-  mapType,
-  objectType,
-  parse,
-  plan,
-} from '@bufbuild/cel';
-import { strings } from '@bufbuild/cel/ext';
+import { createRequire } from 'node:module';
+import type { CelError, CelInput, CelType, CelValue } from '@bufbuild/cel';
+
+type CelLib = typeof import('@bufbuild/cel');
 
 export type CelVariable = 'claims' | 'user';
 
@@ -42,25 +30,50 @@ export interface CompiledExpression {
   selects(operand: string, field: string): boolean;
 }
 
-const DYN = CelScalar.DYN;
-const BOOL = CelScalar.BOOL;
-const STRING = CelScalar.STRING;
-const USER = objectType('svc.UserInfo');
-const userFields: Readonly<Record<string, CelType>> = {
-  username: STRING,
-  uid: STRING,
-  groups: listType(STRING),
-  extra: mapType(STRING, listType(STRING)),
-};
+interface CelParts {
+  cel: CelLib;
+  DYN: CelType;
+  BOOL: CelType;
+  STRING: CelType;
+  USER: CelType;
+  userFields: Readonly<Record<string, CelType>>;
+  envs: Record<CelVariable, ReturnType<CelLib['celEnv']>>;
+  declared: Record<CelVariable, CelType>;
+}
+let loaded: CelParts | undefined;
 
-// Both variables are bound as maps at run time; `user` is typed as an object for the static pass.
-const envs = {
-  claims: celEnv({ variables: { claims: mapType(STRING, DYN) }, funcs: strings }),
-  user: celEnv({ variables: { user: mapType(STRING, DYN) }, funcs: strings }),
-};
-const declared: Record<CelVariable, CelType> = { claims: mapType(STRING, DYN), user: USER };
+/**
+ * The CEL library and what is built from it, loaded on first use (its CommonJS build, synchronously):
+ * a server that configures no expression does not pay for loading it at start.
+ */
+function L(): CelParts {
+  if (!loaded) {
+    const require = createRequire(import.meta.url);
+    const cel = require('@bufbuild/cel') as CelLib;
+    const { strings } = require('@bufbuild/cel/ext') as typeof import('@bufbuild/cel/ext');
+    const { CelScalar, celEnv, listType, mapType, objectType } = cel;
+    const DYN = CelScalar.DYN;
+    const STRING = CelScalar.STRING;
+    const USER = objectType('svc.UserInfo');
+    loaded = {
+      cel,
+      DYN,
+      BOOL: CelScalar.BOOL,
+      STRING,
+      USER,
+      userFields: { username: STRING, uid: STRING, groups: listType(STRING), extra: mapType(STRING, listType(STRING)) },
+      // both variables are bound as maps at run time; `user` is typed as an object for the static pass
+      envs: {
+        claims: celEnv({ variables: { claims: mapType(STRING, DYN) }, funcs: strings }),
+        user: celEnv({ variables: { user: mapType(STRING, DYN) }, funcs: strings }),
+      },
+      declared: { claims: mapType(STRING, DYN), user: USER },
+    };
+  }
+  return loaded;
+}
 
-type Parsed = ReturnType<typeof parse>;
+type Parsed = ReturnType<CelLib['parse']>;
 type Expr = Parsed['expr'];
 
 /** `ERROR: <input>:line:col: message` plus the source line and a caret, as cel-go reports issues. */
@@ -73,7 +86,7 @@ function issue(expression: string, offset: number, message: string): string {
 }
 
 const typeName = (t: CelType): string => {
-  if (t === USER) return 'svc.UserInfo';
+  if (t === L().USER) return 'svc.UserInfo';
   if (t.kind === 'list') return `list(${typeName(t.element)})`;
   if (t.kind === 'map') return `map(${typeName(t.key)}, ${typeName(t.value)})`;
   return t.name;
@@ -83,12 +96,12 @@ function assignable(param: CelType, arg: CelType): boolean {
   if (param.name === 'dyn' || arg.name === 'dyn') return true;
   if (param.kind === 'list' && arg.kind === 'list') return assignable(param.element, arg.element);
   if (param.kind === 'map' && arg.kind === 'map') return assignable(param.key, arg.key) && assignable(param.value, arg.value);
-  if (arg === USER) return param.kind === 'map' && param.key.name !== 'int';
+  if (arg === L().USER) return param.kind === 'map' && param.key.name !== 'int';
   return param.kind === arg.kind && param.name === arg.name;
 }
 
 const same = (a: CelType, b: CelType): boolean => typeName(a) === typeName(b);
-const unify = (ts: CelType[]): CelType => (ts.length && ts.every((t) => same(t, ts[0]!)) ? ts[0]! : DYN);
+const unify = (ts: CelType[]): CelType => (ts.length && ts.every((t) => same(t, ts[0]!)) ? ts[0]! : L().DYN);
 
 /** The static pass: the expression's type, or a CelCompileError naming the first problem. */
 class Typer {
@@ -112,13 +125,13 @@ class Typer {
       case 'constExpr':
         return this.constant(k.value.constantKind.case);
       case 'identExpr': {
-        const t = scope.get(k.value.name) ?? (k.value.name === this.variable ? declared[this.variable] : undefined);
+        const t = scope.get(k.value.name) ?? (k.value.name === this.variable ? L().declared[this.variable] : undefined);
         if (!t) this.fail(e, `undeclared reference to '${k.value.name}' (in container '')`);
         return t;
       }
       case 'selectExpr': {
         const operand = this.typeOf(k.value.operand!, scope);
-        if (k.value.testOnly) return BOOL;
+        if (k.value.testOnly) return L().BOOL;
         return this.select(e, operand, k.value.field);
       }
       case 'callExpr': {
@@ -127,20 +140,20 @@ class Typer {
         return this.call(e, k.value.function, target, args);
       }
       case 'listExpr':
-        return listType(unify(k.value.elements.map((x) => this.typeOf(x, scope))));
+        return L().cel.listType(unify(k.value.elements.map((x) => this.typeOf(x, scope))));
       case 'structExpr': {
         if (k.value.messageName) this.fail(e, `undeclared reference to '${k.value.messageName}' (in container '')`);
-        const keys = k.value.entries.map((en) => (en.keyKind.case === 'mapKey' ? this.typeOf(en.keyKind.value, scope) : STRING));
+        const keys = k.value.entries.map((en) => (en.keyKind.case === 'mapKey' ? this.typeOf(en.keyKind.value, scope) : L().STRING));
         const values = k.value.entries.map((en) => this.typeOf(en.value!, scope));
         const key = unify(keys);
-        return mapType((['int', 'uint', 'bool', 'string'].includes(key.name) ? key : DYN) as typeof STRING, unify(values));
+        return L().cel.mapType((['int', 'uint', 'bool', 'string'].includes(key.name) ? key : L().DYN) as never, unify(values));
       }
       case 'comprehensionExpr': {
         const c = k.value;
         const range = this.typeOf(c.iterRange!, scope);
         const inner = new Map(scope);
-        inner.set(c.iterVar, range.kind === 'list' ? range.element : range.kind === 'map' ? range.key : DYN);
-        if (c.iterVar2) inner.set(c.iterVar2, range.kind === 'map' ? range.value : DYN);
+        inner.set(c.iterVar, range.kind === 'list' ? range.element : range.kind === 'map' ? range.key : L().DYN);
+        if (c.iterVar2) inner.set(c.iterVar2, range.kind === 'map' ? range.value : L().DYN);
         inner.set(c.accuVar, this.typeOf(c.accuInit!, scope));
         this.typeOf(c.loopCondition!, inner);
         const step = this.typeOf(c.loopStep!, inner);
@@ -155,32 +168,32 @@ class Typer {
   private constant(kind: string | undefined): CelType {
     switch (kind) {
       case 'boolValue':
-        return BOOL;
+        return L().BOOL;
       case 'stringValue':
-        return STRING;
+        return L().STRING;
       case 'int64Value':
-        return CelScalar.INT;
+        return L().cel.CelScalar.INT;
       case 'uint64Value':
-        return CelScalar.UINT;
+        return L().cel.CelScalar.UINT;
       case 'doubleValue':
-        return CelScalar.DOUBLE;
+        return L().cel.CelScalar.DOUBLE;
       case 'bytesValue':
-        return CelScalar.BYTES;
+        return L().cel.CelScalar.BYTES;
       case 'nullValue':
-        return CelScalar.NULL;
+        return L().cel.CelScalar.NULL;
       default:
-        return DYN;
+        return L().DYN;
     }
   }
 
   private select(e: Expr, operand: CelType, field: string): CelType {
-    if (operand === USER) {
-      const t = userFields[field];
+    if (operand === L().USER) {
+      const t = L().userFields[field];
       if (!t) this.fail(e, `undefined field '${field}'`);
       return t;
     }
     if (operand.kind === 'map') return operand.value;
-    if (operand.name === 'dyn') return DYN;
+    if (operand.name === 'dyn') return L().DYN;
     return this.fail(e, `type '${typeName(operand)}' does not support field selection`);
   }
 
@@ -188,23 +201,23 @@ class Typer {
     switch (fn) {
       case '_&&_':
       case '_||_':
-        for (const a of args) if (!assignable(BOOL, a)) this.noOverload(e, fn, target, args);
-        return BOOL;
+        for (const a of args) if (!assignable(L().BOOL, a)) this.noOverload(e, fn, target, args);
+        return L().BOOL;
       case '@not_strictly_false':
-        return BOOL;
+        return L().BOOL;
       case '_?_:_':
-        if (!assignable(BOOL, args[0]!)) this.noOverload(e, fn, target, args);
+        if (!assignable(L().BOOL, args[0]!)) this.noOverload(e, fn, target, args);
         return unify([args[1]!, args[2]!]);
       case '_[_]': {
         const [c, i] = args as [CelType, CelType];
-        if (c.kind === 'list' && assignable(CelScalar.INT, i)) return c.element;
+        if (c.kind === 'list' && assignable(L().cel.CelScalar.INT, i)) return c.element;
         if (c.kind === 'map' && assignable(c.key, i)) return c.value;
-        if (c === USER && assignable(STRING, i)) return DYN;
-        if (c.name === 'dyn') return DYN;
+        if (c === L().USER && assignable(L().STRING, i)) return L().DYN;
+        if (c.name === 'dyn') return L().DYN;
         return this.noOverload(e, fn, target, args);
       }
     }
-    const group = envs[this.variable].funcs.find(fn);
+    const group = L().envs[this.variable].funcs.find(fn);
     if (!group) return this.fail(e, `undeclared reference to '${fn}' (in container '')`);
     const results: CelType[] = [];
     for (const f of group) {
@@ -250,7 +263,7 @@ function selectsIn(e: Expr | undefined, operand: string, field: string): boolean
 export function compileExpression(expression: string, variable: CelVariable, expect: 'bool' | 'any'): CompiledExpression {
   let parsed: Parsed;
   try {
-    parsed = parse(expression);
+    parsed = L().cel.parse(expression);
   } catch (e) {
     const m = /^<input>:(\d+):(\d+): (.*)$/s.exec((e as Error).message);
     const where = m ? `<input>:${m[1]}:${m[2]}: Syntax error: ${m[3]}` : `<input>: Syntax error: ${(e as Error).message}`;
@@ -258,7 +271,7 @@ export function compileExpression(expression: string, variable: CelVariable, exp
   }
   const t = new Typer(expression, parsed, variable).typeOf(parsed.expr, new Map());
   if (expect === 'bool' && t.name !== 'bool') throw new CelCompileError('must evaluate to bool');
-  const program = plan(envs[variable] as ReturnType<typeof celEnv>, parsed) as (bindings: Record<string, CelInput>) => CelValue | CelError;
+  const program = L().cel.plan(L().envs[variable] as never, parsed) as (bindings: Record<string, CelInput>) => CelValue | CelError;
   return {
     expression,
     evaluate: (input) => {
@@ -284,7 +297,7 @@ export function celInput(v: unknown): unknown {
   return v;
 }
 
-export const isError = (v: CelValue | CelError): v is CelError => isCelError(v);
+export const isError = (v: CelValue | CelError): v is CelError => L().cel.isCelError(v);
 
 /**
  * A mapping result as a list of strings: a string is one value ("" is none), a list must hold only
@@ -293,7 +306,7 @@ export const isError = (v: CelValue | CelError): v is CelError => isCelError(v);
 export function stringList(v: CelValue): string[] | Error {
   if (typeof v === 'string') return v === '' ? [] : [v];
   if (v === null) return [];
-  if (isCelList(v)) {
+  if (L().cel.isCelList(v)) {
     const out: string[] = [];
     for (const x of v) {
       if (typeof x !== 'string') return new Error('expression must return a string or a list of strings');
