@@ -9,6 +9,7 @@ import { largeList } from './scenarios/large-list.js';
 import { applyThreeManagers, putWhole, strategicPatch } from './scenarios/apply.js';
 import { watchFanout } from './scenarios/watch.js';
 import { getOneByCredential } from './scenarios/authn.js';
+import { aliasGetAndList } from './scenarios/aliases.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -111,6 +112,17 @@ async function main(): Promise<void> {
       console.log(`  large list [${m.name}]: ${fmt(r.unchunkedMs)} ms whole, ${fmt(r.chunkedMs)} ms chunked`);
     }
     sections.push(table(['scenario', 'mode', 'response', 'unchunked (one list)', 'chunked (whole list)', 'RSS MiB: before -> peak after unchunked -> after chunked'], rows));
+  }
+  if (want('aliases')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await aliasGetAndList(m, duration)) {
+        const ratio = (100 * r.alias.rps) / r.canonical.rps;
+        console.log(`  ${r.scenario} [${r.mode}]: canonical ${fmt(r.canonical.rps)}, alias ${fmt(r.alias.rps)} req/s`);
+        rows.push([r.scenario, r.mode, fmt(r.canonical.rps), fmt(r.alias.rps), `${fmt(r.alias.p99)} ms`, `${fmt(ratio)}%`, ratio >= 97 ? 'holds' : 'below 97%']);
+      }
+    }
+    sections.push(table(['scenario (storage.svc.io vs storage.k8s.io)', 'mode', 'canonical req/s', 'alias req/s', 'alias p99', 'alias / canonical', 'target >= 97%'], rows));
   }
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);

@@ -8,15 +8,15 @@
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { RegistryClient } from '../registry/client.js';
 import type { Listers } from '../registry/lister.js';
-import type { ResourceType } from '../registry/resource-type.js';
+import type { TypeRegistry } from '../registry/type-registry.js';
 import { NamespaceController, namespaceControllerIdentity } from './namespace.js';
 
 /** What a controller is given when it starts. */
 export interface ControllerContext {
   client: RegistryClient;
   listers: Listers;
-  /** The served resource types. */
-  types: readonly ResourceType[];
+  /** The served resource types, as they come and go. */
+  types: TypeRegistry;
   /** Resolves once the watch cache holds every acknowledged write. */
   syncConsistent(): MaybePromise<unknown>;
 }

@@ -6,6 +6,7 @@
 import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
+import { type StorageBackend, storageBackends } from '../storage/factory.js';
 
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions {
   securePort: number;
@@ -18,11 +19,13 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   anonymousAuth: boolean;
   authorizationMode: string[];
   workers: number;
-  storageBackend: 'lmdb';
+  storageBackend: StorageBackend;
   /** Compaction interval in ms: each run compacts to the revision seen one interval earlier (history kept one to two intervals); 0 disables compaction. */
   compactionIntervalMs: number;
   /** Events kept per resource in the watch cache ring. */
   watchCacheSize: number;
+  /** Bytes the watch cache ring of one resource may hold. */
+  watchCacheBytes: number;
   /** Bookmark interval for watches that allow bookmarks, in ms. */
   watchBookmarkIntervalMs: number;
   /** Watcher send buffer limit in bytes before a slow watcher is closed. */
@@ -41,6 +44,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   eventTtlMs: number;
   /** --controllers: `*`, names, `-name`. */
   controllers: string[];
+  /** Serve every svc.io group also under its upstream k8s.io spelling. */
+  upstreamGroupAliases: boolean;
 }
 
 /**
@@ -73,7 +78,8 @@ const flags: FlagSpec[] = [
   { name: 'etcd-compaction-interval', key: 'compactionIntervalMs', kind: 'duration', def: 5 * 60_000, help: 'Interval of compaction. Each run compacts the store to the revision seen one interval earlier, so continue tokens, Exact lists and watch resumptions older than one interval may still be served and those older than two intervals are answered 410 Expired. 0 disables compaction.' },
   { name: 'watch-cache-size', key: 'watchCacheSize', kind: 'int', def: 10_000, help: 'Events kept per resource in the watch cache ring (older resumptions read the store history).' },
   { name: 'watch-bookmark-interval', key: 'watchBookmarkIntervalMs', kind: 'duration', def: 60_000, help: 'How often watches that allow bookmarks receive one.' },
-  { name: 'watch-buffer-bytes', key: 'watchBufferBytes', kind: 'int', def: 16 * 1024 * 1024, help: 'Bytes a watch may have unsent before the server closes it as too slow.' },
+  { name: 'watch-cache-bytes', key: 'watchCacheBytes', kind: 'int', def: 128 * 1024 * 1024, help: 'Bytes of old object versions and encoded events the watch cache ring of one resource may hold; beyond them the oldest events are dropped (resumptions from before them read the store history).' },
+  { name: 'watch-buffer-bytes', key: 'watchBufferBytes', kind: 'int', def: 256 * 1024, help: 'Bytes a watch may have unsent before the server closes it as too slow (the client resumes from its last resourceVersion); 1,000 stuck watchers hold at most about 1,000 times this.' },
   { name: 'min-request-timeout', key: 'minRequestTimeoutSeconds', kind: 'int', def: 1800, help: 'Minimum watch timeout in seconds; the server picks a random timeout in [min, 2*min).' },
   { name: 'request-timeout', key: 'requestTimeoutMs', kind: 'duration', def: 60_000, help: 'Default timeout of non-long-running requests.' },
   { name: 'max-requests-inflight', key: 'maxRequestsInflight', kind: 'int', def: 400, help: 'Maximum number of non-mutating requests in flight; more are answered 429. 0 means no limit.' },
@@ -83,6 +89,7 @@ const flags: FlagSpec[] = [
   { name: 'feature-gates', key: 'featureGates', kind: 'map', def: {}, help: 'Comma-separated key=true|false pairs of feature gates.' },
   { name: 'runtime-config', key: 'runtimeConfig', kind: 'map', def: {}, help: 'Comma-separated <group>/<version>[=true|false] pairs enabling or disabling API versions.' },
   { name: 'event-ttl', key: 'eventTtlMs', kind: 'duration', def: 3_600_000, help: 'Amount of time to retain events after their last write. 0 keeps them forever.' },
+  { name: 'upstream-group-aliases', key: 'upstreamGroupAliases', kind: 'bool', def: true, help: 'Serve every <name>.svc.io group also as <name>.k8s.io (listed in discovery after it), for clients and manifests written for upstream; false serves the svc.io names only (the authentication and authorization reviews stay reachable under both).' },
   { name: 'controllers', key: 'controllers', kind: 'list', def: ['*'], help: 'Controllers to run beside the API: "*" runs every controller on by default, "foo" turns one on, "-foo" turns one off. Off by default: bootstrapsigner, tokencleaner.' },
   { name: 'max-request-body-bytes', key: 'maxRequestBodyBytes', kind: 'int', def: 3 * 1024 * 1024, help: 'Largest request body accepted; larger bodies are answered 413.' },
   // authentication: OpenID Connect, the structured configuration, the webhook, the authenticating proxy
@@ -200,7 +207,9 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   }
   const opts = o as unknown as ServerOptions;
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
-  if (opts.storageBackend !== 'lmdb') throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: "lmdb"`);
+  if (!storageBackends.includes(opts.storageBackend)) {
+    throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: ${storageBackends.map((b) => JSON.stringify(b)).join(', ')}`);
+  }
   for (const m of opts.authorizationMode) {
     if (!Object.hasOwn(authorizationModes, m)) throw new FlagError(`authorization-mode ${JSON.stringify(m)} is not a valid mode`);
   }

@@ -7,10 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import type { Socket } from 'node:net';
 import { buildAuthenticator } from '../authn/factory.js';
 import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
 import { selfSubjectReview } from '../authn/reviews.js';
@@ -22,13 +19,13 @@ import { EventTTLController } from '../controllers/event-ttl.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
 import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
-import { describeStored } from '../registry/describe.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
 import { resourceId } from '../registry/context.js';
 import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
-import { LmdbStore } from '../storage/lmdb/store.js';
+import { openStore, type StorageOptions } from '../storage/factory.js';
+import type { Store } from '../storage/interface.js';
 import { RegistryClient } from '../registry/client.js';
 import { GroupAliases } from '../api/group-aliases.js';
 import { Listers } from '../registry/lister.js';
@@ -41,6 +38,9 @@ import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
+import { byGeneration, followTypesInCache } from './type-followers.js';
+import type { TypeRegistry } from '../registry/type-registry.js';
+import { SecureListener } from './listener.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
 import { withAuthentication } from './stages/authenticate.js';
@@ -50,7 +50,7 @@ import { withRequestInfo } from './stages/request-info.js';
 import { DeadlineSweeper, withTimeout } from './stages/timeout.js';
 
 /** Creates the executor once the registry settings are known (the pool lives in workers/). */
-export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storePath: string }) => Executor;
+export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storage: StorageOptions }) => Executor;
 
 function loadTls(o: ServerOptions): TlsMaterial {
   if (!!o.tlsCertFile !== !!o.tlsPrivateKeyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
@@ -70,9 +70,9 @@ function loadTls(o: ServerOptions): TlsMaterial {
  * Client certificates are requested when a client CA or a front-proxy CA is configured; the listener
  * trusts both bundles and each authenticator then checks which one a certificate chains to.
  */
-function clientCertificateOptions(clientCA: string, requestHeaderCAFile: string): { ca?: string; requestCert?: boolean; rejectUnauthorized?: boolean } {
+function clientCertificateCAs(clientCA: string, requestHeaderCAFile: string): { clientCA?: string } {
   const bundles = [clientCA, requestHeaderCAFile ? readFileSync(requestHeaderCAFile, 'utf8') : ''].filter(Boolean);
-  return bundles.length ? { ca: bundles.join('\n'), requestCert: true, rejectUnauthorized: false } : {};
+  return bundles.length ? { clientCA: bundles.join('\n') } : {};
 }
 
 function continueKeyHex(dataDir: string): string {
@@ -82,13 +82,11 @@ function continueKeyHex(dataDir: string): string {
 }
 
 export class ApiServer {
-  private listener!: Http2SecureServer;
-  private readonly sessions = new Set<Http2Session>();
-  private readonly sockets = new Set<Socket>();
+  private listener!: SecureListener;
   private readonly watches = new Set<WatchStream>();
   private shuttingDown = false;
   readonly health: Health;
-  private store!: LmdbStore;
+  private store!: Store;
   private cacher!: Cacher;
   private executor!: Executor;
   private controllers: RunningController | undefined;
@@ -96,6 +94,8 @@ export class ApiServer {
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
   tls!: TlsMaterial;
+  /** The served resource types (custom resource definitions put and remove theirs here). */
+  types!: TypeRegistry;
   private releaseDataDir: () => void = () => undefined;
   /** Outcome of --authentication-config reloads (the figures behind the reload metrics). */
   readonly authenticationConfigStatus = new AuthenticationConfigStatus();
@@ -111,7 +111,7 @@ export class ApiServer {
   }
 
   get port(): number {
-    return (this.listener.address() as AddressInfo).port;
+    return this.listener.port;
   }
 
   get url(): string {
@@ -141,21 +141,15 @@ export class ApiServer {
       this.releaseDataDir();
       throw e;
     }
-    const storePath = join(o.dataDir, 'store');
-    this.store = new LmdbStore({ path: storePath });
+    const storage: StorageOptions = { backend: o.storageBackend, path: join(o.dataDir, 'store') };
+    this.store = openStore(storage);
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
-    const types = servedTypesFor(featureGates, o.runtimeConfig);
-    const registry = new Registry(buildRegistryContext(this.store, settings, types));
+    const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));
+    // the served types: built-in kinds now; types that appear later are followed by everything below
+    const types = (this.types = registry.ctx.types);
 
     this.cacher = new Cacher(this.store);
-    for (const rt of types) {
-      if (rt.virtual) continue;
-      this.cacher.register({
-        prefix: resourcePrefix(rt),
-        capacity: o.watchCacheSize,
-        describe: (key, stored, rev) => describeStored(rt, key, stored, rev),
-      });
-    }
+    followTypesInCache(types, this.cacher, { capacity: o.watchCacheSize, maxBytes: o.watchCacheBytes });
     const cacheReady = this.cacher.start();
     this.health.add({ name: 'ping', check: () => undefined });
     this.health.add({ name: 'log', check: () => undefined });
@@ -170,27 +164,27 @@ export class ApiServer {
     this.health.addPostStartHook('storage-readiness', cacheReady);
     await cacheReady;
 
-    this.executor = makeExecutor(registry, { ...settings, storePath });
+    this.executor = makeExecutor(registry, { ...settings, storage });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
-    const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)));
+    const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types);
 
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
 
-    const nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
+    const nsType = types.get('/v1/namespaces')!;
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
     const controllersStarted = startControllers(selectControllers(o.controllers), {
       client,
       listers,
-      types: types.filter((t) => !t.virtual),
+      types,
       syncConsistent: () => this.cacher.syncConsistent(),
     }, (name, done) => this.health.addPostStartHook(name, done));
     this.controllers = await controllersStarted;
-    const events = types.find((t) => t.group === '' && t.plural === 'events');
+    const events = types.get('/v1/events');
     if (events) {
       this.eventTTL = new EventTTLController(this.store, this.cacher, resourcePrefix(events), o.eventTtlMs);
       this.eventTTL.start();
@@ -201,19 +195,19 @@ export class ApiServer {
     this.health.addPostStartHook('start-compactor', Promise.resolve());
     // upstream's name for the in-flight limits when priority and fairness is off, as it is here
     this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
-    const discovery = buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`);
+    const aliases = new GroupAliases(types, o.upstreamGroupAliases);
+    const discovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`, (g) => aliases.advertised(g)));
     this.health.addBootSequenceCheck({
       name: 'autoregister-completion',
       check: () => {
-        const missing = unlistedGroupVersions(discovery, types);
+        const missing = unlistedGroupVersions(discovery(), types.all());
         return missing.length ? `missing APIService: [${missing.join(' ')}]` : undefined;
       },
     });
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
-    const typesById = new Map(types.map((t) => [resourceId(t), t]));
     const resources = resourceEndpoint({
-      types: typesById,
+      types,
       read: { cacher: this.cacher, store: this.store, continueKey: registry.ctx.continueKey },
       watch: {
         cacher: this.cacher,
@@ -229,7 +223,7 @@ export class ApiServer {
       cbor: featureGates.CBORServingAndStorage === true,
       virtual: {
         handlers: new Map([[resourceId(selfSubjectReviews), selfSubjectReview]]),
-        knownKinds: registry.ctx.knownKinds,
+        knownKinds: () => types.knownKinds,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
     });
@@ -237,12 +231,12 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: openApiRoutes(buildOpenApi(types)),
+      routes: byGeneration(types, (all) => openApiRoutes(buildOpenApi(all))),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
       [
-        withRequestInfo(new GroupAliases(new Set(types.map((t) => t.group)), false)),
+        withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(authenticator, o.anonymousAuth),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
@@ -251,32 +245,11 @@ export class ApiServer {
       route(resources, nonResources),
     );
 
-    this.listener = createSecureServer(
-      {
-        cert: this.tls.cert,
-        key: this.tls.key,
-        allowHTTP1: true,
-        ...clientCertificateOptions(this.tls.clientCA, o.requestheaderClientCAFile),
-      },
+    this.listener = new SecureListener(
+      { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
       httpAdapter(chain, featureGates.APIResponseCompression === true),
     );
-    this.listener.on('session', (s: Http2Session) => {
-      this.sessions.add(s);
-      s.on('close', () => this.sessions.delete(s));
-    });
-    this.listener.on('secureConnection', (sock: Socket) => {
-      // streamed responses end with a small write; without this it waits for a delayed ACK
-      sock.setNoDelay(true);
-      this.sockets.add(sock);
-      sock.on('close', () => this.sockets.delete(sock));
-    });
-    await new Promise<void>((res, rej) => {
-      this.listener.once('error', rej);
-      this.listener.listen(o.securePort, o.bindAddress, () => {
-        this.listener.off('error', rej);
-        res();
-      });
-    });
+    await this.listener.listen(o.securePort, o.bindAddress);
     if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
   }
 
@@ -285,12 +258,12 @@ export class ApiServer {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     if (this.opts.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.opts.shutdownDelayMs));
-    const closed = new Promise<void>((r) => this.listener.close(() => r()));
+    const closed = this.listener.close();
     for (const w of [...this.watches]) w.close('');
-    for (const s of this.sessions) s.close();
-    for (const sock of this.sockets) sock.end();
+    for (const s of this.listener.sessions) s.close();
+    for (const sock of this.listener.sockets) sock.end();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
-    for (const sock of this.sockets) sock.destroy();
+    for (const sock of this.listener.sockets) sock.destroy();
     this.deadlines.stop();
     this.runStopHooks();
     this.controllers?.stop();

@@ -19,7 +19,8 @@ export type VirtualHandler = (review: ApiObject, s: RequestScope, r: ResolvedReq
 export interface VirtualDeps {
   /** Handlers by resource id (`group/version/plural`, with `/subresource` for a subresource). */
   handlers: ReadonlyMap<string, VirtualHandler>;
-  knownKinds: KnownKinds;
+  /** `apiVersion/kind` of every served kind (follows the type registry). */
+  knownKinds(): KnownKinds;
   maxRequestBodyBytes: number;
 }
 
@@ -29,7 +30,7 @@ export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedR
   const opts = writeOptionsFromQuery(s.query, 'CreateOptions');
   const body = await s.readBody(d.maxRequestBodyBytes);
   if (body.length === 0) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
-  const { object, warnings } = decodeObjectBody(body, contentType, r.rt, d.knownKinds, opts.fieldValidation);
+  const { object, warnings } = decodeObjectBody(body, contentType, r.rt, d.knownKinds(), opts.fieldValidation);
   const answer = await handler(object, s, r);
   // answered in the spelling of the path (authorization.k8s.io for kubectl)
   if (s.info.requestedGroup !== s.info.apiGroup) answer.apiVersion = `${s.info.requestedGroup}/${r.rt.version}`;
