@@ -50,6 +50,10 @@ t.test('kubectl with an OIDC ID token', async (t) => {
   t.equal(who.code, 0, who.stderr);
   t.equal(who.stdout, 'alice@example.com ["dev","system:authenticated"]', 'the server sees the OIDC user');
 
+  const whoami = await asToken(['auth', 'whoami', '-o', 'jsonpath={.status.userInfo.username}']);
+  t.equal(whoami.code, 0, whoami.stderr);
+  t.equal(whoami.stdout, 'alice@example.com', 'kubectl auth whoami');
+
   const asProvider = kubectlRunner(
     kubeconfig(join(home, 'provider.kubeconfig'), s.url, s.ca, {
       'auth-provider': { name: 'oidc', config: { 'idp-issuer-url': idp.issuer, 'client-id': 'svc', 'id-token': idToken, 'idp-certificate-authority-data': Buffer.from(idp.ca.cert).toString('base64') } },
