@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
 import { largeList } from './scenarios/large-list.js';
 import { applyThreeManagers, putWhole, strategicPatch } from './scenarios/apply.js';
 import { watchFanout } from './scenarios/watch.js';
+import { getOneByCredential } from './scenarios/authn.js';
 import { aliasGetAndList } from './scenarios/aliases.js';
 
 const args = process.argv.slice(2);
@@ -50,6 +51,16 @@ async function main(): Promise<void> {
     const header = ['scenario', 'mode', 'req/s', 'p50', 'p99', 'peak RSS MiB', 'vs bare', 'errors'];
     const bareRow = ['bare node:https 1 KB', '-', fmt(base.rps), `${fmt(base.p50)} ms`, `${fmt(base.p99)} ms`, fmt(base.rss), '100%', ''];
     sections.push(table(header, [bareRow, ...rows.map((r) => rowCells(r, base.rps))]));
+  }
+  if (want('authn')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await getOneByCredential(m, duration)) {
+        console.log(`  GET one CSIDriver, ${r.credential} [${m.name}]: ${fmt(r.result.rps)} req/s`);
+        rows.push([`GET one CSIDriver, ${r.credential}`, m.name, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt(r.ofStatic)}%`, r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '']);
+      }
+    }
+    sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs static token', 'errors'], rows));
   }
   if (want('apply')) {
     const rows: string[][] = [];

@@ -17,9 +17,15 @@ export type Headers = Readonly<Record<string, HeaderValue>>;
 export interface PeerIdentity {
   /** The client certificate, if one was presented (undefined otherwise). */
   certificate(): (PeerCertificate & { ext_key_usage?: string[] }) | undefined;
-  /** Whether that certificate chained to --client-ca-file, and why not. */
+  /** Whether that certificate chained to a CA the listener trusts (--client-ca-file, --requestheader-client-ca-file), and why not. */
   readonly authorized: boolean;
   readonly authorizationError: string | undefined;
+  /**
+   * DER of the client certificate and of the certificates above it as the transport lists them
+   * (intermediates the client sent, issuers it looked up), leaf first. With `authorized` this tells
+   * which CA bundle the certificate chains to (core/authn/client-ca.ts).
+   */
+  certificateChain(): readonly Buffer[];
   /** A stable object per connection, for per-connection memos. */
   readonly connection: object;
   readonly remoteAddress: string | undefined;
@@ -42,13 +48,17 @@ export const ALL_AUTHENTICATED = 'system:authenticated';
 export const ANONYMOUS_USER = 'system:anonymous';
 export const UNAUTHENTICATED = 'system:unauthenticated';
 
-/** The bearer token of an `Authorization: Bearer <token>` header, if any. */
+const BEARER_PREFIX = /^\s*bearer\s+/i;
+
+/** The bearer token of an `Authorization: Bearer <token>` header, if any (only the prefix is matched: tokens are long). */
 export function bearerToken(req: AuthnRequest): string | undefined {
   const h = req.headers.authorization;
   const v = Array.isArray(h) ? h[0] : h;
   if (!v) return undefined;
-  const m = /^Bearer\s+(.+)$/i.exec(v.trim());
-  return m ? m[1]!.trim() : undefined;
+  const m = BEARER_PREFIX.exec(v);
+  if (!m) return undefined;
+  const token = v.slice(m[0].length).trim();
+  return token === '' ? undefined : token;
 }
 
 function withAuthenticatedGroup(u: UserInfo): UserInfo {

@@ -48,6 +48,9 @@ export function parseTokenFile(text: string, path = 'token file'): Map<string, U
   return tokens;
 }
 
+/** One shared instance: a token of another method passes here on every request, and a new Error costs its stack trace. */
+const invalidToken = new AuthenticationError('invalid bearer token');
+
 export function tokenFileAuthenticator(path: string): Authenticator {
   const tokens = parseTokenFile(readFileSync(path, 'utf8'), path);
   return {
@@ -56,7 +59,7 @@ export function tokenFileAuthenticator(path: string): Authenticator {
       const t = bearerToken(req);
       if (t === undefined) return null;
       const u = tokens.get(t);
-      if (!u) throw new AuthenticationError('invalid bearer token');
+      if (!u) throw invalidToken;
       return u;
     },
   };

@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import type { TLSSocket } from 'node:tls';
+import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { createGzip, type Gzip, gzip } from 'node:zlib';
 import { errors } from '../api/status.js';
@@ -206,6 +206,26 @@ class HttpSink implements ResponseSink {
 /** The verified TLS identity of a connection, built once per connection. */
 const peers = new WeakMap<object, PeerIdentity>();
 
+const chains = new WeakMap<object, readonly Buffer[]>();
+
+/** The peer certificate and those above it, as DER (once per connection). */
+function chainOf(sock: TLSSocket): readonly Buffer[] {
+  let chain = chains.get(sock);
+  if (!chain) {
+    const out: Buffer[] = [];
+    const seen = new Set<string>();
+    let c = sock.getPeerCertificate(true) as DetailedPeerCertificate | undefined;
+    while (c && c.raw && !seen.has(c.fingerprint256)) {
+      seen.add(c.fingerprint256);
+      out.push(c.raw);
+      c = c.issuerCertificate;
+    }
+    chain = out;
+    chains.set(sock, chain);
+  }
+  return chain;
+}
+
 function peerOf(req: Req): PeerIdentity | undefined {
   const sock = req.socket as TLSSocket | undefined;
   if (!sock || typeof sock.getPeerCertificate !== 'function') return undefined;
@@ -218,6 +238,7 @@ function peerOf(req: Req): PeerIdentity | undefined {
       },
       authorized: sock.authorized,
       authorizationError: sock.authorizationError ? String(sock.authorizationError) : undefined,
+      certificateChain: () => chainOf(sock),
       connection: sock,
       remoteAddress: sock.remoteAddress,
     };

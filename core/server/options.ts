@@ -48,7 +48,12 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   upstreamGroupAliases: boolean;
 }
 
-type Kind = 'int' | 'string' | 'bool' | 'duration' | 'list' | 'map';
+/**
+ * Flag kinds. `list` is a comma-separated list whose last occurrence wins; `strings` (pflag's
+ * StringArray) and `csv` (pflag's StringSlice) may be repeated, each occurrence adding to the list;
+ * `stringMap` is one `key=value` per occurrence (pflag's MapStringStringNoSplit), occurrences adding up.
+ */
+type Kind = 'int' | 'string' | 'bool' | 'duration' | 'list' | 'strings' | 'csv' | 'map' | 'stringMap';
 
 interface FlagSpec {
   name: string;
@@ -87,6 +92,27 @@ const flags: FlagSpec[] = [
   { name: 'upstream-group-aliases', key: 'upstreamGroupAliases', kind: 'bool', def: true, help: 'Serve every <name>.svc.io group also as <name>.k8s.io (listed in discovery after it), for clients and manifests written for upstream; false serves the svc.io names only (the authentication and authorization reviews stay reachable under both).' },
   { name: 'controllers', key: 'controllers', kind: 'list', def: ['*'], help: 'Controllers to run beside the API: "*" runs every controller on by default, "foo" turns one on, "-foo" turns one off. Off by default: bootstrapsigner, tokencleaner.' },
   { name: 'max-request-body-bytes', key: 'maxRequestBodyBytes', kind: 'int', def: 3 * 1024 * 1024, help: 'Largest request body accepted; larger bodies are answered 413.' },
+  // authentication: OpenID Connect, the structured configuration, the webhook, the authenticating proxy
+  { name: 'authentication-config', key: 'authenticationConfig', kind: 'string', def: '', help: 'File with an AuthenticationConfiguration (apiserver.config.svc.io/v1beta1) of JWT authenticators; reloaded when it changes. Exclusive with the --oidc-* flags.' },
+  { name: 'oidc-issuer-url', key: 'oidcIssuerUrl', kind: 'string', def: '', help: 'The URL of the OpenID issuer, https only; its discovery document gives the signing keys.' },
+  { name: 'oidc-client-id', key: 'oidcClientId', kind: 'string', def: '', help: 'The audience every ID token must be issued to; required with --oidc-issuer-url.' },
+  { name: 'oidc-username-claim', key: 'oidcUsernameClaim', kind: 'string', def: '', help: 'The claim used as the user name (default "sub").' },
+  { name: 'oidc-username-prefix', key: 'oidcUsernamePrefix', kind: 'string', def: '', help: 'Prefix of user names; unset means "<issuer url>#" for claims other than email; "-" means none.' },
+  { name: 'oidc-groups-claim', key: 'oidcGroupsClaim', kind: 'string', def: '', help: 'The claim holding the groups (a string or an array of strings).' },
+  { name: 'oidc-groups-prefix', key: 'oidcGroupsPrefix', kind: 'string', def: '', help: 'Prefix of group names.' },
+  { name: 'oidc-required-claim', key: 'oidcRequiredClaim', kind: 'stringMap', def: {}, help: 'A key=value claim the ID token must carry; repeat the flag for several.' },
+  { name: 'oidc-ca-file', key: 'oidcCaFile', kind: 'string', def: '', help: "CA bundle for the identity provider's certificate (default: the host's roots)." },
+  { name: 'oidc-signing-algs', key: 'oidcSigningAlgs', kind: 'csv', def: [], help: 'Accepted JOSE signing algorithms (default RS256): RS256, RS384, RS512, ES256, ES384, ES512, PS256, PS384, PS512.' },
+  { name: 'authentication-token-webhook-config-file', key: 'authenticationTokenWebhookConfigFile', kind: 'string', def: '', help: 'Client-configuration (kubeconfig) file of the token authentication webhook.' },
+  { name: 'authentication-token-webhook-cache-ttl', key: 'authenticationTokenWebhookCacheTtlMs', kind: 'duration', def: 2 * 60_000, help: 'How long webhook answers are cached.' },
+  { name: 'authentication-token-webhook-version', key: 'authenticationTokenWebhookVersion', kind: 'string', def: 'v1beta1', help: 'TokenReview version sent to and expected from the webhook: v1beta1 or v1.' },
+  { name: 'authentication-token-webhook-timeout', key: 'authenticationTokenWebhookTimeoutMs', kind: 'duration', def: 30_000, help: 'Deadline of one webhook review, retries included (upstream: a fixed 30s client timeout).' },
+  { name: 'requestheader-client-ca-file', key: 'requestheaderClientCAFile', kind: 'string', def: '', help: 'CA bundle the authenticating proxy certificate must chain to before its identity headers are trusted.' },
+  { name: 'requestheader-allowed-names', key: 'requestheaderAllowedNames', kind: 'csv', def: [], help: 'Common names the proxy certificate may carry; empty allows any chaining to the CA.' },
+  { name: 'requestheader-username-headers', key: 'requestheaderUsernameHeaders', kind: 'csv', def: [], help: 'Headers holding the user name (the first non-empty one wins); X-Remote-User is common.' },
+  { name: 'requestheader-uid-headers', key: 'requestheaderUidHeaders', kind: 'csv', def: [], help: 'Headers holding the user UID (feature RemoteRequestHeaderUID); X-Remote-Uid is common.' },
+  { name: 'requestheader-group-headers', key: 'requestheaderGroupHeaders', kind: 'csv', def: [], help: 'Headers holding group names; X-Remote-Group is common.' },
+  { name: 'requestheader-extra-headers-prefix', key: 'requestheaderExtraHeadersPrefix', kind: 'csv', def: [], help: 'Header prefixes whose headers carry extra user attributes; X-Remote-Extra- is common.' },
 ];
 
 export class FlagError extends Error {}
@@ -121,7 +147,15 @@ function parseValue(spec: FlagSpec, raw: string): unknown {
     case 'duration':
       return parseDuration(raw);
     case 'list':
+    case 'csv':
       return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    case 'strings':
+      return [raw];
+    case 'stringMap': {
+      const eq = raw.indexOf('=');
+      if (eq <= 0) throw new FlagError(`invalid argument ${JSON.stringify(raw)} for "--${spec.name}" flag: malformed pair, expect string=string`);
+      return { [raw.slice(0, eq)]: raw.slice(eq + 1) };
+    }
     case 'map': {
       const out: Record<string, boolean> = {};
       for (const pair of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
@@ -147,6 +181,7 @@ export function defaultOptions(): ServerOptions {
 /** Parses `--name=value` / `--name value` / `--bool-flag`; unknown flags are errors. */
 export function parseFlags(argv: readonly string[]): ServerOptions {
   const o = defaultOptions() as unknown as Record<string, unknown>;
+  const repeated = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--')) throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
@@ -162,7 +197,13 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
       if (next === undefined) throw new FlagError(`flag needs an argument: --${name}`);
       raw = next;
     }
-    o[spec.key] = parseValue(spec, raw);
+    const value = parseValue(spec, raw);
+    if (spec.kind === 'strings' || spec.kind === 'csv') {
+      // the first occurrence replaces the default, later ones add to it
+      o[spec.key] = repeated.has(spec.name) ? [...(o[spec.key] as string[]), ...(value as string[])] : value;
+      repeated.add(spec.name);
+    } else if (spec.kind === 'stringMap') o[spec.key] = { ...(o[spec.key] as object), ...(value as object) };
+    else o[spec.key] = value;
   }
   const opts = o as unknown as ServerOptions;
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');

@@ -9,6 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildAuthenticator } from '../authn/factory.js';
+import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
 import { selfSubjectReview } from '../authn/reviews.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
 import { buildAuthorizer } from '../authz/factory.js';
@@ -65,6 +66,15 @@ function loadTls(o: ServerOptions): TlsMaterial {
   return gen;
 }
 
+/**
+ * Client certificates are requested when a client CA or a front-proxy CA is configured; the listener
+ * trusts both bundles and each authenticator then checks which one a certificate chains to.
+ */
+function clientCertificateCAs(clientCA: string, requestHeaderCAFile: string): { clientCA?: string } {
+  const bundles = [clientCA, requestHeaderCAFile ? readFileSync(requestHeaderCAFile, 'utf8') : ''].filter(Boolean);
+  return bundles.length ? { clientCA: bundles.join('\n') } : {};
+}
+
 function continueKeyHex(dataDir: string): string {
   const f = join(dataDir, 'continue-token.key');
   if (!existsSync(f)) writeFileSync(f, randomBytes(32).toString('hex'), { mode: 0o600 });
@@ -87,6 +97,14 @@ export class ApiServer {
   /** The served resource types (custom resource definitions put and remove theirs here). */
   types!: TypeRegistry;
   private releaseDataDir: () => void = () => undefined;
+  /** Outcome of --authentication-config reloads (the figures behind the reload metrics). */
+  readonly authenticationConfigStatus = new AuthenticationConfigStatus();
+  /** Background work of the authenticators, stopped with the server. */
+  private readonly stopHooks: (() => void)[] = [];
+
+  private runStopHooks(): void {
+    for (const fn of this.stopHooks.splice(0)) fn();
+  }
 
   constructor(readonly opts: ServerOptions) {
     this.health = new Health(opts.livezGracePeriodMs);
@@ -105,10 +123,26 @@ export class ApiServer {
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
-    this.tls = loadTls(o);
+    let authenticator;
+    let featureGates: Record<string, boolean>;
+    try {
+      featureGates = resolveFeatureGates(o.featureGates);
+      this.tls = loadTls(o);
+      // configuration errors of the authenticators stop the start before anything is opened
+      authenticator = buildAuthenticator(o, {
+        clientCA: !!this.tls.clientCA,
+        clientCAPem: this.tls.clientCA,
+        featureGates,
+        authenticationConfigStatus: this.authenticationConfigStatus,
+        onStop: (fn) => this.stopHooks.push(fn),
+      });
+    } catch (e) {
+      this.runStopHooks();
+      this.releaseDataDir();
+      throw e;
+    }
     const storage: StorageOptions = { backend: o.storageBackend, path: join(o.dataDir, 'store') };
     this.store = openStore(storage);
-    const featureGates = resolveFeatureGates(o.featureGates);
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
     const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));
     // the served types: built-in kinds now; types that appear later are followed by everything below
@@ -204,7 +238,7 @@ export class ApiServer {
       [
         withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
-        withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
+        withAuthentication(authenticator, o.anonymousAuth),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
         withAuthorization(buildAuthorizer(o, {})),
       ],
@@ -212,7 +246,7 @@ export class ApiServer {
     );
 
     this.listener = new SecureListener(
-      { cert: this.tls.cert, key: this.tls.key, ...(this.tls.clientCA ? { clientCA: this.tls.clientCA } : {}) },
+      { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
       httpAdapter(chain, featureGates.APIResponseCompression === true),
     );
     await this.listener.listen(o.securePort, o.bindAddress);
@@ -231,6 +265,7 @@ export class ApiServer {
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
     for (const sock of this.listener.sockets) sock.destroy();
     this.deadlines.stop();
+    this.runStopHooks();
     this.controllers?.stop();
     this.compactor?.stop();
     this.eventTTL?.stop();
