@@ -18,7 +18,8 @@ export function buildRegistryContext(store: Store, s: RegistrySettings, types: r
   return {
     store,
     types: new Map(types.map((t) => [resourceId(t), t])),
-    knownKinds: new Set(types.map((t) => `${apiVersionOf(t)}/${t.kind}`)),
+    // the kinds of virtual subresources (TokenRequest) are known too, though not served on their own
+    knownKinds: new Set(types.flatMap((t) => [t, ...Object.values(t.subresources ?? {}).flatMap((sub) => (sub.kind ? [sub.kind] : []))]).map((t) => `${apiVersionOf(t)}/${t.kind}`)),
     now: () => new Date(),
     continueKey: Buffer.from(s.continueKeyHex, 'hex'),
     featureGates: new Map(Object.entries(s.featureGates)),

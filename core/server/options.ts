@@ -43,7 +43,11 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   controllers: string[];
 }
 
-type Kind = 'int' | 'string' | 'bool' | 'duration' | 'list' | 'map';
+/**
+ * Flag kinds. `list` is a comma-separated list whose last occurrence wins; `strings` (pflag's
+ * StringArray) and `csv` (pflag's StringSlice) may be repeated, each occurrence adding to the list.
+ */
+type Kind = 'int' | 'string' | 'bool' | 'duration' | 'list' | 'strings' | 'csv' | 'map';
 
 interface FlagSpec {
   name: string;
@@ -80,6 +84,14 @@ const flags: FlagSpec[] = [
   { name: 'event-ttl', key: 'eventTtlMs', kind: 'duration', def: 3_600_000, help: 'Amount of time to retain events after their last write. 0 keeps them forever.' },
   { name: 'controllers', key: 'controllers', kind: 'list', def: ['*'], help: 'Controllers to run beside the API: "*" runs every controller on by default, "foo" turns one on, "-foo" turns one off. Off by default: bootstrapsigner, tokencleaner.' },
   { name: 'max-request-body-bytes', key: 'maxRequestBodyBytes', kind: 'int', def: 3 * 1024 * 1024, help: 'Largest request body accepted; larger bodies are answered 413.' },
+  { name: 'enable-bootstrap-token-auth', key: 'enableBootstrapTokenAuth', kind: 'bool', def: false, help: 'Allows bearer tokens of type bootstrap.svc.io/token Secrets in svc-system (user system:bootstrap:<token id>).' },
+  { name: 'service-account-issuer', key: 'serviceAccountIssuers', kind: 'strings', def: ['https://svc.default.svc.cluster.local'], help: 'Issuer (iss) of service account tokens; repeatable: the first issues, every one is accepted.' },
+  { name: 'service-account-key-file', key: 'serviceAccountKeyFiles', kind: 'strings', def: [], help: 'PEM file of RSA or ECDSA keys (private or public, or certificates) that verify service account tokens; repeatable. Default: --tls-private-key-file. The signing key always verifies too.' },
+  { name: 'service-account-signing-key-file', key: 'serviceAccountSigningKeyFile', kind: 'string', def: '', help: 'PEM private key (RSA or ECDSA) that signs service account tokens. Generated in --data-dir when unset and the serving certificate is generated.' },
+  { name: 'api-audiences', key: 'apiAudiences', kind: 'csv', def: [], help: 'Audiences of this API server: tokens must be for one of them. Default: the first --service-account-issuer.' },
+  { name: 'service-account-lookup', key: 'serviceAccountLookup', kind: 'bool', def: true, help: 'Rejects service account tokens whose ServiceAccount (or bound object) is gone or was recreated.' },
+  { name: 'service-account-jwks-uri', key: 'serviceAccountJwksUri', kind: 'string', def: '', help: 'jwks_uri of the issuer discovery document. Default: https://<this server>/openid/v1/jwks.' },
+  { name: 'service-account-max-token-expiration', key: 'serviceAccountMaxTokenExpirationMs', kind: 'duration', def: 0, help: 'Longest lifetime of an issued service account token; longer requests are shortened (with a warning). 0: no limit.' },
 ];
 
 export class FlagError extends Error {}
@@ -114,7 +126,10 @@ function parseValue(spec: FlagSpec, raw: string): unknown {
     case 'duration':
       return parseDuration(raw);
     case 'list':
+    case 'csv':
       return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    case 'strings':
+      return [raw];
     case 'map': {
       const out: Record<string, boolean> = {};
       for (const pair of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
@@ -140,6 +155,7 @@ export function defaultOptions(): ServerOptions {
 /** Parses `--name=value` / `--name value` / `--bool-flag`; unknown flags are errors. */
 export function parseFlags(argv: readonly string[]): ServerOptions {
   const o = defaultOptions() as unknown as Record<string, unknown>;
+  const repeated = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--')) throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
@@ -155,7 +171,12 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
       if (next === undefined) throw new FlagError(`flag needs an argument: --${name}`);
       raw = next;
     }
-    o[spec.key] = parseValue(spec, raw);
+    const value = parseValue(spec, raw);
+    if (spec.kind === 'strings' || spec.kind === 'csv') {
+      // the first occurrence replaces the default, later ones add to it
+      o[spec.key] = repeated.has(spec.name) ? [...(o[spec.key] as string[]), ...(value as string[])] : value;
+      repeated.add(spec.name);
+    } else o[spec.key] = value;
   }
   const opts = o as unknown as ServerOptions;
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');

@@ -1,8 +1,8 @@
 /**
  * ApiServer: assembles the parts in start order and owns their lifecycle:
- *   TLS material -> store -> registry -> watch cache -> executor (pool or inline) -> authn/authz ->
- *   health -> listener (HTTP/2 with HTTP/1.1 fallback, ALPN) -> post-start hooks (system namespaces,
- *   namespace controller, compactor).
+ *   TLS material and service account keys -> store -> registry -> watch cache -> executor (pool or
+ *   inline) -> post-start hooks (system namespaces, controllers, compactor) -> authn/authz -> health ->
+ *   listener (HTTP/2 with HTTP/1.1 fallback, ALPN).
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
 import { randomBytes } from 'node:crypto';
@@ -12,8 +12,13 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Socket } from 'node:net';
 import { buildAuthenticator } from '../authn/factory.js';
-import { selfSubjectReview } from '../authn/reviews.js';
+import { issuerDiscoveryRoutes } from '../authn/issuer-discovery.js';
+import { selfSubjectReview, tokenReview } from '../authn/reviews.js';
+import { resolveServiceAccountKeys } from '../authn/service-account-keys.js';
+import { tokenRequestHandler } from '../authn/token-request.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
+import { tokenReviews } from '../registry/authentication/tokenreviews.js';
+import type { ServingInfo } from '../controllers/bootstrapsigner.js';
 import { buildAuthorizer } from '../authz/factory.js';
 import { type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
@@ -37,6 +42,7 @@ import { buildDiscovery, versionInfo } from './discovery.js';
 import { buildChain } from './chain.js';
 import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
+import { type VirtualHandler, virtualId } from './endpoints/virtual.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
@@ -44,6 +50,7 @@ import { encodeJsonFrame } from './object-encoding.js';
 import type { ServerOptions } from './options.js';
 import { withAuthentication } from './stages/authenticate.js';
 import { withAuthorization } from './stages/authorize.js';
+import { withImpersonation } from './stages/impersonate.js';
 import { InflightCounter, withMaxInFlight } from './stages/max-in-flight.js';
 import { withRequestInfo } from './stages/request-info.js';
 import { DeadlineSweeper, withTimeout } from './stages/timeout.js';
@@ -106,6 +113,8 @@ export class ApiServer {
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
     this.tls = loadTls(o);
+    // before anything is opened: an unreadable key file is a start error naming it
+    const saKeys = resolveServiceAccountKeys(o, { keyFile: o.tlsPrivateKeyFile || join(o.dataDir, 'apiserver.key'), generated: !o.tlsCertFile, dataDir: o.dataDir });
     const storePath = join(o.dataDir, 'store');
     this.store = new LmdbStore({ path: storePath });
     const featureGates = resolveFeatureGates(o.featureGates);
@@ -142,15 +151,19 @@ export class ApiServer {
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)));
 
-    const nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
+    const servedCore = (plural: string) => types.find((t) => t.group === '' && t.plural === plural);
+    const nsType = servedCore('namespaces')!;
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('bootstrap-controller', bootstrap);
     await bootstrap;
+    let bound!: (info: ServingInfo) => void;
+    const serving = new Promise<ServingInfo>((r) => (bound = r));
     const controllersStarted = startControllers(selectControllers(o.controllers), {
       client,
       listers,
       types: types.filter((t) => !t.virtual),
       syncConsistent: () => this.cacher.syncConsistent(),
+      serving,
     });
     this.health.addPostStartHook('start-controllers', controllersStarted);
     this.controllers = await controllersStarted;
@@ -164,6 +177,38 @@ export class ApiServer {
     this.compactor.start();
     this.health.addPostStartHook('start-compactor', Promise.resolve());
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
+
+    // authentication: the methods, in factory.ts's order
+    const saType = servedCore('serviceaccounts');
+    const secretType = servedCore('secrets');
+    const saLister = saType && listers.for(saType);
+    const secretLister = secretType && listers.for(secretType);
+    const authenticator = buildAuthenticator(o, {
+      clientCA: !!this.tls.clientCA,
+      apiAudiences: saKeys.apiAudiences,
+      serviceAccountKeys: saKeys.verifiers,
+      serviceAccounts: saLister,
+      secrets: secretLister,
+    });
+    const authorizer = buildAuthorizer(o, {});
+    const virtualHandlers = new Map<string, VirtualHandler>([
+      [virtualId(selfSubjectReviews), selfSubjectReview],
+      [virtualId(tokenReviews), tokenReview(authenticator, saKeys.apiAudiences)],
+    ]);
+    if (saType && saLister && saKeys.signer && o.serviceAccountIssuers.length) {
+      const handler = tokenRequestHandler({
+        signer: saKeys.signer,
+        issuer: o.serviceAccountIssuers[0]!,
+        apiAudiences: saKeys.apiAudiences,
+        maxExpirationSeconds: Math.floor(o.serviceAccountMaxTokenExpirationMs / 1000),
+        serviceAccounts: saLister,
+        secrets: secretLister,
+      });
+      virtualHandlers.set(virtualId(saType, 'token'), handler);
+    }
+    const issuerRoutes = o.serviceAccountIssuers.length
+      ? await issuerDiscoveryRoutes(o.serviceAccountIssuers[0]!, o.serviceAccountJwksUri, () => new URL(this.url).host, saKeys.verifiers)
+      : new Map();
 
     const typesById = new Map(types.map((t) => [resourceId(t), t]));
     const resources = resourceEndpoint({
@@ -181,7 +226,7 @@ export class ApiServer {
       registry: client,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
       virtual: {
-        handlers: new Map([[resourceId(selfSubjectReviews), selfSubjectReview]]),
+        handlers: virtualHandlers,
         knownKinds: registry.ctx.knownKinds,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
@@ -190,16 +235,17 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery: buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`),
-      routes: openApiRoutes(buildOpenApi(types)),
+      routes: new Map([...openApiRoutes(buildOpenApi(types)), ...issuerRoutes]),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
       [
         withRequestInfo,
         withTimeout(o.requestTimeoutMs, this.deadlines),
-        withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
+        withAuthentication(authenticator, o.anonymousAuth),
+        withImpersonation(authorizer),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
-        withAuthorization(buildAuthorizer(o, {})),
+        withAuthorization(authorizer),
       ],
       route(resources, nonResources),
     );
@@ -231,6 +277,7 @@ export class ApiServer {
       });
     });
     if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
+    bound({ url: this.url, caPem: this.tls.servingCA ?? this.tls.cert });
   }
 
   /** Graceful shutdown: readiness fails first, then (after the delay) listener, watches, pool, store. */

@@ -178,6 +178,27 @@ const lease: Json = {
   },
 };
 
+const userInfo: Json = {
+  username: 'system:serviceaccount:ns1:builder',
+  uid: 'u-4',
+  groups: ['system:serviceaccounts', 'system:serviceaccounts:ns1'],
+  extra: { 'authentication.svc.io/credential-id': ['JTI=1'], 'scopes': ['a', 'b, c'], empty: [] },
+};
+
+const tokenReview: Json = {
+  metadata: { creationTimestamp: null },
+  spec: { token: 'eyJhbGciOiJSUzI1NiJ9.e30.sig', audiences: ['https://svc.example', 'vault'] },
+  status: { authenticated: true, user: userInfo, audiences: ['vault'], error: '' },
+};
+
+const selfSubjectReview: Json = { metadata: { creationTimestamp: null }, status: { userInfo } };
+
+const tokenRequest: Json = {
+  metadata: { name: 'builder', namespace: 'ns1', creationTimestamp: '2024-05-06T07:08:09Z' },
+  spec: { audiences: ['vault'], expirationSeconds: 4294967296, boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 's', uid: 'u-5' } },
+  status: { token: 'eyJ...', expirationTimestamp: '2024-05-06T08:08:09Z' },
+};
+
 const listMeta: Json = { selfLink: '', resourceVersion: '1234', continue: 'eyJ2IjoxfQ', remainingItemCount: 12345678901 };
 
 const deleteOptions: Json = {
@@ -211,6 +232,9 @@ const resourceFixtures: { apiVersion: string; kind: string; object: Json }[] = [
 const allFixtures = [
   ...resourceFixtures,
   ...resourceFixtures.map((f) => ({ apiVersion: f.apiVersion, kind: `${f.kind}List`, object: { metadata: listMeta, items: [f.object, { metadata: { name: 'second' } }] } })),
+  { apiVersion: 'authentication.svc.io/v1', kind: 'TokenReview', object: tokenReview },
+  { apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview', object: selfSubjectReview },
+  { apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest', object: tokenRequest },
   { apiVersion: 'v1', kind: 'DeleteOptions', object: deleteOptions },
   { apiVersion: 'storage.svc.io/v1', kind: 'DeleteOptions', object: { propagationPolicy: 'Background' } },
   { apiVersion: 'coordination.svc.io/v1', kind: 'DeleteOptions', object: { gracePeriodSeconds: 30 } },

@@ -9,12 +9,19 @@ import { META_V1, messageType } from './proto-root.js';
 const CORE_V1 = 'svc.io.api.core.v1';
 const STORAGE_V1 = 'svc.io.api.storage.v1';
 const COORDINATION_V1 = 'svc.io.api.coordination.v1';
+const AUTHENTICATION_V1 = 'svc.io.api.authentication.v1';
 
 /** apiVersion -> kind -> message name. Each resource kind comes with its XList. */
 const servedKinds: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   v1: withLists(CORE_V1, ['Namespace', 'ConfigMap', 'Secret', 'ServiceAccount', 'Event']),
   'storage.svc.io/v1': withLists(STORAGE_V1, ['CSIDriver']),
   'coordination.svc.io/v1': withLists(COORDINATION_V1, ['Lease']),
+  // reviews and the TokenRequest subresource body: created only, so no lists
+  'authentication.svc.io/v1': {
+    TokenReview: `${AUTHENTICATION_V1}.TokenReview`,
+    SelfSubjectReview: `${AUTHENTICATION_V1}.SelfSubjectReview`,
+    TokenRequest: `${AUTHENTICATION_V1}.TokenRequest`,
+  },
   'meta.svc.io/v1': {},
 };
 

@@ -1,0 +1,52 @@
+/**
+ * TokenRequest (authentication.svc.io/v1): the body and answer of the serviceaccounts/<name>/token
+ * subresource, not a resource of its own (no collection, nothing stored). expirationSeconds defaults
+ * to one hour; the token is issued by core/authn/token-request.ts.
+ */
+import type { ApiObject } from '../../api/types.js';
+import { objectSchema } from '../../schema/meta.js';
+import { s } from '../../schema/schema.js';
+import type { ResourceType } from '../resource-type.js';
+
+export const DEFAULT_TOKEN_EXPIRATION_SECONDS = 60 * 60;
+
+export const boundObjectReferenceSchema = s.struct('io.svc.api.authentication.v1.BoundObjectReference', {
+  kind: s.string({ description: 'Kind of the referent: Secret (Pod and Node are not served here).' }),
+  apiVersion: s.string({ description: 'API version of the referent.' }),
+  name: s.string({ description: 'Name of the referent.' }),
+  uid: s.string({ description: 'UID of the referent.' }),
+});
+
+export const tokenRequests: ResourceType = {
+  group: 'authentication.svc.io',
+  version: 'v1',
+  kind: 'TokenRequest',
+  plural: 'token',
+  singular: 'tokenrequest',
+  namespaced: true,
+  verbs: ['create'],
+  virtual: true,
+  schema: objectSchema(
+    'io.svc.api.authentication.v1.TokenRequest',
+    {
+      spec: s.struct(
+        'io.svc.api.authentication.v1.TokenRequestSpec',
+        {
+          audiences: s.list(s.string(), { always: true, listType: 'atomic', description: 'Intended audiences of the token; default: the API server\'s.' }),
+          expirationSeconds: s.int64({ ptr: true, always: true, description: 'Requested lifetime of the token, at least 600 seconds.' }),
+          boundObjectRef: s.field(boundObjectReferenceSchema, { ptr: true, always: true }),
+        },
+        { always: true },
+      ),
+      status: s.struct('io.svc.api.authentication.v1.TokenRequestStatus', {
+        token: s.string({ always: true, description: 'The opaque bearer token.' }),
+        expirationTimestamp: s.time({ always: true, description: 'Time of expiration of the returned token.' }),
+      }),
+    },
+    ['spec'],
+  ),
+  defaults(obj: ApiObject) {
+    const spec = ((obj as { spec?: Record<string, unknown> }).spec ??= {});
+    if (spec.expirationSeconds === undefined || spec.expirationSeconds === null) spec.expirationSeconds = DEFAULT_TOKEN_EXPIRATION_SECONDS;
+  },
+};
