@@ -11,6 +11,7 @@ import { contentTypeOf, requestMediaTypes } from '../codec/media-types.js';
 import { decodeYaml } from '../codec/yaml.js';
 import type { FieldValidation } from '../request/write-options.js';
 import { decodeStructural } from '../schema/structural.js';
+import { canonicalSpelling, respellApiVersion } from '../api/group-aliases.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 
 /** Types the catalog serves, as `apiVersion/kind` -> true; filled by the registry at start. */
@@ -19,6 +20,8 @@ export type KnownKinds = ReadonlySet<string>;
 export interface DecodedObject {
   object: ApiObject;
   warnings: string[];
+  /** The apiVersion as the body spelled it, if it did (authentication.k8s.io/v1 for a canonical svc.io kind). */
+  sentApiVersion?: string;
 }
 
 export interface RawBody {
@@ -114,7 +117,8 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
       throw errors.badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goTypeName(raw[f])} into Go struct field .${f} of type string`);
     }
   }
-  const apiVersion = (raw.apiVersion as string | undefined) || apiVersionOf(rt);
+  // a body may spell the group as upstream does (storage.k8s.io/v1 for storage.svc.io/v1): the same kind
+  const apiVersion = respellApiVersion((raw.apiVersion as string | undefined) || apiVersionOf(rt), canonicalSpelling);
   const kind = (raw.kind as string | undefined) || rt.kind;
   if (apiVersion === apiVersionOf(rt) && kind === rt.kind) return;
   const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
@@ -150,7 +154,9 @@ export function typedObjectFrom(parsed: RawBody, rt: ResourceType, known: KnownK
   const res = decodeStructural<ApiObject>(raw, rt.schema);
   const warnings = applyFieldValidation(rt, res.unknownFields, parsed.duplicates, mode);
   if (res.errors.length) throw errors.invalid({ group: rt.group, kind: rt.kind }, String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
-  return { object: withTypeMetaFirst(res.value, rt), warnings };
+  const out: DecodedObject = { object: withTypeMetaFirst(res.value, rt), warnings };
+  if (typeof raw.apiVersion === 'string' && raw.apiVersion) out.sentApiVersion = raw.apiVersion;
+  return out;
 }
 
 /** The whole decode of an object body: parse, then type against `rt`. */

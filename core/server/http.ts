@@ -204,6 +204,7 @@ const NO_INFO: RequestInfo = Object.freeze({
   verb: '',
   apiPrefix: '',
   apiGroup: '',
+  requestedGroup: '',
   apiVersion: '',
   namespace: '',
   resource: '',

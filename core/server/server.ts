@@ -34,6 +34,7 @@ import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
 import { LmdbStore } from '../storage/lmdb/store.js';
 import { RegistryClient } from '../registry/client.js';
+import { GroupAliases } from '../api/group-aliases.js';
 import { Listers } from '../registry/lister.js';
 import type { Executor } from '../registry/task.js';
 import { lockDataDir } from './data-dir-lock.js';
@@ -240,7 +241,7 @@ export class ApiServer {
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
       [
-        withRequestInfo,
+        withRequestInfo(new GroupAliases(new Set(types.map((t) => t.group)), false)),
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(authenticator, o.anonymousAuth),
         withImpersonation(authorizer),

@@ -178,27 +178,6 @@ const lease: Json = {
   },
 };
 
-const userInfo: Json = {
-  username: 'system:serviceaccount:ns1:builder',
-  uid: 'u-4',
-  groups: ['system:serviceaccounts', 'system:serviceaccounts:ns1'],
-  extra: { 'authentication.svc.io/credential-id': ['JTI=1'], 'scopes': ['a', 'b, c'], empty: [] },
-};
-
-const tokenReview: Json = {
-  metadata: { creationTimestamp: null },
-  spec: { token: 'eyJhbGciOiJSUzI1NiJ9.e30.sig', audiences: ['https://svc.example', 'vault'] },
-  status: { authenticated: true, user: userInfo, audiences: ['vault'], error: '' },
-};
-
-const selfSubjectReview: Json = { metadata: { creationTimestamp: null }, status: { userInfo } };
-
-const tokenRequest: Json = {
-  metadata: { name: 'builder', namespace: 'ns1', creationTimestamp: '2024-05-06T07:08:09Z' },
-  spec: { audiences: ['vault'], expirationSeconds: 4294967296, boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 's', uid: 'u-5' } },
-  status: { token: 'eyJ...', expirationTimestamp: '2024-05-06T08:08:09Z' },
-};
-
 const listMeta: Json = { selfLink: '', resourceVersion: '1234', continue: 'eyJ2IjoxfQ', remainingItemCount: 12345678901 };
 
 const deleteOptions: Json = {
@@ -232,16 +211,33 @@ const resourceFixtures: { apiVersion: string; kind: string; object: Json }[] = [
 const allFixtures = [
   ...resourceFixtures,
   ...resourceFixtures.map((f) => ({ apiVersion: f.apiVersion, kind: `${f.kind}List`, object: { metadata: listMeta, items: [f.object, { metadata: { name: 'second' } }] } })),
-  { apiVersion: 'authentication.svc.io/v1', kind: 'TokenReview', object: tokenReview },
-  { apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview', object: selfSubjectReview },
-  { apiVersion: 'authentication.svc.io/v1', kind: 'TokenRequest', object: tokenRequest },
   { apiVersion: 'v1', kind: 'DeleteOptions', object: deleteOptions },
   { apiVersion: 'storage.svc.io/v1', kind: 'DeleteOptions', object: { propagationPolicy: 'Background' } },
   { apiVersion: 'coordination.svc.io/v1', kind: 'DeleteOptions', object: { gracePeriodSeconds: 30 } },
   { apiVersion: 'meta.svc.io/v1', kind: 'DeleteOptions', object: { dryRun: ['All'] } },
   { apiVersion: 'v1', kind: 'Status', object: status },
   { apiVersion: 'meta.svc.io/v1', kind: 'Status', object: { status: 'Success', code: 200 } },
+  ...reviewFixtures(),
 ];
+
+/** The authentication kinds: not stored, so no lists; UserInfo.extra values are plain string arrays. */
+function reviewFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'authentication.svc.io/v1';
+  const userInfo = { username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { 'scopes.example.com': ['a', 'b'], empty: [] } };
+  return [
+    { apiVersion: av, kind: 'SelfSubjectReview', object: { metadata: { creationTimestamp: null }, status: { userInfo } } },
+    { apiVersion: av, kind: 'TokenReview', object: { metadata: {}, spec: { token: 't', audiences: ['api'] }, status: { authenticated: true, user: userInfo, audiences: ['api'], error: '' } } },
+    {
+      apiVersion: av,
+      kind: 'TokenRequest',
+      object: {
+        metadata: { name: 'default', namespace: 'ns' },
+        spec: { audiences: ['api'], expirationSeconds: 3600, boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 's', uid: 'x' } },
+        status: { token: 'jwt', expirationTimestamp: '2026-01-01T00:00:00Z' },
+      },
+    },
+  ];
+}
 
 // ---------------------------------------------------------------------------------------------
 

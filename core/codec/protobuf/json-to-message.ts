@@ -7,7 +7,7 @@
 import protobuf from 'protobufjs';
 import { compareUtf8 } from '../../merge/go-format.js';
 import { ProtobufEncodeError } from './errors.js';
-import { AUTHENTICATION_V1, META_V1, RUNTIME, jsonKeyOf, typeName } from './proto-root.js';
+import { META_V1, RUNTIME, isStringListWrapper, jsonKey, typeName } from './proto-root.js';
 import { microTimeFromJson, timeFromJson } from './wire-times.js';
 
 type WireMessage = Record<string, unknown>;
@@ -20,7 +20,6 @@ const specialFromJson: Readonly<Record<string, (v: unknown, path: string) => Wir
   [`${META_V1}.Time`]: (v, path) => timeFromJson(v, path),
   [`${META_V1}.MicroTime`]: (v, path) => microTimeFromJson(v, path),
   [`${META_V1}.FieldsV1`]: (v) => (v === null ? {} : { Raw: jsonBytes(v) }),
-  [`${AUTHENTICATION_V1}.ExtraValue`]: (v, path) => (Array.isArray(v) ? { items: v.map((x, i) => scalarFromJson('string', x, `${path}[${i}]`)) } : fail(path, 'an array', v)),
   [`${RUNTIME}.RawExtension`]: (v) => (v instanceof Uint8Array ? { raw: v } : v === null ? {} : { raw: jsonBytes(v) }),
 };
 
@@ -58,10 +57,14 @@ function valueFromJson(field: protobuf.Field, v: unknown, path: string): unknown
 export function messageFromJson(type: protobuf.Type, json: unknown, path = ''): WireMessage {
   const special = specialFromJson[typeName(type)];
   if (special) return special(json, path);
+  if (isStringListWrapper(type)) {
+    if (!Array.isArray(json)) return fail(path || '<root>', 'an array of strings', json);
+    return { items: json.map((v, i) => scalarFromJson('string', v, `${path}[${i}]`)) };
+  }
   if (!isPlainObject(json)) return fail(path || '<root>', 'an object', json);
   const out: WireMessage = {};
   for (const field of type.fieldsArray) {
-    const key = jsonKeyOf(field);
+    const key = jsonKey(field);
     if (!Object.hasOwn(json, key)) continue;
     const v = json[key];
     const at = path ? `${path}.${key}` : key;

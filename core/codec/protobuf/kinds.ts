@@ -4,6 +4,7 @@
  * (for error responses).
  */
 import type protobuf from 'protobufjs';
+import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
 import { META_V1, messageType } from './proto-root.js';
 
 const CORE_V1 = 'svc.io.api.core.v1';
@@ -16,10 +17,9 @@ const servedKinds: Readonly<Record<string, Readonly<Record<string, string>>>> = 
   v1: withLists(CORE_V1, ['Namespace', 'ConfigMap', 'Secret', 'ServiceAccount', 'Event']),
   'storage.svc.io/v1': withLists(STORAGE_V1, ['CSIDriver']),
   'coordination.svc.io/v1': withLists(COORDINATION_V1, ['Lease']),
-  // reviews and the TokenRequest subresource body: created only, so no lists
   'authentication.svc.io/v1': {
-    TokenReview: `${AUTHENTICATION_V1}.TokenReview`,
     SelfSubjectReview: `${AUTHENTICATION_V1}.SelfSubjectReview`,
+    TokenReview: `${AUTHENTICATION_V1}.TokenReview`,
     TokenRequest: `${AUTHENTICATION_V1}.TokenRequest`,
   },
   'meta.svc.io/v1': {},
@@ -38,7 +38,9 @@ function withLists(pkg: string, kinds: readonly string[]): Record<string, string
 }
 
 /** The message name for apiVersion + kind, or undefined when the pair is not served. */
-export function messageNameForKind(apiVersion: string, kind: string): string | undefined {
+export function messageNameForKind(spelledApiVersion: string, kind: string): string | undefined {
+  // upstream's group spelling (storage.k8s.io) names the same messages as ours
+  const apiVersion = respellApiVersion(spelledApiVersion, canonicalSpelling);
   const kinds = Object.hasOwn(servedKinds, apiVersion) ? servedKinds[apiVersion]! : undefined;
   if (!kinds) return undefined;
   if (Object.hasOwn(kinds, kind)) return kinds[kind];

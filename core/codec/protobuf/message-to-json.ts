@@ -6,7 +6,7 @@
  */
 import protobuf from 'protobufjs';
 import { ProtobufDecodeError } from './errors.js';
-import { AUTHENTICATION_V1, META_V1, RUNTIME, hasProtobufMagic, jsonKeyOf, typeName } from './proto-root.js';
+import { META_V1, RUNTIME, hasProtobufMagic, isStringListWrapper, jsonKey, typeName } from './proto-root.js';
 import { microTimeToJson, timeToJson, type WireTimestamp } from './wire-times.js';
 
 type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -50,8 +50,6 @@ const specialToJson: Readonly<Record<string, (m: WireMessage, ctx: ToJsonContext
   [`${META_V1}.Time`]: (m) => timeToJson(timestampOf(m)),
   [`${META_V1}.MicroTime`]: (m) => microTimeToJson(timestampOf(m)),
   [`${META_V1}.FieldsV1`]: (m) => (Object.hasOwn(m, 'Raw') ? parseRawJson(m.Raw as Uint8Array, 'fieldsV1') : null),
-  // ExtraValue is a []string in Go: a plain list in JSON
-  [`${AUTHENTICATION_V1}.ExtraValue`]: (m) => ((m.items as string[] | undefined) ?? []).map(String),
   [`${RUNTIME}.RawExtension`]: (m, ctx) => {
     const raw = Object.hasOwn(m, 'raw') ? (m.raw as Uint8Array) : new Uint8Array(0);
     return hasProtobufMagic(raw) ? ctx.decodeEmbedded(raw) : parseRawJson(raw, 'raw extension');
@@ -96,22 +94,22 @@ function fieldsByNumber(type: protobuf.Type): protobuf.Field[] {
 export function messageToJson(type: protobuf.Type, msg: WireMessage, ctx: ToJsonContext): JsonValue {
   const special = specialToJson[typeName(type)];
   if (special) return special(msg, ctx);
+  if (isStringListWrapper(type)) return ((msg.items as string[] | undefined) ?? []).slice();
   const out: JsonObject = {};
   for (const field of fieldsByNumber(type)) {
     if (!Object.hasOwn(msg, field.name)) continue;
     const v = msg[field.name];
     if (v === null || v === undefined) continue;
-    const key = jsonKeyOf(field);
     if (field.map) {
       const keys = Object.keys(v as object);
       if (keys.length === 0) continue;
-      out[key] = Object.fromEntries(keys.map((k) => [k, valueToJson(field, (v as WireMessage)[k], ctx)]));
+      out[jsonKey(field)] = Object.fromEntries(keys.map((k) => [k, valueToJson(field, (v as WireMessage)[k], ctx)]));
     } else if (field.repeated) {
       const items = v as unknown[];
       if (items.length === 0) continue;
-      out[key] = items.map((item) => valueToJson(field, item, ctx));
+      out[jsonKey(field)] = items.map((item) => valueToJson(field, item, ctx));
     } else {
-      out[key] = valueToJson(field, v, ctx);
+      out[jsonKey(field)] = valueToJson(field, v, ctx);
     }
   }
   return out;

@@ -18,10 +18,6 @@ export const hasProtobufMagic = (b: Uint8Array): boolean => b.length >= PROTOBUF
 
 export const META_V1 = 'svc.io.apimachinery.pkg.apis.meta.v1';
 export const RUNTIME = 'svc.io.apimachinery.pkg.runtime';
-export const AUTHENTICATION_V1 = 'svc.io.api.authentication.v1';
-
-/** A field's key in JSON: its name, unless the .proto gives a json_name (BoundObjectReference.uID is `uid`). */
-export const jsonKeyOf = (field: protobuf.Field): string => (field.options?.json_name as string | undefined) ?? field.name;
 
 /** The nearest ancestor's proto/ directory that holds our files. */
 export function findProtoDir(start: string = dirname(fileURLToPath(import.meta.url))): string {
@@ -51,3 +47,18 @@ export function messageType(fullName: string): protobuf.Type {
 
 /** A type's fully-qualified name without protobufjs's leading dot. */
 export const typeName = (t: protobuf.Type): string => t.fullName.replace(/^\./, '');
+
+/** A list-of-strings wrapper (upstream's ExtraValue types): its JSON form is the plain array. */
+export const isStringListWrapper = (t: protobuf.Type): boolean => t.name === 'ExtraValue';
+
+/** Fields whose JSON key is not their protobuf name (upstream's Go JSON tags). */
+const jsonKeyOverrides: Readonly<Record<string, string>> = {
+  'svc.io.api.authentication.v1.BoundObjectReference.uID': 'uid',
+};
+
+/** The JSON key of a message field. */
+export function jsonKey(field: protobuf.Field): string {
+  const parent = field.parent;
+  if (!parent) return field.name;
+  return jsonKeyOverrides[`${parent.fullName.replace(/^\./, '')}.${field.name}`] ?? field.name;
+}

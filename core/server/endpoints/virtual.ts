@@ -13,7 +13,8 @@ import { encodeValue } from '../../codec/encode.js';
 import type { KnownKinds } from '../../registry/decode.js';
 import { decodeObjectBody } from '../../registry/decode.js';
 import { resourceId } from '../../registry/context.js';
-import type { ResourceType } from '../../registry/resource-type.js';
+import { apiVersionOf, type ResourceType } from '../../registry/resource-type.js';
+import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
 import { writeOptionsFromQuery } from '../../request/write-options.js';
 import { canonicalize } from '../../schema/structural.js';
 import type { RequestScope } from '../scope.js';
@@ -32,6 +33,16 @@ export interface VirtualDeps {
 /** The handler id of a virtual resource or subresource (`group/version/plural[/subresource]`). */
 export const virtualId = (rt: ResourceType, subresource = ''): string => (subresource ? `${resourceId(rt)}/${subresource}` : resourceId(rt));
 
+/**
+ * The apiVersion of the answer, spelled as the client spelled it: a review by its path
+ * (authentication.k8s.io for kubectl), a subresource's own kind (TokenRequest under /api/v1) by the body.
+ */
+function answerApiVersion(s: RequestScope, kind: ResourceType, sentApiVersion: string | undefined): string {
+  const canonical = apiVersionOf(kind);
+  if (kind.group === s.info.apiGroup) return s.info.requestedGroup !== s.info.apiGroup ? `${s.info.requestedGroup}/${kind.version}` : canonical;
+  return sentApiVersion && respellApiVersion(sentApiVersion, canonicalSpelling) === canonical ? sentApiVersion : canonical;
+}
+
 export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedRequest, contentType: string): Promise<void> {
   const handler = d.handlers.get(virtualId(r.rt, r.subresource));
   if (!handler) throw errors.methodNotAllowed();
@@ -39,8 +50,9 @@ export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedR
   const opts = writeOptionsFromQuery(s.query, 'CreateOptions');
   const body = await s.readBody(d.maxRequestBodyBytes);
   if (body.length === 0) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
-  const { object, warnings } = decodeObjectBody(body, contentType, kind, d.knownKinds, opts.fieldValidation);
+  const { object, warnings, sentApiVersion } = decodeObjectBody(body, contentType, kind, d.knownKinds, opts.fieldValidation);
   kind.defaults?.(object);
   const answer = canonicalize(await handler(object, s, r), kind.schema);
+  answer.apiVersion = answerApiVersion(s, kind, sentApiVersion);
   s.sink.send(201, s.mediaType, encodeValue(answer, { mediaType: s.mediaType, pretty: s.pretty }), undefined, [...s.warnings, ...warnings]);
 }
