@@ -184,6 +184,10 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   for (const m of opts.authorizationMode) {
     if (!Object.hasOwn(authorizationModes, m)) throw new FlagError(`authorization-mode ${JSON.stringify(m)} is not a valid mode`);
   }
+  const maxTokenMs = opts.serviceAccountMaxTokenExpirationMs;
+  if (maxTokenMs !== 0 && (maxTokenMs < 3_600_000 || maxTokenMs > 2 ** 32 * 1000)) {
+    throw new FlagError('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');
+  }
   try {
     selectControllers(opts.controllers);
   } catch (e) {
