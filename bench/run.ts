@@ -1,13 +1,14 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
 import { largeList } from './scenarios/large-list.js';
 import { applyThreeManagers, putWhole, strategicPatch } from './scenarios/apply.js';
 import { watchFanout } from './scenarios/watch.js';
+import { getByCredential } from './scenarios/authn.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -100,6 +101,19 @@ async function main(): Promise<void> {
       console.log(`  large list [${m.name}]: ${fmt(r.unchunkedMs)} ms whole, ${fmt(r.chunkedMs)} ms chunked`);
     }
     sections.push(table(['scenario', 'mode', 'response', 'unchunked (one list)', 'chunked (whole list)', 'RSS MiB: before -> peak after unchunked -> after chunked'], rows));
+  }
+  if (want('authn')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      const byCredential = await getByCredential(m, duration);
+      const staticRps = byCredential[0]!.result.rps;
+      for (const r of byCredential) {
+        console.log(`  GET one CSIDriver, ${r.credential} [${m.name}]: ${fmt(r.result.rps)} req/s`);
+        const errs = r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '';
+        rows.push([`GET one CSIDriver, ${r.credential}`, m.name, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt((100 * r.result.rps) / staticRps)}%`, errs]);
+      }
+    }
+    sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs static token', 'errors'], rows));
   }
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);

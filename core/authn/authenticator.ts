@@ -59,9 +59,16 @@ export function bearerToken(req: AuthnRequest): string | undefined {
   const v = req.headers.authorization;
   if (Array.isArray(v)) throw REPEATED_AUTHORIZATION;
   if (!v) return undefined;
+  // every token method asks in turn: parse each header once, and hand out one string (hashed once by the caches)
+  if (v === lastHeader) return lastToken;
   const m = /^Bearer\s+(.+)$/i.exec(v.trim());
-  return m ? m[1]!.trim() : undefined;
+  lastHeader = v;
+  lastToken = m ? m[1]!.trim() : undefined;
+  return lastToken;
 }
+
+let lastHeader: string | undefined;
+let lastToken: string | undefined;
 
 function withAuthenticatedGroup(u: UserInfo): UserInfo {
   if (u.username === ANONYMOUS_USER || u.groups.includes(ALL_AUTHENTICATED)) return u;

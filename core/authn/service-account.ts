@@ -126,7 +126,7 @@ export interface ServiceAccountAuthenticatorConfig {
 type Verdict =
   | { kind: 'foreign' }
   | { kind: 'invalid'; error: AuthenticationError }
-  | { kind: 'verified'; claims: TokenClaims; user: UserInfo; audiences: readonly string[] };
+  | { kind: 'verified'; claims: TokenClaims; user: UserInfo; audiences: readonly string[]; forThisServer: boolean };
 
 const FOREIGN: Verdict = { kind: 'foreign' };
 /** How long a verdict that does not depend on time is kept (a token of another issuer, a bad signature). */
@@ -196,7 +196,10 @@ export function serviceAccountAuthenticator(cfg: ServiceAccountAuthenticatorConf
           groups: [...serviceAccountGroups(priv.namespace), ALL_AUTHENTICATED],
         };
         if (typeof claims.jti === 'string' && claims.jti) user.extra = { [CREDENTIAL_ID_EXTRA]: [`JTI=${claims.jti}`] };
-        return { kind: 'verified', claims, user, audiences: claims.aud.length ? claims.aud : cfg.apiAudiences };
+        const audiences = claims.aud.length ? claims.aud : cfg.apiAudiences;
+        // whether the token is for this server's own audiences: the question every ordinary request asks
+        const forThisServer = cfg.apiAudiences.length === 0 || intersectAudiences(audiences, cfg.apiAudiences).length > 0;
+        return { kind: 'verified', claims, user, audiences, forThisServer };
       } catch (e) {
         if (e instanceof AuthenticationError) return { kind: 'invalid', error: e };
         reasons.push((e as Error).message);
@@ -238,13 +241,13 @@ export function serviceAccountAuthenticator(cfg: ServiceAccountAuthenticatorConf
     if (typeof c.iat === 'number' && t + LEEWAY_SECONDS < c.iat) {
       throw new AuthenticationError('service account token claims could not be validated due to unexpected validation error');
     }
-    const requested = req.audiences ?? cfg.apiAudiences;
-    const auds = intersectAudiences(v.audiences, requested);
-    if (auds.length === 0 && cfg.apiAudiences.length !== 0) {
-      throw new AuthenticationError(`token audiences ${goQuoteList(v.audiences)} is invalid for the target audiences ${goQuoteList(requested)}`);
+    const requested = req.audiences;
+    const auds = requested ? intersectAudiences(v.audiences, requested) : undefined;
+    if (requested ? auds!.length === 0 && cfg.apiAudiences.length !== 0 : !v.forThisServer) {
+      throw new AuthenticationError(`token audiences ${goQuoteList(v.audiences)} is invalid for the target audiences ${goQuoteList(requested ?? cfg.apiAudiences)}`);
     }
     lookup(c);
-    if (req.audiences) req.acceptedAudiences = auds;
+    if (auds) req.acceptedAudiences = auds;
     return v.user;
   };
 
