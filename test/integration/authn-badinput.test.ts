@@ -1,21 +1,27 @@
 /**
- * Bad credentials on the wire: malformed, garbage and JWT-shaped bearer tokens are 401 with upstream's
- * Status (never anonymous, even with anonymous access on); repeated Authorization headers are refused
+ * Bad credentials on the wire: malformed, garbage and JWT-shaped bearer tokens, and service account
+ * JWTs signed with the server's own key but expired, not yet valid, for another audience or issuer,
+ * with alg none or HS256 keyed with the public key, are 401 with upstream's Status (never anonymous,
+ * even with anonymous access on); repeated Authorization headers are refused
  * over HTTP/1.1 and HTTP/2 (curl sends them) rather than one of them picked; an oversized header is refused by the HTTP
  * layer (431) and the server keeps serving; other schemes than Bearer are not credentials of ours.
  * Also the fixed order of the authentication methods.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { createPrivateKey, createPublicKey, type KeyObject } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { request } from 'node:https';
 import { join } from 'node:path';
+import { SignJWT } from 'jose';
 import t from 'tap';
 import { authenticatorOrder } from '../../core/authn/factory.js';
 import { expectStatus, startSeeded, tmp } from '../helpers/fixtures.js';
 import { ADMIN_TOKEN, ALICE_TOKEN } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 
 const NS = '/api/v1/namespaces';
 const CURL = '/usr/bin/curl';
+const ISSUER = 'https://svc.default.svc.cluster.local';
 
 /** A GET with a raw header list (repeats kept), answered with status and body. */
 function rawGet(url: string, ca: string, headers: string[]): Promise<{ status: number; body: string }> {
@@ -55,6 +61,40 @@ t.test('bad Authorization headers', async (t) => {
       ['a static token with one character more', `${ALICE_TOKEN}x`],
     ];
     for (const [rule, token] of tokens) {
+      const r = await s.anon.with({ token }).get(NS);
+      expectStatus(t, r, 401, 'Unauthorized', 'Unauthorized');
+      t.comment(rule);
+    }
+  });
+
+  t.test('service account JWTs signed with the server\'s own key but wrong in some way are 401 over the wire', async (t) => {
+    const key = createPrivateKey(readFileSync(join(s.dataDir, 'service-account.key'), 'utf8'));
+    const publicPem = createPublicKey(key).export({ type: 'spki', format: 'pem' }) as string;
+    await waitFor(async () => (await s.admin.get('/api/v1/namespaces/default/serviceaccounts/default')).status === 200);
+    const uid = (await s.admin.get('/api/v1/namespaces/default/serviceaccounts/default')).json.metadata.uid;
+    const now = Math.floor(Date.now() / 1000);
+    const claims = (over: Record<string, unknown> = {}) => ({
+      aud: [ISSUER],
+      exp: now + 600,
+      iat: now,
+      iss: ISSUER,
+      nbf: now,
+      sub: 'system:serviceaccount:default:default',
+      'svc.io': { namespace: 'default', serviceaccount: { name: 'default', uid } },
+      ...over,
+    });
+    const sign = (c: Record<string, unknown>, alg = 'RS256', k: KeyObject | Uint8Array = key) => new SignJWT(c).setProtectedHeader({ alg }).sign(k);
+    t.equal((await s.anon.with({ token: await sign(claims()) }).get(NS)).status, 200, 'the well-formed one is accepted (the fixture is right)');
+    const rows: [string, string][] = [
+      ['expired', await sign(claims({ exp: now - 120, iat: now - 900, nbf: now - 900 }))],
+      ['not yet valid', await sign(claims({ nbf: now + 600 }))],
+      ['for another audience', await sign(claims({ aud: ['https://elsewhere'] }))],
+      ['for another issuer', await sign(claims({ iss: 'https://elsewhere' }))],
+      ['naming another uid', await sign(claims({ 'svc.io': { namespace: 'default', serviceaccount: { name: 'default', uid: 'x' } } }))],
+      ['alg none', `${Buffer.from('{"alg":"none"}').toString('base64url')}.${Buffer.from(JSON.stringify(claims())).toString('base64url')}.`],
+      ['HS256 keyed with the public key', await sign(claims(), 'HS256', Buffer.from(publicPem))],
+    ];
+    for (const [rule, token] of rows) {
       const r = await s.anon.with({ token }).get(NS);
       expectStatus(t, r, 401, 'Unauthorized', 'Unauthorized');
       t.comment(rule);
