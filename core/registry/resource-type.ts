@@ -61,6 +61,11 @@ export interface ResourceType {
   categories?: readonly string[];
   /** Verbs on the main resource; defaults to allVerbs. */
   verbs?: readonly Verb[];
+  /**
+   * Protobuf package of the kind's messages (`<package>.<Kind>` and, unless virtual, `<Kind>List`,
+   * in proto/); absent: the kind has no protobuf form (custom resources), and protobuf is refused.
+   */
+  protobufPackage?: string;
   /** Full object schema: TypeMeta, ObjectMeta and the kind's own fields, with merge markers. */
   schema: StructSchema;
   /** Name rule for metadata.name (a named rule or the kind's own validator); default dns1123-subdomain. */

@@ -47,7 +47,6 @@ import { type VirtualHandler, virtualId } from './endpoints/virtual.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
-import { encodeJsonFrame } from './object-encoding.js';
 import type { ServerOptions } from './options.js';
 import { withAuthentication } from './stages/authenticate.js';
 import { withAuthorization } from './stages/authorize.js';
@@ -130,7 +129,6 @@ export class ApiServer {
         prefix: resourcePrefix(rt),
         capacity: o.watchCacheSize,
         describe: (key, stored, rev) => describeStored(rt, key, stored, rev),
-        encodeFrame: encodeJsonFrame(rt),
       });
     }
     const cacheReady = this.cacher.start();
@@ -226,6 +224,7 @@ export class ApiServer {
       },
       registry: client,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
+      cbor: featureGates.CBORServingAndStorage === true,
       virtual: {
         handlers: virtualHandlers,
         knownKinds: registry.ctx.knownKinds,
@@ -258,7 +257,7 @@ export class ApiServer {
         allowHTTP1: true,
         ...(this.tls.clientCA ? { ca: this.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
       },
-      httpAdapter(chain),
+      httpAdapter(chain, featureGates.APIResponseCompression === true),
     );
     this.listener.on('session', (s: Http2Session) => {
       this.sessions.add(s);

@@ -24,11 +24,17 @@ import {
   ProtobufDecodeError,
   ProtobufEncodeError,
 } from '../../core/codec/protobuf.js';
-import { servedKindPairs } from '../../core/codec/protobuf/kinds.js';
+import { registerProtobufKind, servedKindPairs } from '../../core/codec/protobuf/kinds.js';
+import { builtinResourceTypes } from '../../core/registry/catalog.js';
+import { apiVersionOf } from '../../core/registry/resource-type.js';
 import { findProtoDir, messageType, protoRoot } from '../../core/codec/protobuf/proto-root.js';
 import { ensureGeneratedTls, writeAdminKubeconfig } from '../../core/server/certs.js';
 
 type Json = Record<string, unknown>;
+
+// as the registry does at start: every declared kind's messages, plus the TokenReview / TokenRequest messages
+for (const rt of builtinResourceTypes) if (rt.protobufPackage) registerProtobufKind(apiVersionOf(rt), rt.kind, rt.protobufPackage, !rt.virtual);
+for (const kind of ['TokenReview', 'TokenRequest']) registerProtobufKind('authentication.svc.io/v1', kind, 'svc.io.api.authentication.v1', false);
 
 const here = dirname(fileURLToPath(import.meta.url));
 const META = 'svc.io.apimachinery.pkg.apis.meta.v1';
@@ -218,6 +224,12 @@ const allFixtures = [
   { apiVersion: 'v1', kind: 'Status', object: status },
   { apiVersion: 'meta.svc.io/v1', kind: 'Status', object: { status: 'Success', code: 200 } },
   ...reviewFixtures(),
+  { apiVersion: 'meta.svc.io/v1', kind: 'PartialObjectMetadata', object: { metadata: { name: 'a', namespace: 'ns', labels: { x: 'y' } } } },
+  {
+    apiVersion: 'meta.svc.io/v1',
+    kind: 'PartialObjectMetadataList',
+    object: { metadata: listMeta, items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b', resourceVersion: '7' } }] },
+  },
 ];
 
 /** The authentication kinds: not stored, so no lists; UserInfo.extra values are plain string arrays. */

@@ -23,6 +23,7 @@ export const selfSubjectReviews: ResourceType = {
   namespaced: false,
   verbs: ['create'],
   virtual: true,
+  protobufPackage: 'svc.io.api.authentication.v1',
   schema: objectSchema('io.svc.api.authentication.v1.SelfSubjectReview', {
     status: s.struct('io.svc.api.authentication.v1.SelfSubjectReviewStatus', { userInfo: userInfoSchema }, { description: 'Filled in by the server with the user attributes.' }),
   }),

@@ -98,6 +98,7 @@ export function makeLeases(gates: LeaseFeatureGates): ResourceType {
     plural: 'leases',
     singular: 'lease',
     namespaced: true,
+    protobufPackage: 'svc.io.api.coordination.v1',
     schema: leaseSchema,
     allowCreateOnUpdate: true,
     unconditionalUpdate: false,

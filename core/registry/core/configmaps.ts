@@ -73,6 +73,7 @@ export const configMaps: ResourceType = {
   singular: 'configmap',
   namespaced: true,
   shortNames: ['cm'],
+  protobufPackage: 'svc.io.api.core.v1',
   schema: configMapSchema,
   validateCreate,
   validateUpdate,

@@ -133,6 +133,7 @@ export const events: ResourceType = {
   singular: 'event',
   namespaced: true,
   shortNames: ['ev'],
+  protobufPackage: 'svc.io.api.core.v1',
   schema: eventSchema,
   nameRule: 'path-segment',
   allowCreateOnUpdate: true,

@@ -111,6 +111,7 @@ export const namespaces: ResourceType = {
   namespaced: false,
   shortNames: ['ns'],
   verbs: ['create', 'delete', 'get', 'list', 'patch', 'update', 'watch'],
+  protobufPackage: 'svc.io.api.core.v1',
   schema: namespaceSchema,
   nameRule: 'dns1123-label',
 

@@ -256,6 +256,7 @@ export const secrets: ResourceType = {
   plural: 'secrets',
   singular: 'secret',
   namespaced: true,
+  protobufPackage: 'svc.io.api.core.v1',
   schema: secretSchema,
 
   defaults(obj) {

@@ -50,6 +50,7 @@ export const serviceAccounts: ResourceType = {
   singular: 'serviceaccount',
   namespaced: true,
   shortNames: ['sa'],
+  protobufPackage: 'svc.io.api.core.v1',
   schema: serviceAccountSchema,
   prepareForCreate: cleanSecretReferences,
   prepareForUpdate: (next) => cleanSecretReferences(next),

@@ -169,6 +169,7 @@ export const csiDrivers: ResourceType = {
   plural: 'csidrivers',
   singular: 'csidriver',
   namespaced: false,
+  protobufPackage: 'svc.io.api.storage.v1',
   schema: csiDriverSchema,
   nameRule: csiDriverName,
   unconditionalUpdate: false,

@@ -9,7 +9,7 @@
 import type { MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import type { ApiObject } from '../../api/types.js';
-import { encodeValue } from '../../codec/encode.js';
+import { encodeValueIn } from '../../registry/respond.js';
 import type { KnownKinds } from '../../registry/decode.js';
 import { decodeObjectBody } from '../../registry/decode.js';
 import { resourceId } from '../../registry/context.js';
@@ -54,5 +54,5 @@ export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedR
   kind.defaults?.(object);
   const answer = canonicalize(await handler(object, s, r), kind.schema);
   answer.apiVersion = answerApiVersion(s, kind, sentApiVersion);
-  s.sink.send(201, s.mediaType, encodeValue(answer, { mediaType: s.mediaType, pretty: s.pretty }), undefined, [...s.warnings, ...warnings]);
+  s.sink.send(201, s.form.contentType, encodeValueIn(s.form, answer as unknown as Record<string, unknown>), undefined, [...s.warnings, ...warnings]);
 }
