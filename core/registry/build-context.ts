@@ -16,12 +16,13 @@ export interface RegistrySettings {
 }
 
 export function buildRegistryContext(store: Store, s: RegistrySettings, types: readonly ResourceType[] = servedTypesFor(s.featureGates, s.runtimeConfig)): RegistryContext {
-  for (const t of types) if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
+  // the kinds of virtual subresources (TokenRequest) are known too, though not served on their own
+  const kinds = types.flatMap((t) => [t, ...Object.values(t.subresources ?? {}).flatMap((sub) => (sub.kind ? [sub.kind] : []))]);
+  for (const t of kinds) if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
   return {
     store,
     types: new Map(types.map((t) => [resourceId(t), t])),
-    // the kinds of virtual subresources (TokenRequest) are known too, though not served on their own
-    knownKinds: new Set(types.flatMap((t) => [t, ...Object.values(t.subresources ?? {}).flatMap((sub) => (sub.kind ? [sub.kind] : []))]).map((t) => `${apiVersionOf(t)}/${t.kind}`)),
+    knownKinds: new Set(kinds.map((t) => `${apiVersionOf(t)}/${t.kind}`)),
     now: () => new Date(),
     continueKey: Buffer.from(s.continueKeyHex, 'hex'),
     featureGates: new Map(Object.entries(s.featureGates)),

@@ -26,6 +26,7 @@ export const tokenRequests: ResourceType = {
   namespaced: true,
   verbs: ['create'],
   virtual: true,
+  protobufPackage: 'svc.io.api.authentication.v1',
   schema: objectSchema(
     'io.svc.api.authentication.v1.TokenRequest',
     {

@@ -18,6 +18,7 @@ export const tokenReviews: ResourceType = {
   namespaced: false,
   verbs: ['create'],
   virtual: true,
+  protobufPackage: 'svc.io.api.authentication.v1',
   schema: objectSchema(
     'io.svc.api.authentication.v1.TokenReview',
     {
