@@ -8,7 +8,7 @@ import { FlagError, helpText, parseFlags } from '../core/server/options.js';
 import { InlineExecutor, PoolExecutor } from '../workers/pool.js';
 import { EnablementError } from '../core/registry/enablement.js';
 import { DataDirLockedError } from '../core/server/data-dir-lock.js';
-import { StartError } from '../core/server/start-error.js';
+import { StartError } from '../core/api/start-error.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);

@@ -10,7 +10,7 @@
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { StartError } from '../server/start-error.js';
+import { StartError } from '../api/start-error.js';
 
 export type SigningAlgorithm = 'RS256' | 'ES256' | 'ES384' | 'ES512';
 

@@ -60,10 +60,10 @@ export const controllerCatalog: readonly ControllerSpec[] = [
   {
     name: 'serviceaccount-controller',
     aliases: ['serviceaccount'],
-    start: (ctx) => {
+    start: async (ctx) => {
       const sa = coreType(ctx, 'serviceaccounts');
       const c = new ServiceAccountController(ctx.client.as(serviceAccountControllerIdentity), ctx.listers.for(coreType(ctx, 'namespaces')), ctx.listers.for(sa), sa);
-      c.start();
+      await c.start();
       return c;
     },
   },

@@ -43,11 +43,6 @@ export class WorkQueue {
     this.waiting.clear();
   }
 
-  /** Whether nothing is waiting or running. */
-  get idle(): boolean {
-    return !this.running && this.waiting.size === 0;
-  }
-
   private async drain(): Promise<void> {
     if (this.running) return;
     this.running = true;

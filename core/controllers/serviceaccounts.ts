@@ -2,6 +2,8 @@
  * ServiceAccount controller (upstream's serviceaccount-controller): every namespace that is not being
  * deleted has a ServiceAccount named `default`, created when the namespace appears and again whenever
  * it is removed. Reads through listers; writes as system:serviceaccount:svc-system:service-account-controller.
+ * The namespaces present at start are done before the controller counts as started, so the server
+ * makes no writes of its own once it serves.
  */
 import { StatusError } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
@@ -28,7 +30,8 @@ export class ServiceAccountController {
     this.queue = new WorkQueue('serviceaccount-controller', (ns) => this.sync(ns));
   }
 
-  start(): void {
+  /** Starts following changes; resolves once every namespace present now has its account (a quiet server after start). */
+  async start(): Promise<void> {
     this.unsubscribe.push(
       this.namespaces.onChange((ev) => {
         if (ev.type !== 'DELETED') this.queue.add(ev.object.metadata.name!);
@@ -37,7 +40,14 @@ export class ServiceAccountController {
         if (ev.type === 'DELETED' && ev.object.metadata.name === DEFAULT_SERVICE_ACCOUNT) this.queue.add(ev.object.metadata.namespace!);
       }),
     );
-    for (const ns of this.namespaces.list()) this.queue.add(ns.metadata.name!);
+    for (const ns of this.namespaces.list()) {
+      try {
+        await this.sync(ns.metadata.name!);
+      } catch (e) {
+        this.queue.add(ns.metadata.name!); // retried in the background
+        console.warn(`svc-apiserver: serviceaccount-controller: ${ns.metadata.name}: ${(e as Error).message}`);
+      }
+    }
   }
 
   stop(): void {

@@ -15,7 +15,7 @@ import { isPromise } from '../../core/api/maybe-async.js';
 import type { Authenticator, AuthnRequest } from '../../core/authn/authenticator.js';
 import { serviceAccountAuthenticator, signToken, splitServiceAccountUsername, tokenClaims } from '../../core/authn/service-account.js';
 import { keyId, loadSigningKey, loadVerificationKeys, type SigningKey } from '../../core/authn/service-account-keys.js';
-import { StartError } from '../../core/server/start-error.js';
+import { StartError } from '../../core/api/start-error.js';
 import { tmp } from '../helpers/fixtures.js';
 
 const ISSUER = 'https://issuer.example';
