@@ -164,6 +164,16 @@ t.test('service accounts', async (t) => {
     t.equal(upstream.json.status.authenticated, true);
   });
 
+  t.test('discovery and OpenAPI describe serviceaccounts/token as upstream does', async (t) => {
+    const entry = (await s.admin.get('/api/v1')).json.resources.find((r: { name: string }) => r.name === 'serviceaccounts/token');
+    t.same(entry, { name: 'serviceaccounts/token', singularName: '', namespaced: true, group: 'authentication.svc.io', version: 'v1', kind: 'TokenRequest', verbs: ['create'] });
+    const openapi = (await s.admin.get('/openapi/v3/api/v1')).json;
+    const op = openapi.paths['/api/v1/namespaces/{namespace}/serviceaccounts/{name}/token'];
+    t.equal(op?.post?.operationId, 'createNamespacedServiceAccountToken');
+    t.same(op?.post?.['x-kubernetes-group-version-kind'], { group: 'authentication.svc.io', kind: 'TokenRequest', version: 'v1' });
+    t.ok(openapi.components.schemas['io.svc.api.authentication.v1.TokenRequest'], 'the TokenRequest schema is published');
+  });
+
   t.test('TokenRequest under the upstream spelling of its kind is answered in that spelling', async (t) => {
     const r = await s.admin.post(`${sa('default', 'default')}/token`, { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} });
     t.equal(r.status, 201, r.text);
