@@ -13,9 +13,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { compactVerify, SignJWT } from 'jose';
-import type { UserInfo } from '../api/types.js';
+import type { ApiObject, UserInfo } from '../api/types.js';
 import type { DeepReadonly, Lister } from '../registry/lister.js';
-import type { ApiObject } from '../api/types.js';
 import { ALL_AUTHENTICATED, AuthenticationError, type Authenticator, type AuthnRequest, bearerToken, intersectAudiences } from './authenticator.js';
 import type { SigningKey, VerificationKey } from './service-account-keys.js';
 import { TokenCache } from './token-cache.js';
