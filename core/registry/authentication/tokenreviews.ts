@@ -22,17 +22,26 @@ export const tokenReviews: ResourceType = {
   schema: objectSchema(
     'io.svc.api.authentication.v1.TokenReview',
     {
-      spec: s.struct('io.svc.api.authentication.v1.TokenReviewSpec', {
-        token: s.string({ description: 'Token is the opaque bearer token.' }),
-        audiences: s.list(s.string(), { listType: 'atomic', description: 'Audiences the resource server presenting the token identifies as.' }),
-      }),
-      status: s.struct('io.svc.api.authentication.v1.TokenReviewStatus', {
-        authenticated: s.boolean({ description: 'Whether the token can be associated with a known user.' }),
-        user: userInfoSchema,
-        audiences: s.list(s.string(), { listType: 'atomic', description: 'The audiences the token is valid for, of those asked.' }),
-        error: s.string({ description: 'Why the token could not be checked.' }),
-      }),
+      spec: s.struct(
+        'io.svc.api.authentication.v1.TokenReviewSpec',
+        {
+          token: s.string({ description: 'The opaque bearer token to check.' }),
+          audiences: s.list(s.string(), { listType: 'atomic', description: 'Audiences the resource server presenting the token identifies as; default: the API server\'s.' }),
+        },
+        { description: 'The token to check.', typeDescription: 'A token and the audiences it must be for.' },
+      ),
+      status: s.struct(
+        'io.svc.api.authentication.v1.TokenReviewStatus',
+        {
+          authenticated: s.boolean({ description: 'Whether the token belongs to a known user.' }),
+          user: s.field(userInfoSchema, { description: 'The user the token belongs to.' }),
+          audiences: s.list(s.string(), { listType: 'atomic', description: 'The audiences asked for that the token is valid for.' }),
+          error: s.string({ description: 'Why the token could not be checked or was refused.' }),
+        },
+        { description: 'Filled in by the server with the verdict.', typeDescription: 'The verdict on a token.' },
+      ),
     },
     ['spec'],
+    'A check of a bearer token by the API server\'s own authenticators.',
   ),
 };
