@@ -1,9 +1,12 @@
 /**
  * GET one object with each kind of credential, on one server that has them all configured, so the
- * rows differ only in how the caller is authenticated: a static token (the baseline) and an OIDC ID
- * token from a real provider on loopback (verified once, then served from the token cache). Target:
- * every JWT path at least 90% of the static-token rate.
+ * rows differ only in how the caller is authenticated: a static token (the baseline), a client
+ * certificate, a service account JWT (TokenRequest) and an OIDC ID token from a real provider on
+ * loopback (each JWT verified once, then answered from the token cache). Rounds alternate the
+ * credentials so drift in the machine's load hits every row alike. Target: every JWT path at least
+ * 90% of the static-token rate.
  */
+import { issueClientCert } from '../../core/server/certs.js';
 import { TestOidcProvider } from '../../test/helpers/oidc-provider.js';
 import { tmp } from '../../test/helpers/fixtures.js';
 import { request } from 'node:https';
@@ -30,6 +33,16 @@ function getStatus(url: string, ca: string, token: string): Promise<number> {
   });
 }
 
+async function serviceAccountToken(c: SetupClient): Promise<string> {
+  // the default ServiceAccount is made by its controller just after start
+  for (let i = 0; i < 100; i++) {
+    const r = await c.send('POST', '/api/v1/namespaces/default/serviceaccounts/default/token', { spec: {} });
+    if (r.status === 201) return (JSON.parse(r.text) as { status: { token: string } }).status.token;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error('no service account token');
+}
+
 export async function getOneByCredential(mode: Mode, duration: number): Promise<AuthnRow[]> {
   const idp = await TestOidcProvider.start(tmp('svc-bench-oidc-'), { accounts: { alice: { email: 'alice@example.com', email_verified: true, groups: ['system:masters'] } } });
   const s = await startApiServer([
@@ -43,19 +56,23 @@ export async function getOneByCredential(mode: Mode, duration: number): Promise<
   try {
     const c = new SetupClient(s.url, s.ca);
     await c.send('POST', '/apis/storage.svc.io/v1/csidrivers', { metadata: { name: 'bench.csi.example.com' }, spec: { attachRequired: true } });
+    const jwt = await serviceAccountToken(c);
     const idToken = await idp.login('alice');
-    const oidc = { authorization: `Bearer ${idToken}` };
     // discovery runs in the background after the start: wait until the token is accepted
     for (let i = 0; i < 200 && (await getStatus(s.url, s.ca, idToken)) !== 200; i++) await new Promise((res) => setTimeout(res, 100));
     c.close();
-    const credentials: [string, Record<string, string>][] = [
-      ['static token', AUTH],
-      ['OIDC ID token', oidc],
+    const cert = issueClientCert(s.dir, 'bench-cert', ['system:masters']);
+    const credentials: [string, Record<string, string>, { cert?: string; key?: string }][] = [
+      ['static token', AUTH, {}],
+      ['client certificate', {}, { cert: cert.cert, key: cert.key }],
+      ['service account JWT', { authorization: `Bearer ${jwt}` }, {}],
+      ['OIDC ID token', { authorization: `Bearer ${idToken}` }, {}],
     ];
-    // rounds alternate the credentials, so drift in the machine's load hits every row alike
     const runs = new Map<string, LoadResult[]>(credentials.map(([name]) => [name, []]));
     for (let round = 0; round < ROUNDS; round++) {
-      for (const [credential, headers] of credentials) runs.get(credential)!.push(await load({ url: `${s.url}${OBJECT}`, headers, duration, tlsOptions: { ca: s.ca } }));
+      for (const [credential, headers, tls] of credentials) {
+        runs.get(credential)!.push(await load({ url: `${s.url}${OBJECT}`, headers, duration, tlsOptions: { ca: s.ca, ...tls } }));
+      }
     }
     const mean = (xs: LoadResult[], f: (r: LoadResult) => number): number => xs.reduce((a, r) => a + f(r), 0) / xs.length;
     const rows: AuthnRow[] = [];

@@ -7,6 +7,7 @@
  * and compilation of every CEL expression. A configuration is either wholly valid (and compiled) or
  * rejected with field errors naming what is wrong.
  */
+import { StartError } from '../api/start-error.js';
 import { type FieldError, FieldPath, fieldErrorString, fieldErrors } from '../api/field-errors.js';
 import { isDNS1123Subdomain, regexError } from '../api/validation.js';
 import { JsonSyntaxError } from '../codec/json.js';
@@ -90,7 +91,7 @@ export interface CompiledJWTAuthenticator {
 }
 
 /** A configuration that cannot be used; the message names the source and every field at fault. */
-export class AuthenticationConfigError extends Error {}
+export class AuthenticationConfigError extends StartError {}
 
 /** Upstream's allow-list of JOSE signing algorithms (asymmetric only: an HMAC key would be the public key). */
 export const ALLOWED_SIGNING_ALGS = ['ES256', 'ES384', 'ES512', 'PS256', 'PS384', 'PS512', 'RS256', 'RS384', 'RS512'];

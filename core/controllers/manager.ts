@@ -9,7 +9,11 @@ import type { MaybePromise } from '../api/maybe-async.js';
 import type { RegistryClient } from '../registry/client.js';
 import type { Listers } from '../registry/lister.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
+import type { ResourceType } from '../registry/resource-type.js';
+import { BootstrapSigner, bootstrapSignerIdentity, type ServingInfo } from './bootstrapsigner.js';
 import { NamespaceController, namespaceControllerIdentity } from './namespace.js';
+import { ServiceAccountController, serviceAccountControllerIdentity } from './serviceaccounts.js';
+import { TokenCleaner, tokenCleanerIdentity } from './tokencleaner.js';
 
 /** What a controller is given when it starts. */
 export interface ControllerContext {
@@ -19,7 +23,16 @@ export interface ControllerContext {
   types: TypeRegistry;
   /** Resolves once the watch cache holds every acknowledged write. */
   syncConsistent(): MaybePromise<unknown>;
+  /** This server's URL and CA, once the listener is bound (for cluster-info). */
+  serving: Promise<ServingInfo>;
 }
+
+/** A served core/v1 type by plural (controllers of core kinds look theirs up). */
+const coreType = (ctx: ControllerContext, plural: string): ResourceType => {
+  const rt = ctx.types.all().find((t) => t.group === '' && t.plural === plural);
+  if (!rt) throw new Error(`the controller needs ${plural}, which is not served (--runtime-config)`);
+  return rt;
+};
 
 export interface RunningController {
   stop(): void;
@@ -41,6 +54,38 @@ export const controllerCatalog: readonly ControllerSpec[] = [
     aliases: ['namespace'],
     start: (ctx) => {
       const c = new NamespaceController(ctx.client.as(namespaceControllerIdentity), ctx.listers, ctx.syncConsistent, ctx.types);
+      c.start();
+      return c;
+    },
+  },
+  {
+    name: 'serviceaccount-controller',
+    aliases: ['serviceaccount'],
+    start: async (ctx) => {
+      const sa = coreType(ctx, 'serviceaccounts');
+      const c = new ServiceAccountController(ctx.client.as(serviceAccountControllerIdentity), ctx.listers.for(coreType(ctx, 'namespaces')), ctx.listers.for(sa), sa);
+      await c.start();
+      return c;
+    },
+  },
+  {
+    name: 'bootstrap-signer-controller',
+    aliases: ['bootstrapsigner'],
+    offByDefault: true,
+    start: (ctx) => {
+      const cm = coreType(ctx, 'configmaps');
+      const c = new BootstrapSigner(ctx.client.as(bootstrapSignerIdentity), ctx.listers.for(coreType(ctx, 'secrets')), ctx.listers.for(cm), cm, ctx.serving);
+      c.start();
+      return c;
+    },
+  },
+  {
+    name: 'token-cleaner-controller',
+    aliases: ['tokencleaner'],
+    offByDefault: true,
+    start: (ctx) => {
+      const secrets = coreType(ctx, 'secrets');
+      const c = new TokenCleaner(ctx.client.as(tokenCleanerIdentity), ctx.listers.for(secrets), secrets);
       c.start();
       return c;
     },

@@ -17,7 +17,9 @@ export interface RegistrySettings {
 }
 
 export function buildRegistryContext(store: Store, s: RegistrySettings, types: readonly ResourceType[] = servedTypesFor(s.featureGates, s.runtimeConfig)): RegistryContext {
-  for (const t of types) if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
+  // the kinds of virtual subresources (TokenRequest) are known too, though not served on their own
+  const kinds = types.flatMap((t) => [t, ...Object.values(t.subresources ?? {}).flatMap((sub) => (sub.kind ? [sub.kind] : []))]);
+  for (const t of kinds) if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
   return {
     store,
     types: new TypeRegistry(types),

@@ -3,6 +3,7 @@
  * Table output all start from this list; adding a kind is one file plus one line here.
  */
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
+import { tokenReviews } from './authentication/tokenreviews.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
 import { events } from './core/events.js';
@@ -12,4 +13,4 @@ import { serviceAccounts } from './core/serviceaccounts.js';
 import type { ResourceType } from './resource-type.js';
 import { csiDrivers } from './storage/csidrivers.js';
 
-export const builtinResourceTypes: readonly ResourceType[] = [namespaces, configMaps, secrets, serviceAccounts, events, csiDrivers, leases, selfSubjectReviews];
+export const builtinResourceTypes: readonly ResourceType[] = [namespaces, configMaps, secrets, serviceAccounts, events, csiDrivers, leases, selfSubjectReviews, tokenReviews];

@@ -20,6 +20,8 @@ export type KnownKinds = ReadonlySet<string>;
 export interface DecodedObject {
   object: ApiObject;
   warnings: string[];
+  /** The apiVersion as the body spelled it, if it did (authentication.k8s.io/v1 for a canonical svc.io kind). */
+  sentApiVersion?: string;
 }
 
 export interface RawBody {
@@ -152,7 +154,9 @@ export function typedObjectFrom(parsed: RawBody, rt: ResourceType, known: KnownK
   const res = decodeStructural<ApiObject>(raw, rt.schema);
   const warnings = applyFieldValidation(rt, res.unknownFields, parsed.duplicates, mode);
   if (res.errors.length) throw errors.invalid({ group: rt.group, kind: rt.kind }, String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
-  return { object: withTypeMetaFirst(res.value, rt), warnings };
+  const out: DecodedObject = { object: withTypeMetaFirst(res.value, rt), warnings };
+  if (typeof raw.apiVersion === 'string' && raw.apiVersion) out.sentApiVersion = raw.apiVersion;
+  return out;
 }
 
 /** The whole decode of an object body: parse, then type against `rt`. */

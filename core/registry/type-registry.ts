@@ -46,7 +46,8 @@ export class TypeRegistry {
       this.view = {
         generation: this.generation,
         all,
-        kinds: new Set(all.map((t) => `${apiVersionOf(t)}/${t.kind}`)),
+        // the kinds of virtual subresources (TokenRequest) are known too, though not served on their own
+        kinds: new Set(all.flatMap((t) => [t, ...Object.values(t.subresources ?? {}).flatMap((sub) => (sub.kind ? [sub.kind] : []))]).map((t) => `${apiVersionOf(t)}/${t.kind}`)),
         groups: new Set(all.map((t) => t.group)),
       };
     }

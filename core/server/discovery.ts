@@ -34,7 +34,10 @@ function resourceEntries(types: readonly ResourceType[]): unknown[] {
     e.storageVersionHash = storageVersionHash(rt.group, rt.version, rt.kind);
     out.push(e);
     for (const [sub, def] of Object.entries(rt.subresources ?? {})) {
-      out.push({ name: `${rt.plural}/${sub}`, singularName: '', namespaced: rt.namespaced, kind: rt.kind, verbs: [...def.verbs].sort() });
+      const e: Record<string, unknown> = { name: `${rt.plural}/${sub}`, singularName: '', namespaced: rt.namespaced };
+      // a subresource of another kind names its group and version, as upstream's serviceaccounts/token does
+      if (def.kind) Object.assign(e, { group: def.kind.group, version: def.kind.version });
+      out.push(Object.assign(e, { kind: def.kind?.kind ?? rt.kind, verbs: [...def.verbs].sort() }));
     }
   }
   return out.sort((a, b) => String(a.name).localeCompare(String(b.name)));

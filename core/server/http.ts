@@ -73,8 +73,9 @@ class HttpSink implements ResponseSink {
     if (this.started || res.writableEnded) return;
     if (this.gzip && body.byteLength >= GZIP_THRESHOLD) return this.sendGzipped(code, contentType, body, headers, warnings);
     // a flat [name, value, ...] list: no per-response header object to build and walk
-    const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
-    if (headers) for (const k in headers) h.push(k, headers[k]!);
+    // a route may set its own cache-control (discovery documents are public); one header either way
+    const h: (string | number)[] = ['cache-control', headers?.['cache-control'] ?? CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
+    if (headers) for (const k in headers) if (k !== 'cache-control') h.push(k, headers[k]!);
     if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
     res.writeHead(code, h as never);
     res.end(body);
@@ -267,6 +268,39 @@ async function readBody(req: Req, res: Res, limit: number): Promise<Buffer> {
   }
 }
 
+/** Whether a header name (any case) is Authorization (1), Impersonate-* (2) or neither (0). */
+function multiValued(name: string): 0 | 1 | 2 {
+  const c = name.charCodeAt(0) | 0x20;
+  if (c === 0x61) return name.length === 13 && name.toLowerCase() === 'authorization' ? 1 : 0;
+  return c === 0x69 && name.length > 12 && name.slice(0, 12).toLowerCase() === 'impersonate-' ? 2 : 0;
+}
+
+/**
+ * The request headers, with every value of repeated Authorization and Impersonate-* headers kept as a
+ * list. Node keeps only the first Authorization header, and joins other repeats with ", ": but
+ * authentication must see every Authorization header to refuse the ambiguity, and each
+ * Impersonate-Group header is one group, commas and all. The common request (one Authorization, no
+ * impersonation) gets Node's own object, with nothing allocated.
+ */
+function headersOf(req: Req): Req['headers'] {
+  const raw = req.rawHeaders;
+  let authorizations = 0;
+  let impersonation = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const kind = multiValued(raw[i]!);
+    if (kind === 1) authorizations++;
+    else if (kind === 2) impersonation = true;
+  }
+  if (authorizations < 2 && !impersonation) return req.headers;
+  const out: Record<string, string | string[] | undefined> = { ...req.headers };
+  const lists: Record<string, string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    if (multiValued(raw[i]!) !== 0) (lists[raw[i]!.toLowerCase()] ??= []).push(raw[i + 1]!);
+  }
+  for (const name in lists) out[name] = name === 'authorization' && authorizations === 1 ? lists[name]![0] : lists[name];
+  return out as Req['headers'];
+}
+
 const EMPTY_QUERY = new URLSearchParams();
 const JSON_FORM: ResponseForm = Object.freeze({ mediaType: 'application/json', contentType: 'application/json', pretty: false });
 /** Placeholders until the stages that set them have run. */
@@ -307,7 +341,7 @@ export function httpAdapter(chain: Handler, compression: boolean): (req: Req, re
       path,
       rawQuery,
       query: rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY,
-      headers: req.headers,
+      headers: headersOf(req),
       peer: peerOf(req),
       sink: new HttpSink(res, compression && acceptsGzip(req.headers['accept-encoding'])),
       readBody: (limit) => readBody(req, res, limit),

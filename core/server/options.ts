@@ -113,6 +113,14 @@ const flags: FlagSpec[] = [
   { name: 'requestheader-uid-headers', key: 'requestheaderUidHeaders', kind: 'csv', def: [], help: 'Headers holding the user UID (feature RemoteRequestHeaderUID); X-Remote-Uid is common.' },
   { name: 'requestheader-group-headers', key: 'requestheaderGroupHeaders', kind: 'csv', def: [], help: 'Headers holding group names; X-Remote-Group is common.' },
   { name: 'requestheader-extra-headers-prefix', key: 'requestheaderExtraHeadersPrefix', kind: 'csv', def: [], help: 'Header prefixes whose headers carry extra user attributes; X-Remote-Extra- is common.' },
+  { name: 'enable-bootstrap-token-auth', key: 'enableBootstrapTokenAuth', kind: 'bool', def: false, help: 'Allows bearer tokens of type bootstrap.svc.io/token Secrets in svc-system (user system:bootstrap:<token id>).' },
+  { name: 'service-account-issuer', key: 'serviceAccountIssuers', kind: 'strings', def: ['https://svc.default.svc.cluster.local'], help: 'Issuer (iss) of service account tokens; repeatable: the first issues, every one is accepted.' },
+  { name: 'service-account-key-file', key: 'serviceAccountKeyFiles', kind: 'strings', def: [], help: 'PEM file of RSA or ECDSA keys (private or public, or certificates) that verify service account tokens; repeatable. Default: --tls-private-key-file. The signing key always verifies too.' },
+  { name: 'service-account-signing-key-file', key: 'serviceAccountSigningKeyFile', kind: 'string', def: '', help: 'PEM private key (RSA or ECDSA) that signs service account tokens. Generated in --data-dir when unset and the serving certificate is generated.' },
+  { name: 'api-audiences', key: 'apiAudiences', kind: 'csv', def: [], help: 'Audiences of this API server: tokens must be for one of them. Default: the first --service-account-issuer.' },
+  { name: 'service-account-lookup', key: 'serviceAccountLookup', kind: 'bool', def: true, help: 'Rejects service account tokens whose ServiceAccount (or bound object) is gone or was recreated.' },
+  { name: 'service-account-jwks-uri', key: 'serviceAccountJwksUri', kind: 'string', def: '', help: 'jwks_uri of the issuer discovery document. Default: https://<this server>/openid/v1/jwks.' },
+  { name: 'service-account-max-token-expiration', key: 'serviceAccountMaxTokenExpirationMs', kind: 'duration', def: 0, help: 'Longest lifetime of an issued service account token; longer requests are shortened (with a warning). 0: no limit.' },
 ];
 
 export class FlagError extends Error {}
@@ -212,6 +220,10 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   }
   for (const m of opts.authorizationMode) {
     if (!Object.hasOwn(authorizationModes, m)) throw new FlagError(`authorization-mode ${JSON.stringify(m)} is not a valid mode`);
+  }
+  const maxTokenMs = opts.serviceAccountMaxTokenExpirationMs;
+  if (maxTokenMs !== 0 && (maxTokenMs < 3_600_000 || maxTokenMs > 2 ** 32 * 1000)) {
+    throw new FlagError('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');
   }
   try {
     selectControllers(opts.controllers);

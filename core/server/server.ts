@@ -1,8 +1,8 @@
 /**
  * ApiServer: assembles the parts in start order and owns their lifecycle:
- *   TLS material -> store -> registry -> watch cache -> executor (pool or inline) -> authn/authz ->
- *   health -> listener (HTTP/2 with HTTP/1.1 fallback, ALPN) -> post-start hooks (system namespaces,
- *   namespace controller, compactor).
+ *   TLS material and service account keys -> store -> registry -> watch cache -> executor (pool or
+ *   inline) -> post-start hooks (system namespaces, controllers, compactor) -> authn/authz -> health ->
+ *   listener (HTTP/2 with HTTP/1.1 fallback, ALPN).
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
 import { randomBytes } from 'node:crypto';
@@ -10,8 +10,13 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildAuthenticator } from '../authn/factory.js';
 import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
-import { selfSubjectReview } from '../authn/reviews.js';
+import { issuerDiscoveryRoutes } from '../authn/issuer-discovery.js';
+import { selfSubjectReview, tokenReview } from '../authn/reviews.js';
+import { resolveServiceAccountKeys } from '../authn/service-account-keys.js';
+import { tokenRequestHandler } from '../authn/token-request.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
+import { tokenReviews } from '../registry/authentication/tokenreviews.js';
+import type { ServingInfo } from '../controllers/bootstrapsigner.js';
 import { buildAuthorizer } from '../authz/factory.js';
 import { type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
@@ -28,7 +33,7 @@ import { openStore, type StorageOptions } from '../storage/factory.js';
 import type { Store } from '../storage/interface.js';
 import { RegistryClient } from '../registry/client.js';
 import { GroupAliases } from '../api/group-aliases.js';
-import { Listers } from '../registry/lister.js';
+import { type Lister, Listers } from '../registry/lister.js';
 import type { Executor } from '../registry/task.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
@@ -36,6 +41,7 @@ import { buildDiscovery, unlistedGroupVersions, versionInfo } from './discovery.
 import { buildChain } from './chain.js';
 import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
+import { type VirtualHandler, virtualId } from './endpoints/virtual.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
 import { byGeneration, followTypesInCache } from './type-followers.js';
@@ -45,6 +51,7 @@ import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
 import { withAuthentication } from './stages/authenticate.js';
 import { withAuthorization } from './stages/authorize.js';
+import { withImpersonation } from './stages/impersonate.js';
 import { InflightCounter, withMaxInFlight } from './stages/max-in-flight.js';
 import { withRequestInfo } from './stages/request-info.js';
 import { DeadlineSweeper, withTimeout } from './stages/timeout.js';
@@ -125,9 +132,20 @@ export class ApiServer {
     this.releaseDataDir = lockDataDir(o.dataDir);
     let authenticator;
     let featureGates: Record<string, boolean>;
+    let saKeys;
+    // the token methods read Secrets and ServiceAccounts through listers, which exist once the
+    // watch cache does; the authenticator is built before that (its configuration errors stop the
+    // start before anything is opened) and reaches them when a request asks
+    let listersRef: Listers | undefined;
+    const lazyGetter = (plural: string): Pick<Lister, 'get'> | undefined => {
+      const rt = servedTypesFor(featureGates, o.runtimeConfig).find((t) => t.group === '' && t.plural === plural);
+      return rt && { get: (ns: string, name: string) => listersRef?.for(rt).get(ns, name) };
+    };
     try {
       featureGates = resolveFeatureGates(o.featureGates);
       this.tls = loadTls(o);
+      // an unreadable key file is a start error naming it
+      saKeys = resolveServiceAccountKeys(o, { keyFile: o.tlsPrivateKeyFile || join(o.dataDir, 'apiserver.key'), generated: !o.tlsCertFile, dataDir: o.dataDir });
       // configuration errors of the authenticators stop the start before anything is opened
       authenticator = buildAuthenticator(o, {
         clientCA: !!this.tls.clientCA,
@@ -135,6 +153,10 @@ export class ApiServer {
         featureGates,
         authenticationConfigStatus: this.authenticationConfigStatus,
         onStop: (fn) => this.stopHooks.push(fn),
+        apiAudiences: saKeys.apiAudiences,
+        serviceAccountKeys: saKeys.verifiers,
+        serviceAccounts: lazyGetter('serviceaccounts'),
+        secrets: lazyGetter('secrets'),
       });
     } catch (e) {
       this.runStopHooks();
@@ -173,15 +195,19 @@ export class ApiServer {
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
 
-    const nsType = types.get('/v1/namespaces')!;
+    const servedCore = (plural: string) => types.all().find((t) => t.group === '' && t.plural === plural);
+    const nsType = servedCore('namespaces')!;
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
+    let bound!: (info: ServingInfo) => void;
+    const serving = new Promise<ServingInfo>((r) => (bound = r));
     const controllersStarted = startControllers(selectControllers(o.controllers), {
       client,
       listers,
       types,
       syncConsistent: () => this.cacher.syncConsistent(),
+      serving,
     }, (name, done) => this.health.addPostStartHook(name, done));
     this.controllers = await controllersStarted;
     const events = types.get('/v1/events');
@@ -206,6 +232,31 @@ export class ApiServer {
     });
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
+    listersRef = listers;
+    const authorizer = buildAuthorizer(o, {});
+    const saType = servedCore('serviceaccounts');
+    const secretType = servedCore('secrets');
+    const saLister = saType && listers.for(saType);
+    const secretLister = secretType && listers.for(secretType);
+    const virtualHandlers = new Map<string, VirtualHandler>([
+      [virtualId(selfSubjectReviews), selfSubjectReview],
+      [virtualId(tokenReviews), tokenReview(authenticator, saKeys.apiAudiences)],
+    ]);
+    if (saType && saLister && saKeys.signer && o.serviceAccountIssuers.length) {
+      const handler = tokenRequestHandler({
+        signer: saKeys.signer,
+        issuer: o.serviceAccountIssuers[0]!,
+        apiAudiences: saKeys.apiAudiences,
+        maxExpirationSeconds: Math.floor(o.serviceAccountMaxTokenExpirationMs / 1000),
+        serviceAccounts: saLister,
+        secrets: secretLister,
+      });
+      virtualHandlers.set(virtualId(saType, 'token'), handler);
+    }
+    const issuerRoutes = o.serviceAccountIssuers.length
+      ? await issuerDiscoveryRoutes(o.serviceAccountIssuers[0]!, o.serviceAccountJwksUri, () => new URL(this.url).host, saKeys.verifiers)
+      : new Map();
+
     const resources = resourceEndpoint({
       types,
       read: { cacher: this.cacher, store: this.store, continueKey: registry.ctx.continueKey },
@@ -222,7 +273,7 @@ export class ApiServer {
       maxRequestBodyBytes: o.maxRequestBodyBytes,
       cbor: featureGates.CBORServingAndStorage === true,
       virtual: {
-        handlers: new Map([[resourceId(selfSubjectReviews), selfSubjectReview]]),
+        handlers: virtualHandlers,
         knownKinds: () => types.knownKinds,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
@@ -231,7 +282,7 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: byGeneration(types, (all) => openApiRoutes(buildOpenApi(all))),
+      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all)), ...issuerRoutes])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
@@ -239,8 +290,9 @@ export class ApiServer {
         withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(authenticator, o.anonymousAuth),
+        withImpersonation(authorizer),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
-        withAuthorization(buildAuthorizer(o, {})),
+        withAuthorization(authorizer),
       ],
       route(resources, nonResources),
     );
@@ -251,6 +303,7 @@ export class ApiServer {
     );
     await this.listener.listen(o.securePort, o.bindAddress);
     if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
+    bound({ url: this.url, caPem: this.tls.servingCA ?? this.tls.cert });
   }
 
   /** Graceful shutdown: readiness fails first, then (after the delay) listener, watches, pool, store. */

@@ -31,6 +31,7 @@ const CHECKS = [
   'poststarthook/start-apiserver-admission-initializer',
   'poststarthook/start-system-namespaces-controller',
   'poststarthook/start-namespace-controller',
+  'poststarthook/start-serviceaccount-controller',
   'poststarthook/start-event-ttl-controller',
   'poststarthook/start-compactor',
   'poststarthook/max-in-flight-filter',

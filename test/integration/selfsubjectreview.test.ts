@@ -24,7 +24,10 @@ t.test('SelfSubjectReview: a create answers with the caller\'s own identity and 
   const wrong = await alice.post(PATH, { apiVersion: 'v1', kind: 'ConfigMap' });
   t.equal(wrong.status, 400, 'a body of another kind is refused');
   const disc = await alice.get('/apis/authentication.svc.io/v1');
-  t.same(disc.json.resources.map((x: { name: string; verbs: string[] }) => [x.name, x.verbs]), [['selfsubjectreviews', ['create']]]);
+  t.same(disc.json.resources.map((x: { name: string; verbs: string[] }) => [x.name, x.verbs]), [
+    ['selfsubjectreviews', ['create']],
+    ['tokenreviews', ['create']],
+  ]);
 });
 
 t.test('reviews are served under upstream\'s authentication.k8s.io spelling too, answered in that spelling, even with aliases off and then not advertised', async (t) => {

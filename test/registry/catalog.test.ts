@@ -14,6 +14,7 @@ t.test('the catalog lists every served kind once', async (t) => {
       'storage.svc.io/v1 CSIDriver csidrivers',
       'coordination.svc.io/v1 Lease leases',
       'authentication.svc.io/v1 SelfSubjectReview selfsubjectreviews',
+      'authentication.svc.io/v1 TokenReview tokenreviews',
     ],
   );
 });

@@ -79,7 +79,9 @@ export function resolve(types: TypeLookup, s: RequestScope): ResolvedRequest {
   const verb = info.verb as Verb;
   const served = subDef ? subDef.verbs : (rt.verbs ?? allVerbs);
   const method = s.method;
-  if (!served.includes(verb) || (name === '' && (method === 'PUT' || method === 'PATCH')) || (name !== '' && method === 'POST')) throw errors.methodNotAllowed();
+  // a POST names an object only to create through one of its virtual subresources (serviceaccounts/x/token)
+  const postsToObject = name !== '' && method === 'POST' && !subDef?.kind;
+  if (!served.includes(verb) || (name === '' && (method === 'PUT' || method === 'PATCH')) || postsToObject) throw errors.methodNotAllowed();
   if (verb === 'create' && rt.namespaced && !info.namespace) throw errors.methodNotAllowed();
   // namespace objects are addressed as /namespaces/<name>: the request namespace is the object's name
   return { verb, rt, namespace: rt.namespaced ? info.namespace : '', name, subresource };
@@ -155,7 +157,7 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
   };
 
   const write = async (s: RequestScope, r: ResolvedRequest): Promise<void> => {
-    if (r.rt.virtual) return serveVirtual(d.virtual, s, r, resourceId(r.rt), headerOf(s, 'content-type') ?? '');
+    if (r.rt.virtual || r.rt.subresources?.[r.subresource]?.kind) return serveVirtual(d.virtual, s, r, headerOf(s, 'content-type') ?? '');
     const body = await s.readBody(d.maxRequestBodyBytes);
     return runTask(s, r, r.verb as TaskVerb, body);
   };
