@@ -26,7 +26,6 @@ import { buildRegistryContext, type RegistrySettings } from '../registry/build-c
 import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
-import { resourceId } from '../registry/context.js';
 import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
 import { openStore, type StorageOptions } from '../storage/factory.js';
