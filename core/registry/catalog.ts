@@ -3,6 +3,10 @@
  * Table output all start from this list; adding a kind is one file plus one line here.
  */
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
+import { localSubjectAccessReviews } from './authorization/localsubjectaccessreviews.js';
+import { selfSubjectAccessReviews } from './authorization/selfsubjectaccessreviews.js';
+import { selfSubjectRulesReviews } from './authorization/selfsubjectrulesreviews.js';
+import { subjectAccessReviews } from './authorization/subjectaccessreviews.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
 import { events } from './core/events.js';
@@ -12,4 +16,17 @@ import { serviceAccounts } from './core/serviceaccounts.js';
 import type { ResourceType } from './resource-type.js';
 import { csiDrivers } from './storage/csidrivers.js';
 
-export const builtinResourceTypes: readonly ResourceType[] = [namespaces, configMaps, secrets, serviceAccounts, events, csiDrivers, leases, selfSubjectReviews];
+export const builtinResourceTypes: readonly ResourceType[] = [
+  namespaces,
+  configMaps,
+  secrets,
+  serviceAccounts,
+  events,
+  csiDrivers,
+  leases,
+  selfSubjectReviews,
+  selfSubjectAccessReviews,
+  subjectAccessReviews,
+  localSubjectAccessReviews,
+  selfSubjectRulesReviews,
+];

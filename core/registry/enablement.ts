@@ -19,6 +19,8 @@ interface GateSpec {
 /** The gates this server knows, as upstream v1.32 defines them. */
 export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
   AllowUnsafeMalformedObjectDeletion: { stage: 'ALPHA', default: false },
+  AuthorizeNodeWithSelectors: { stage: 'BETA', default: true },
+  AuthorizeWithSelectors: { stage: 'BETA', default: true },
   CoordinatedLeaderElection: { stage: 'ALPHA', default: false },
   WatchList: { stage: 'BETA', default: true },
   ServerSideApply: { stage: 'GA', default: true, locked: true },

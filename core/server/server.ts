@@ -14,7 +14,9 @@ import type { Socket } from 'node:net';
 import { buildAuthenticator } from '../authn/factory.js';
 import { selfSubjectReview } from '../authn/reviews.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
-import { buildAuthorizer } from '../authz/factory.js';
+import type { Authorizer } from '../authz/authorizer.js';
+import { buildAuthorizer, checkAuthorizationFiles } from '../authz/factory.js';
+import { accessReviewHandlers } from '../authz/reviews.js';
 import { type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
@@ -85,6 +87,7 @@ export class ApiServer {
   private compactor!: Compactor;
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
+  private authorizer: Authorizer | undefined;
   tls!: TlsMaterial;
   private releaseDataDir: () => void = () => undefined;
 
@@ -102,6 +105,8 @@ export class ApiServer {
 
   async start(makeExecutor: ExecutorFactory): Promise<void> {
     const o = this.opts;
+    // bad policy / webhook / authorization-config files stop the start before anything is opened
+    checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
@@ -165,6 +170,7 @@ export class ApiServer {
     this.health.addPostStartHook('start-compactor', Promise.resolve());
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
+    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates }));
     const typesById = new Map(types.map((t) => [resourceId(t), t]));
     const resources = resourceEndpoint({
       types: typesById,
@@ -181,7 +187,10 @@ export class ApiServer {
       registry: client,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
       virtual: {
-        handlers: new Map([[resourceId(selfSubjectReviews), selfSubjectReview]]),
+        handlers: new Map([
+          [resourceId(selfSubjectReviews), selfSubjectReview],
+          ...accessReviewHandlers({ authorizer, withSelectors: featureGates.AuthorizeWithSelectors === true }),
+        ]),
         knownKinds: registry.ctx.knownKinds,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
@@ -199,7 +208,7 @@ export class ApiServer {
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
-        withAuthorization(buildAuthorizer(o, {})),
+        withAuthorization(authorizer),
       ],
       route(resources, nonResources),
     );
@@ -245,6 +254,7 @@ export class ApiServer {
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
     for (const sock of this.sockets) sock.destroy();
     this.deadlines.stop();
+    this.authorizer?.close?.();
     this.controllers?.stop();
     this.compactor?.stop();
     this.eventTTL?.stop();

@@ -1,0 +1,27 @@
+/**
+ * LocalSubjectAccessReview (authorization.svc.io/v1, namespaced, create only): a SubjectAccessReview
+ * about one namespace, which a namespace admin may be allowed to ask; the resource attributes'
+ * namespace must be the review's own. Virtual: answered by core/authz/reviews.ts.
+ */
+import { objectSchema } from '../../schema/meta.js';
+import { s } from '../../schema/schema.js';
+import type { ResourceType } from '../resource-type.js';
+import { accessReviewStatusSchema, subjectAccessReviewSpecFields } from './subjectaccessreviews.js';
+
+export const localSubjectAccessReviews: ResourceType = {
+  group: 'authorization.svc.io',
+  version: 'v1',
+  kind: 'LocalSubjectAccessReview',
+  plural: 'localsubjectaccessreviews',
+  singular: 'localsubjectaccessreview',
+  namespaced: true,
+  verbs: ['create'],
+  virtual: true,
+  schema: objectSchema('io.svc.api.authorization.v1.LocalSubjectAccessReview', {
+    spec: s.struct('io.svc.api.authorization.v1.SubjectAccessReviewSpec', subjectAccessReviewSpecFields, {
+      always: true,
+      description: 'The request asked about: resourceAttributes in this namespace (nonResourceAttributes are not allowed), and the user.',
+    }),
+    status: accessReviewStatusSchema,
+  }),
+};
