@@ -123,7 +123,13 @@ class Typer {
   }
 
   private fail(e: Expr, message: string): never {
-    throw new CelCompileError(`compilation failed: ${issue(this.source, this.positions[String(e.id)] ?? 0, message)}`);
+    let at = this.positions[String(e.id)] ?? 0;
+    // cel-go places a function call at its opening parenthesis (operators stay at their token)
+    if (e.exprKind.case === 'callExpr' && /^[A-Za-z]/.test(e.exprKind.value.function)) {
+      const paren = this.source.indexOf('(', at);
+      if (paren >= 0) at = paren;
+    }
+    throw new CelCompileError(`compilation failed: ${issue(this.source, at, message)}`);
   }
 
   typeOf(e: Expr, scope: ReadonlyMap<string, CelType>): CelType {
