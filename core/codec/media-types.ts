@@ -1,19 +1,12 @@
 /**
- * The media-type table and content negotiation. Responses: `Accept` picks the first supported type
- * by q-value and order (`*\/*` and `application/*` mean JSON); parameters we do not serve (e.g.
- * `as=Table` for another group) make that entry unacceptable rather than matching plain JSON, as
- * upstream does. Requests: `Content-Type` must name a type the verb accepts (415 otherwise); empty
- * means JSON.
+ * Media-type parsing: Accept headers into ordered ranges (output negotiation is core/codec/negotiate.ts)
+ * and the request side: `Content-Type` must name a type the verb accepts (415 otherwise); empty means
+ * JSON.
  */
 
-export type ResponseMediaType = 'application/json' | 'application/yaml';
 export type RequestMediaType = 'application/json' | 'application/yaml' | 'application/vnd.svc.protobuf';
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
-/** Types an object or list can be written in, in upstream's preference order. */
-export const responseMediaTypes: readonly ResponseMediaType[] = ['application/json', 'application/yaml'];
-/** Types a watch stream can be written in (YAML has no stream framing upstream). */
-export const streamMediaTypes: readonly ResponseMediaType[] = ['application/json'];
 /** Object bodies: JSON, YAML, and protobuf (also under upstream's own protobuf media type, which kubectl sends). */
 export const requestMediaTypes: readonly RequestMediaType[] = ['application/json', 'application/yaml', 'application/vnd.svc.protobuf'];
 
@@ -56,27 +49,6 @@ export function parseAccept(header: string | undefined): MediaRange[] {
     out.push({ type, subtype, params, q });
   }
   return out.map((r, i) => ({ r, i })).sort((a, b) => b.r.q - a.r.q || a.i - b.i).map((x) => x.r);
-}
-
-/** Parameters that do not change the representation and so are ignored when matching. */
-const neutralParams = new Set(['charset', 'pretty', 'stream']);
-
-function matches(range: MediaRange, mediaType: string): boolean {
-  for (const k of Object.keys(range.params)) if (!neutralParams.has(k)) return false;
-  if (range.type === '*') return true;
-  const [type, subtype] = mediaType.split('/');
-  if (range.type !== type) return false;
-  return range.subtype === '*' || range.subtype === subtype;
-}
-
-/**
- * The response type for an Accept header, or undefined when nothing offered is served (406).
- * No Accept header means JSON.
- */
-export function negotiateResponse<T extends string>(accept: string | undefined, offered: readonly T[]): T | undefined {
-  if (!accept || !accept.trim()) return offered[0];
-  for (const range of parseAccept(accept)) for (const mt of offered) if (matches(range, mt)) return mt;
-  return undefined;
 }
 
 /** The bare media type of a Content-Type header (lower-case, parameters dropped); '' when absent. */

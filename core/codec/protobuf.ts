@@ -101,14 +101,25 @@ function withMagic(message: Uint8Array): Uint8Array {
  * Encodes a JSON object of a served kind (or DeleteOptions / Status) as an enveloped protobuf body.
  * Keys present in the JSON are written; apiVersion / kind go only into the envelope.
  */
-export function encodeProtobufObject(apiVersion: string, kind: string, object: Record<string, unknown>): Uint8Array {
+export function encodeProtobufObject(apiVersion: string, kind: string, object: Readonly<Record<string, unknown>>): Uint8Array {
+  return envelopeProtobuf(apiVersion, kind, encodeProtobufMessage(apiVersion, kind, object));
+}
+
+/** The message bytes of an object (no envelope: a list item, or the raw inside an envelope). */
+export function encodeProtobufMessage(apiVersion: string, kind: string, object: Readonly<Record<string, unknown>>): Uint8Array {
   const name = messageNameForKind(apiVersion, kind);
   if (!name) throw new ProtobufEncodeError(`no protobuf message for kind ${JSON.stringify(kind)} in version ${JSON.stringify(apiVersion)}`);
   const type = messageType(name);
-  const raw = type.encode(messageFromJson(type, object)).finish();
-  const envelope = unknownType.encode({ typeMeta: { apiVersion, kind }, raw, contentEncoding: '', contentType: '' }).finish();
-  return withMagic(envelope);
+  return type.encode(messageFromJson(type, object)).finish();
 }
+
+/** The magic bytes and runtime.Unknown around an object's message bytes. */
+export function envelopeProtobuf(apiVersion: string, kind: string, raw: Uint8Array): Uint8Array {
+  return withMagic(unknownType.encode({ typeMeta: { apiVersion, kind }, raw, contentEncoding: '', contentType: '' }).finish());
+}
+
+/** Whether apiVersion + kind has a protobuf message (a served built-in kind, Status, DeleteOptions...). */
+export const hasProtobufMessage = (apiVersion: string, kind: string): boolean => messageNameForKind(apiVersion, kind) !== undefined;
 
 /**
  * One watch stream frame: 4-byte big-endian length, then a meta.v1.WatchEvent whose object.raw is

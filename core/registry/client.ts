@@ -26,6 +26,8 @@ export interface WriteOptions {
   patchType?: string;
 }
 
+const JSON_FORM = { mediaType: 'application/json', contentType: 'application/json', pretty: false };
+
 export class RegistryClient {
   constructor(
     private readonly executor: Executor,
@@ -62,8 +64,7 @@ export class TypedClient {
       name,
       query: o.query ? new URLSearchParams(o.query).toString() : '',
       contentType: o.patchType ?? 'application/json',
-      mediaType: 'application/json',
-      pretty: false,
+      form: JSON_FORM,
       user: this.identity.user,
       userAgent: this.identity.userAgent,
     };

@@ -11,6 +11,7 @@ import { contentTypeOf, requestMediaTypes } from '../codec/media-types.js';
 import { decodeYaml } from '../codec/yaml.js';
 import type { FieldValidation } from '../request/write-options.js';
 import { decodeStructural } from '../schema/structural.js';
+import { canonicalSpelling, respellApiVersion } from '../api/group-aliases.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 
 /** Types the catalog serves, as `apiVersion/kind` -> true; filled by the registry at start. */
@@ -114,7 +115,8 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
       throw errors.badRequest(`couldn't get version/kind; json parse error: json: cannot unmarshal ${goTypeName(raw[f])} into Go struct field .${f} of type string`);
     }
   }
-  const apiVersion = (raw.apiVersion as string | undefined) || apiVersionOf(rt);
+  // a body may spell the group as upstream does (storage.k8s.io/v1 for storage.svc.io/v1): the same kind
+  const apiVersion = respellApiVersion((raw.apiVersion as string | undefined) || apiVersionOf(rt), canonicalSpelling);
   const kind = (raw.kind as string | undefined) || rt.kind;
   if (apiVersion === apiVersionOf(rt) && kind === rt.kind) return;
   const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;

@@ -19,6 +19,7 @@ interface GateSpec {
 /** The gates this server knows, as upstream v1.32 defines them. */
 export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
   AllowUnsafeMalformedObjectDeletion: { stage: 'ALPHA', default: false },
+  APIResponseCompression: { stage: 'BETA', default: true },
   AuthorizeNodeWithSelectors: { stage: 'BETA', default: true },
   AuthorizeWithSelectors: { stage: 'BETA', default: true },
   CoordinatedLeaderElection: { stage: 'ALPHA', default: false },

@@ -10,7 +10,7 @@ import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { create } from './create.js';
 import { deleteCollection, deleteObject } from './delete.js';
 import { listOp } from './list.js';
-import { encodeError, encodeResult } from './respond.js';
+import { encodeError, encodeResult, errorContentType } from './respond.js';
 import type { ResourceType } from './resource-type.js';
 import { update } from './update.js';
 import { patch } from './patch.js';
@@ -59,17 +59,16 @@ export class Registry {
 
   /** Runs a task to completion: an encoded response, success or Status. */
   async run(task: ApiTask): Promise<ApiTaskResult> {
-    const enc = { mediaType: task.mediaType, pretty: task.pretty };
     try {
       const r = await this.op(task);
-      const out: ApiTaskResult = { code: r.code, contentType: task.mediaType, body: encodeResult(this.typeOf(task.resource), r, enc), warnings: r.warnings };
+      const out: ApiTaskResult = { code: r.code, contentType: task.form.contentType, body: encodeResult(this.typeOf(task.resource), r, task.form), warnings: r.warnings };
       if (r.revision) out.revision = r.revision;
       if (r.headers) out.headers = r.headers;
       return out;
     } catch (err) {
-      const e = encodeError(err, enc);
+      const e = encodeError(err, task.form);
       if (e.code >= 500) console.error(`svc-apiserver: ${task.verb} ${task.resource} failed:`, err);
-      return { code: e.code, contentType: task.mediaType, body: e.body, warnings: [], headers: e.headers };
+      return { code: e.code, contentType: errorContentType(task.form), body: e.body, warnings: [], headers: e.headers };
     }
   }
 }

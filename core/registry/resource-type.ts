@@ -54,6 +54,11 @@ export interface ResourceType {
   categories?: readonly string[];
   /** Verbs on the main resource; defaults to allVerbs. */
   verbs?: readonly Verb[];
+  /**
+   * Protobuf package of the kind's messages (`<package>.<Kind>` and, unless virtual, `<Kind>List`,
+   * in proto/); absent: the kind has no protobuf form (custom resources), and protobuf is refused.
+   */
+  protobufPackage?: string;
   /** Full object schema: TypeMeta, ObjectMeta and the kind's own fields, with merge markers. */
   schema: StructSchema;
   /** Name rule for metadata.name (a named rule or the kind's own validator); default dns1123-subdomain. */
@@ -96,8 +101,17 @@ export interface ResourceType {
   deletion?: {
     pending?(obj: ApiObject): boolean;
     onDeleteRequested?(obj: ApiObject): void;
-    /** Delete answers with the object (true) or a Success Status (false, the default). */
+    /**
+     * An object removed at once is answered with its last state (true: upstream's
+     * ReturnDeletedObject) or a Success Status naming it (false, the default). An object that stays
+     * (finalizers, pending work) is always answered with the object.
+     */
     returnsObject?: boolean;
+    /**
+     * The message of a delete precondition that does not hold, for kinds whose upstream delete words
+     * it itself (the conflict is then on the plural resource); absent: the generic store's wording.
+     */
+    preconditionMessage?(field: 'UID' | 'ResourceVersion', inPrecondition: string, inObject: string): string;
     /** Deleting one of these names is forbidden (namespaces: default, svc-system, svc-public). */
     protectedNames?: readonly string[];
     /**

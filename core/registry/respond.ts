@@ -1,22 +1,71 @@
 /**
- * Encodes operation results and errors into response bytes of the negotiated media type.
+ * Encodes operation results and errors in a response form (serializer, transform): the same code on
+ * the main thread (cache-served reads, reviews) and in pool workers (writes, store-served lists).
  */
-import { type StatusError, toStatusError } from '../api/status.js';
-import { encodeList, encodeStoredObject, encodeValue, type EncodeOptions } from '../codec/encode.js';
+import { type Status, type StatusError, toStatusError } from '../api/status.js';
+import '../codec/json-serializer.js';
+import '../codec/protobuf-serializer.js';
+import '../codec/yaml-serializer.js';
+import { bytesSource, type ListMeta, type ObjectSource, type Serializer, serializerFor, storedSource, type TypeInfo, valueSource } from '../codec/serializer.js';
+import { jsonSerializer } from '../codec/json-serializer.js';
+import { withResourceVersion } from '../codec/object-bytes.js';
 import type { OpResult } from './context.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
+import type { ResponseForm } from './task.js';
+import { transformList, transformObject } from './transform.js';
 
-export function encodeResult(rt: ResourceType, r: OpResult, o: EncodeOptions): Buffer {
+export const serializerOf = (form: ResponseForm): Serializer => serializerFor(form.mediaType) ?? jsonSerializer;
+
+export const typeInfoOf = (rt: ResourceType): TypeInfo => ({ apiVersion: apiVersionOf(rt), kind: rt.kind });
+const listTypeInfoOf = (rt: ResourceType): TypeInfo => ({ apiVersion: apiVersionOf(rt), kind: `${rt.kind}List` });
+
+/** One object of `rt` in the form asked for. */
+export function encodeObjectIn(rt: ResourceType, form: ResponseForm, src: ObjectSource): Uint8Array {
+  const s = serializerOf(form);
+  const o = { pretty: form.pretty };
+  if (form.transform) return s.encodeValue(transformObject(rt, form.transform, typeInfoOf(rt), src), o);
+  return s.encodeObject(src, typeInfoOf(rt), o);
+}
+
+/** A page of a list of `rt` in the form asked for, as chunks. */
+export function encodeListIn(rt: ResourceType, form: ResponseForm, meta: ListMeta, items: Iterable<ObjectSource>): Iterable<Uint8Array> {
+  const s = serializerOf(form);
+  const o = { pretty: form.pretty };
+  if (form.transform) return [s.encodeValue(transformList(rt, form.transform, typeInfoOf(rt), items, meta), o)];
+  return s.encodeList(listTypeInfoOf(rt), meta, items, o);
+}
+
+/** A plain value (Status, review answers): the transform does not apply. */
+export function encodeValueIn(form: ResponseForm, v: Readonly<Record<string, unknown>>): Uint8Array {
+  return serializerOf(form).encodeValue(v, { pretty: form.pretty });
+}
+
+function* sourcesOf(items: readonly Uint8Array[]): Generator<ObjectSource> {
+  for (const b of items) yield bytesSource(b);
+}
+
+export function encodeResult(rt: ResourceType, r: OpResult, form: ResponseForm): Uint8Array {
   const b = r.body;
-  if ('stored' in b) return encodeStoredObject(b.stored, b.revision, apiVersionOf(rt), rt.kind, o);
-  if ('value' in b) return encodeValue(b.value, o);
-  const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number } = { resourceVersion: b.list.resourceVersion };
+  if ('stored' in b) return encodeObjectIn(rt, form, storedSource(b.stored, b.revision, withResourceVersion));
+  if ('value' in b) {
+    const v = b.value as Record<string, unknown>;
+    // a kind's object given as a value (no stored bytes) is still written as that kind
+    if (v.kind === rt.kind) return encodeObjectIn(rt, form, valueSource(v));
+    return encodeValueIn(form, v);
+  }
+  const meta: ListMeta = { resourceVersion: b.list.resourceVersion };
   if (b.list.continue) meta.continue = b.list.continue;
   if (b.list.remainingItemCount !== undefined) meta.remainingItemCount = b.list.remainingItemCount;
-  return Buffer.concat([...encodeList(apiVersionOf(rt), `${rt.kind}List`, meta, b.list.items, o)]);
+  return Buffer.concat([...encodeListIn(rt, form, meta, sourcesOf(b.list.items))]);
 }
 
-export function encodeError(err: unknown, o: EncodeOptions): { code: number; body: Buffer; headers: Record<string, string>; error: StatusError } {
+/** A Status in the form's serializer (never transformed: errors of a Table request are Status objects). */
+export function encodeError(err: unknown, form: ResponseForm): { code: number; body: Uint8Array; headers: Record<string, string>; error: StatusError } {
   const e = toStatusError(err);
-  return { code: e.code, body: encodeValue(e.status, o), headers: e.headers, error: e };
+  return { code: e.code, body: encodeValueIn(form, e.status as unknown as Record<string, unknown>), headers: e.headers, error: e };
 }
+
+/** Content-Type of an error answer: the serializer's, without transform parameters. */
+export const errorContentType = (form: ResponseForm): string => (form.transform ? serializerOf(form).mediaType : form.contentType);
+
+export type { Status };

@@ -5,7 +5,18 @@
  * implements Executor; core never imports it.
  */
 import type { UserInfo } from '../api/types.js';
-import type { ResponseMediaType } from '../codec/media-types.js';
+import type { TransformRequest } from './transform.js';
+
+/** How the answer is to be written: chosen by negotiation on the main thread, applied where it is encoded. */
+export interface ResponseForm {
+  /** The serializer's canonical media type (core/codec/serializer.ts). */
+  mediaType: string;
+  /** Content-Type of the answer (the client's spelling, transform parameters). */
+  contentType: string;
+  pretty: boolean;
+  /** Table / PartialObjectMetadata, when asked for (reads only). */
+  transform?: TransformRequest;
+}
 
 export type TaskVerb = 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'list';
 
@@ -19,9 +30,9 @@ export interface ApiTask {
   /** Raw query string (without `?`). */
   query: string;
   body?: Uint8Array;
+  /** Content-Type of the request body. */
   contentType: string;
-  mediaType: ResponseMediaType;
-  pretty: boolean;
+  form: ResponseForm;
   user: UserInfo;
   userAgent: string;
 }

@@ -16,7 +16,10 @@ export interface RequestInfo {
   /** create, get, list, watch, update, patch, delete, deletecollection; or the HTTP method for non-resource requests. */
   verb: string;
   apiPrefix: string;
+  /** The canonical group (an alias in the path is mapped to it before authorization). */
   apiGroup: string;
+  /** The group as the path spelled it (differs from apiGroup under an upstream alias); answers use it. */
+  requestedGroup: string;
   apiVersion: string;
   namespace: string;
   resource: string;
@@ -62,6 +65,7 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
     verb: method.toLowerCase(),
     apiPrefix: '',
     apiGroup: '',
+    requestedGroup: '',
     apiVersion: '',
     namespace: '',
     resource: '',
@@ -81,7 +85,7 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
   parts = parts.slice(1);
   if (prefix === 'apis') {
     if (parts.length < 3) return info; // /apis/<group>/<version> is discovery
-    info.apiGroup = parts[0]!;
+    info.apiGroup = info.requestedGroup = parts[0]!;
     parts = parts.slice(1);
   }
   info.apiVersion = parts[0]!;

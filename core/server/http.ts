@@ -8,8 +8,10 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { TLSSocket } from 'node:tls';
 import { performance } from 'node:perf_hooks';
+import { createGzip, type Gzip, gzip } from 'node:zlib';
 import { errors } from '../api/status.js';
 import type { UserInfo } from '../api/types.js';
+import type { ResponseForm } from '../registry/task.js';
 import type { RequestInfo } from '../request/request-info.js';
 import type { Handler } from './chain.js';
 import { sendStatus, serveScope } from './respond.js';
@@ -23,14 +25,43 @@ const CACHE_CONTROL = 'no-cache, private';
 /** A Warning header value: `299 - "text"` with the text quoted as an HTTP quoted-string. */
 export const warningHeader = (text: string): string => `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
 
+/** Responses at least this large are gzipped for clients that accept it (upstream's threshold). */
+export const GZIP_THRESHOLD = 128 * 1024;
+/** Upstream compresses for speed, not size. */
+const GZIP_LEVEL = 1;
+
+/** Whether Accept-Encoding admits gzip (q > 0). */
+export function acceptsGzip(header: string | string[] | undefined): boolean {
+  const h = Array.isArray(header) ? header.join(',') : header;
+  if (!h) return false;
+  for (const part of h.split(',')) {
+    const [coding, ...params] = part.trim().toLowerCase().split(';');
+    if (coding !== 'gzip' && coding !== '*') continue;
+    const q = params.map((p) => p.trim()).find((p) => p.startsWith('q='));
+    if (!q || Number(q.slice(2)) > 0) return true;
+  }
+  return false;
+}
+
+/**
+ * The one response writer: every answer (whole, streamed, watch) goes through it. Large answers are
+ * gzipped when the client accepts it and --feature-gates APIResponseCompression is on; watch streams
+ * are written as they come, uncompressed, as upstream writes them.
+ */
 class HttpSink implements ResponseSink {
   private closeFns: (() => void)[] | undefined;
   private over = false;
+  /** An answer is being compressed: it has started though no header is out yet. */
+  private compressing = false;
 
-  constructor(private readonly res: Res) {}
+  constructor(
+    private readonly res: Res,
+    /** gzip is allowed for this answer (client accepts it, gate on). */
+    private readonly gzip: boolean,
+  ) {}
 
   get started(): boolean {
-    return this.res.headersSent;
+    return this.compressing || this.res.headersSent;
   }
 
   get closed(): boolean {
@@ -39,7 +70,8 @@ class HttpSink implements ResponseSink {
 
   send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     const res = this.res;
-    if (res.headersSent || res.writableEnded) return;
+    if (this.started || res.writableEnded) return;
+    if (this.gzip && body.byteLength >= GZIP_THRESHOLD) return this.sendGzipped(code, contentType, body, headers, warnings);
     // a flat [name, value, ...] list: no per-response header object to build and walk
     const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
     if (headers) for (const k in headers) h.push(k, headers[k]!);
@@ -48,19 +80,72 @@ class HttpSink implements ResponseSink {
     res.end(body);
   }
 
-  /** A body that fits in one chunk is sent with a Content-Length; more are written as they come, with backpressure. */
+  /** Headers of an answer, as a flat [name, value, ...] list. */
+  private headerList(contentType: string, warnings: readonly string[] | undefined, extra?: Readonly<Record<string, string>>): (string | number)[] {
+    const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType];
+    if (extra) for (const k in extra) h.push(k, extra[k]!);
+    if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
+    return h;
+  }
+
+  /** Compresses off the event loop (zlib's thread pool), then writes with the compressed length. */
+  private sendGzipped(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
+    this.compressing = true;
+    gzip(body, { level: GZIP_LEVEL }, (err, zipped) => {
+      if (this.res.destroyed || this.over) return;
+      const h = this.headerList(contentType, warnings, headers);
+      if (err) h.push('content-length', body.byteLength);
+      else h.push('content-encoding', 'gzip', 'vary', 'Accept-Encoding', 'content-length', zipped.byteLength);
+      this.res.writeHead(code, h as never);
+      this.res.end(err ? body : zipped);
+    });
+  }
+
+  /**
+   * A streamed answer: chunks are gathered up to the compression threshold; an answer that ends below
+   * it is sent whole with a Content-Length, a larger one as it comes (gzipped when allowed), with
+   * backpressure.
+   */
   async sendChunks(code: number, contentType: string, chunks: Iterable<Uint8Array>, warnings?: readonly string[]): Promise<void> {
     const it = chunks[Symbol.iterator]();
-    const first = it.next();
-    if (first.done) return this.send(code, contentType, Buffer.alloc(0), undefined, warnings);
-    const second = it.next();
-    if (second.done) return this.send(code, contentType, first.value, undefined, warnings);
-    const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType];
-    if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
+    const head: Uint8Array[] = [];
+    let size = 0;
+    let r = it.next();
+    for (; !r.done && size < GZIP_THRESHOLD; r = it.next()) {
+      head.push(r.value);
+      size += r.value.byteLength;
+    }
+    if (r.done) return this.send(code, contentType, head.length === 1 ? head[0]! : Buffer.concat(head), undefined, warnings);
+    const h = this.headerList(contentType, warnings);
+    if (this.gzip) h.push('content-encoding', 'gzip', 'vary', 'Accept-Encoding');
     this.res.writeHead(code, h as never);
-    if (!(await this.paced(first.value)) || !(await this.paced(second.value))) return;
-    for (let r = it.next(); !r.done; r = it.next()) if (!(await this.paced(r.value))) return;
-    this.res.end();
+    const out = this.gzip ? this.gzipStream() : undefined;
+    const write = (c: Uint8Array): boolean | Promise<boolean> => (out ? out.write(c) || this.drainedStream(out) : this.paced(c));
+    for (const c of head) if (!(await write(c))) return;
+    for (; !r.done; r = it.next()) if (!(await write(r.value))) return;
+    if (out) out.end();
+    else this.res.end();
+  }
+
+  /** A gzip stream piped into the response (backpressure flows through the pipe). */
+  private gzipStream(): Gzip {
+    const z = createGzip({ level: GZIP_LEVEL });
+    z.pipe(this.res as ServerResponse);
+    this.res.once('close', () => z.destroy());
+    return z;
+  }
+
+  private drainedStream(z: Gzip): Promise<boolean> {
+    if (this.closed || z.destroyed) return Promise.resolve(false);
+    return new Promise((resolve) => {
+      const done = (): void => {
+        z.off('drain', done);
+        z.off('close', done);
+        resolve(!z.destroyed && !this.closed);
+      };
+      z.on('drain', done);
+      z.on('close', done);
+    });
   }
 
   private async paced(chunk: Uint8Array): Promise<boolean> {
@@ -162,6 +247,7 @@ async function readBody(req: Req, res: Res, limit: number): Promise<Buffer> {
 }
 
 const EMPTY_QUERY = new URLSearchParams();
+const JSON_FORM: ResponseForm = Object.freeze({ mediaType: 'application/json', contentType: 'application/json', pretty: false });
 /** Placeholders until the stages that set them have run. */
 export const NO_USER: UserInfo = Object.freeze({ username: '', groups: [] }) as UserInfo;
 const NO_INFO: RequestInfo = Object.freeze({
@@ -170,6 +256,7 @@ const NO_INFO: RequestInfo = Object.freeze({
   verb: '',
   apiPrefix: '',
   apiGroup: '',
+  requestedGroup: '',
   apiVersion: '',
   namespace: '',
   resource: '',
@@ -178,8 +265,8 @@ const NO_INFO: RequestInfo = Object.freeze({
   parts: [],
 }) as RequestInfo;
 
-/** The Node request listener: one scope per request, then the chain. */
-export function httpAdapter(chain: Handler): (req: Req, res: Res) => void {
+/** The Node request listener: one scope per request, then the chain. `compression`: APIResponseCompression. */
+export function httpAdapter(chain: Handler, compression: boolean): (req: Req, res: Res) => void {
   return (req, res) => {
     const url = req.url ?? '/';
     const qi = url.indexOf('?');
@@ -201,13 +288,12 @@ export function httpAdapter(chain: Handler): (req: Req, res: Res) => void {
       query: rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY,
       headers: req.headers,
       peer: peerOf(req),
-      sink: new HttpSink(res),
+      sink: new HttpSink(res, compression && acceptsGzip(req.headers['accept-encoding'])),
       readBody: (limit) => readBody(req, res, limit),
       startedAt: performance.now(),
       user: NO_USER,
       info: NO_INFO,
-      mediaType: 'application/json',
-      pretty: false,
+      form: JSON_FORM,
       warnings: [],
       deadline: 0,
     };

@@ -1,54 +1,82 @@
 /**
- * Encodings of cached objects, built once per object version (memoized on the CachedObject) and
- * once per watch event: list items, full objects, watch frames, bookmarks, error events.
+ * Cached objects as serializer input, and watch frames. A CachedObject is one stored version; its
+ * list-item JSON, its decoded value and every encoding a serializer makes of it are memoized on it,
+ * so each is built once however many readers and watchers ask. A FrameEncoder is one response form
+ * of a watch (serializer, transform, group spelling): the watch cache memoizes each event's frame per
+ * form, so an event is encoded once per form for all watchers.
  */
 import type { Status } from '../api/status.js';
-import { withResourceVersion, withTypeMeta } from '../codec/object-bytes.js';
-import { apiVersionOf, type ResourceType } from '../registry/resource-type.js';
+import { withResourceVersion } from '../codec/object-bytes.js';
+import type { ObjectSource, Serializer, TypeInfo } from '../codec/serializer.js';
+import type { ResourceType } from '../registry/resource-type.js';
+import { type TransformRequest, transformObject } from '../registry/transform.js';
 import { canonicalize } from '../schema/structural.js';
-import type { CachedObject, WatchEventType } from '../storage/watch-cache.js';
+import type { CachedObject, FrameVariant, WatchEventType } from '../storage/watch-cache.js';
 
-/** JSON of the object as a list item (no TypeMeta), resourceVersion stamped. */
+/** The list-item JSON of a cached version (no TypeMeta, resourceVersion stamped). */
 export function itemBytes(o: CachedObject): Buffer {
-  const memo = (o.memo ??= {});
-  return (memo.item ??= withResourceVersion(o.stored, o.revision));
+  return (o.item ??= withResourceVersion(o.stored, o.revision));
 }
 
-/** The object as a GET response body: JSON with TypeMeta and the trailing newline. */
-export function fullLineBytes(rt: ResourceType, o: CachedObject): Buffer {
-  const memo = (o.memo ??= {});
-  return (memo.line ??= withTypeMeta(itemBytes(o), apiVersionOf(rt), rt.kind, undefined, true));
-}
-
-/** JSON of the object with TypeMeta, no trailing newline: a view of the GET body, not a copy. */
-export function fullBytes(rt: ResourceType, o: CachedObject): Buffer {
-  const memo = (o.memo ??= {});
-  return (memo.full ??= fullLineBytes(rt, o).subarray(0, -1));
-}
-
-const frameHeads: Record<string, Buffer> = {};
-const FRAME_TAIL = Buffer.from('}\n');
-
-/** One JSON watch frame: `{"type":"ADDED","object":{...}}\n`. */
-export function jsonFrame(type: string, objectJson: Uint8Array): Buffer {
-  const head = (frameHeads[type] ??= Buffer.from(`{"type":"${type}","object":`));
-  return Buffer.concat([head, objectJson, FRAME_TAIL]);
-}
-
-export function encodeJsonFrame(rt: ResourceType): (mediaType: string, type: WatchEventType, o: CachedObject) => Buffer {
-  return (_mediaType, type, o) => jsonFrame(type, fullBytes(rt, o));
+/** A cached version as serializer input; memos live on the CachedObject. */
+export function cachedSource(o: CachedObject): ObjectSource {
+  return {
+    itemJson: () => itemBytes(o),
+    value: () => (o.decoded ??= JSON.parse(itemBytes(o).toString('utf8'))) as Record<string, unknown>,
+    memo: (k) => o.encodings?.get(k),
+    setMemo: (k, b) => void (o.encodings ??= new Map()).set(k, b),
+  };
 }
 
 export const INITIAL_EVENTS_END_ANNOTATION = 'svc.io/initial-events-end';
 
-/** A BOOKMARK: an object of the kind holding only metadata.resourceVersion (and the initial-events-end annotation). */
-export function bookmarkFrame(rt: ResourceType, revision: number, initialEventsEnd: boolean): Buffer {
-  const meta: Record<string, unknown> = { resourceVersion: String(revision) };
-  if (initialEventsEnd) meta.annotations = { [INITIAL_EVENTS_END_ANNOTATION]: 'true' };
-  const obj = canonicalize({ kind: rt.kind, apiVersion: apiVersionOf(rt), metadata: meta }, rt.schema);
-  return jsonFrame('BOOKMARK', Buffer.from(JSON.stringify(obj)));
+/** How one watch writes its frames. */
+export interface WatchForm {
+  serializer: Serializer;
+  typeInfo: TypeInfo;
+  pretty: boolean;
+  transform?: TransformRequest;
 }
 
-export function errorFrame(status: Status): Buffer {
-  return jsonFrame('ERROR', Buffer.from(JSON.stringify(status)));
+/** The frame encoder of a watch form, keyed so that watches with the same form share frames. */
+export function frameVariant(rt: ResourceType, f: WatchForm): FrameVariant {
+  const t = f.transform;
+  const key = `${f.serializer.id}|${f.typeInfo.apiVersion}|${t ? `${t.as}:${t.group}:${t.includeObject}` : ''}`;
+  return {
+    key,
+    encode: (type: WatchEventType, o: CachedObject) => f.serializer.encodeWatchFrame(type, objectBytes(rt, f, cachedSource(o))),
+  };
+}
+
+function objectBytes(rt: ResourceType, f: WatchForm, src: ObjectSource): Uint8Array {
+  if (f.transform) return f.serializer.encodeValue(transformObject(rt, f.transform, f.typeInfo, src), { pretty: false });
+  return f.serializer.encodeObject(src, f.typeInfo, { pretty: false });
+}
+
+/** A BOOKMARK: an object of the kind holding only metadata.resourceVersion (and the initial-events-end annotation). */
+export function bookmarkFrame(rt: ResourceType, f: WatchForm, revision: number, initialEventsEnd: boolean): Uint8Array {
+  const meta: Record<string, unknown> = { resourceVersion: String(revision) };
+  if (initialEventsEnd) meta.annotations = { [INITIAL_EVENTS_END_ANNOTATION]: 'true' };
+  const canonical = canonicalize({ kind: rt.kind, apiVersion: f.typeInfo.apiVersion, metadata: meta }, rt.schema) as Record<string, unknown>;
+  // a bookmark is written as the object itself, whatever the transform (upstream does the same)
+  const value = f.transform?.as === 'PartialObjectMetadata' ? { kind: 'PartialObjectMetadata', apiVersion: `${f.transform.group}/${f.transform.version}`, metadata: canonical.metadata } : canonical;
+  const bytes = f.transform?.as === 'PartialObjectMetadata' ? f.serializer.encodeValue(value, { pretty: false }) : f.serializer.encodeObject(valueOnly(value), f.typeInfo, { pretty: false });
+  return f.serializer.encodeWatchFrame('BOOKMARK', bytes);
+}
+
+const valueOnly = (v: Record<string, unknown>): ObjectSource => ({
+  itemJson: () => Buffer.from(JSON.stringify((({ kind: _k, apiVersion: _a, ...rest }) => rest)(v))),
+  value: () => v,
+  memo: () => undefined,
+  setMemo: () => undefined,
+});
+
+/** An ERROR event carrying a Status. */
+export function errorFrame(f: WatchForm, status: Status): Uint8Array {
+  return f.serializer.encodeWatchFrame('ERROR', f.serializer.encodeValue(status as unknown as Record<string, unknown>, { pretty: false }));
+}
+
+/** An initial-state ADDED frame (not memoized on an event: each watch builds its own snapshot). */
+export function addedFrame(rt: ResourceType, f: WatchForm, o: CachedObject): Uint8Array {
+  return f.serializer.encodeWatchFrame('ADDED', objectBytes(rt, f, cachedSource(o)));
 }

@@ -5,7 +5,7 @@
  */
 import { isPromise } from '../api/maybe-async.js';
 import { StatusError, toStatusError } from '../api/status.js';
-import { encodeValue } from '../codec/encode.js';
+import { encodeError, errorContentType } from '../registry/respond.js';
 import type { Handler } from './chain.js';
 import type { RequestScope } from './scope.js';
 
@@ -16,7 +16,7 @@ export function sendStatus(s: RequestScope, err: unknown): StatusError {
     if (!s.sink.closed) s.sink.end();
     return e;
   }
-  s.sink.send(e.code, s.mediaType, encodeValue(e.status, { mediaType: s.mediaType, pretty: s.pretty }), e.headers, s.warnings);
+  s.sink.send(e.code, errorContentType(s.form), encodeError(e, s.form).body, e.headers, s.warnings);
   return e;
 }
 

@@ -6,7 +6,7 @@
  */
 import type { UserInfo } from '../api/types.js';
 import type { Headers, PeerIdentity } from '../authn/authenticator.js';
-import type { ResponseMediaType } from '../codec/media-types.js';
+import type { ResponseForm } from '../registry/task.js';
 import type { RequestInfo } from '../request/request-info.js';
 
 export type { Headers, PeerIdentity } from '../authn/authenticator.js';
@@ -57,9 +57,8 @@ export interface RequestScope {
   user: UserInfo;
   /** Set by the request-info stage. */
   info: RequestInfo;
-  /** Set by negotiation; errors are written in it (JSON before). */
-  mediaType: ResponseMediaType;
-  pretty: boolean;
+  /** How the answer is written: set by negotiation; errors are written in its serializer (JSON before). */
+  form: ResponseForm;
   /** Warnings for the `Warning` header, added by any stage. */
   warnings: string[];
   /** When the request must be answered by (ms since epoch); set by the timeout stage. */

@@ -31,18 +31,18 @@ import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
 import { LmdbStore } from '../storage/lmdb/store.js';
 import { RegistryClient } from '../registry/client.js';
+import { GroupAliases } from '../api/group-aliases.js';
 import { Listers } from '../registry/lister.js';
 import type { Executor } from '../registry/task.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
-import { buildDiscovery, versionInfo } from './discovery.js';
+import { buildDiscovery, unlistedGroupVersions, versionInfo } from './discovery.js';
 import { buildChain } from './chain.js';
 import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
-import { encodeJsonFrame } from './object-encoding.js';
 import type { ServerOptions } from './options.js';
 import { withAuthentication } from './stages/authenticate.js';
 import { withAuthorization } from './stages/authorize.js';
@@ -125,7 +125,6 @@ export class ApiServer {
         prefix: resourcePrefix(rt),
         capacity: o.watchCacheSize,
         describe: (key, stored, rev) => describeStored(rt, key, stored, rev),
-        encodeFrame: encodeJsonFrame(rt),
       });
     }
     const cacheReady = this.cacher.start();
@@ -138,7 +137,8 @@ export class ApiServer {
         return this.cacher.healthy ? undefined : 'watch cache is not following the store';
       },
     });
-    this.health.addPostStartHook('start-watch-cache', cacheReady);
+    // upstream's name for the hook that waits for the watch caches to be initialized
+    this.health.addPostStartHook('storage-readiness', cacheReady);
     await cacheReady;
 
     this.executor = makeExecutor(registry, { ...settings, storePath });
@@ -147,17 +147,19 @@ export class ApiServer {
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)));
 
+    // admission (NamespaceLifecycle) runs with the registry in the executor
+    this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
+
     const nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
-    this.health.addPostStartHook('bootstrap-controller', bootstrap);
+    this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
     const controllersStarted = startControllers(selectControllers(o.controllers), {
       client,
       listers,
       types: types.filter((t) => !t.virtual),
       syncConsistent: () => this.cacher.syncConsistent(),
-    });
-    this.health.addPostStartHook('start-controllers', controllersStarted);
+    }, (name, done) => this.health.addPostStartHook(name, done));
     this.controllers = await controllersStarted;
     const events = types.find((t) => t.group === '' && t.plural === 'events');
     if (events) {
@@ -168,6 +170,16 @@ export class ApiServer {
     this.compactor = new Compactor(this.store, o.compactionIntervalMs);
     this.compactor.start();
     this.health.addPostStartHook('start-compactor', Promise.resolve());
+    // upstream's name for the in-flight limits when priority and fairness is off, as it is here
+    this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
+    const discovery = buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`);
+    this.health.addBootSequenceCheck({
+      name: 'autoregister-completion',
+      check: () => {
+        const missing = unlistedGroupVersions(discovery, types);
+        return missing.length ? `missing APIService: [${missing.join(' ')}]` : undefined;
+      },
+    });
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
     const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates }));
@@ -186,6 +198,7 @@ export class ApiServer {
       },
       registry: client,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
+      cbor: featureGates.CBORServingAndStorage === true,
       virtual: {
         handlers: new Map([
           [resourceId(selfSubjectReviews), selfSubjectReview],
@@ -198,13 +211,13 @@ export class ApiServer {
     const nonResources = nonResourceEndpoint({
       health: this.health,
       version: versionInfo(),
-      discovery: buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`),
+      discovery,
       routes: openApiRoutes(buildOpenApi(types)),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
       [
-        withRequestInfo,
+        withRequestInfo(new GroupAliases(new Set(types.map((t) => t.group)), false)),
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
@@ -220,7 +233,7 @@ export class ApiServer {
         allowHTTP1: true,
         ...(this.tls.clientCA ? { ca: this.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
       },
-      httpAdapter(chain),
+      httpAdapter(chain, featureGates.APIResponseCompression === true),
     );
     this.listener.on('session', (s: Http2Session) => {
       this.sessions.add(s);

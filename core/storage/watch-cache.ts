@@ -27,9 +27,11 @@ export interface CachedObject {
   labels: Readonly<Record<string, string>> | undefined;
   /** Field-selector attributes (metadata.name, metadata.namespace and the kind's own). */
   fields: Readonly<Record<string, string>>;
-  /** Memoized encodings of this version (list item JSON, full object JSON), built on first use. */
-  memo?: { item?: Buffer; full?: Buffer; line?: Buffer };
-  /** The decoded object, built once for every lister that reads it (shared: never mutated). */
+  /** The list-item JSON of this version (resourceVersion stamped), built on first use. */
+  item?: Buffer;
+  /** Encodings of this version by serializer form, built on first use. */
+  encodings?: Map<string, Uint8Array>;
+  /** The decoded object, built once for every reader (listers, serializers): shared, never mutated. */
   decoded?: unknown;
 }
 
@@ -42,8 +44,8 @@ export interface CacheEvent {
   object: CachedObject;
   /** State before the event (MODIFIED and DELETED). */
   prev: CachedObject | undefined;
-  /** Memoized frames per media type, indexed by Selection code. */
-  frames?: Map<string, (Buffer | undefined)[]>;
+  /** Memoized frames per response form (FrameVariant.key), indexed by Selection code. */
+  frames?: Map<string, (Uint8Array | undefined)[]>;
 }
 
 /**
@@ -61,8 +63,11 @@ export const enum Selection {
 /** What a watcher selects; evaluated per object. */
 export type ObjectFilter = (o: CachedObject) => boolean;
 
-/** Builds one wire frame for a watch event (the codec layer supplies it per media type). */
-export type FrameEncoder = (mediaType: string, type: WatchEventType, object: CachedObject) => Buffer;
+/** One response form of watch frames (serializer, transform, spelling): watches with equal keys share frames. */
+export interface FrameVariant {
+  key: string;
+  encode(type: WatchEventType, object: CachedObject): Uint8Array;
+}
 
 export interface CacheWatcher {
   /** Receives every event of the resource in revision order; returns false once closed (dropped). */
@@ -88,7 +93,6 @@ export interface WatchCacheOptions {
   prefix: string;
   capacity: number;
   describe: ObjectDescriber;
-  encodeFrame: FrameEncoder;
 }
 
 export class WatchCache {
@@ -234,17 +238,17 @@ export class WatchCache {
     if (i >= 0) this.observers.splice(i, 1);
   }
 
-  /** The frame of `ev` as seen through a selection (memoized on the event per media type and selection). */
-  frame(ev: CacheEvent, mediaType: string, sel: Selection): Buffer {
+  /** The frame of `ev` as seen through a selection, in a form (memoized on the event per form and selection). */
+  frame(ev: CacheEvent, variant: FrameVariant, sel: Selection): Uint8Array {
     if (!ev.frames) ev.frames = new Map();
-    let byCode = ev.frames.get(mediaType);
-    if (!byCode) ev.frames.set(mediaType, (byCode = []));
+    let byCode = ev.frames.get(variant.key);
+    if (!byCode) ev.frames.set(variant.key, (byCode = []));
     let f = byCode[sel];
     if (!f) {
       f =
         sel === Selection.LeftSelection
-          ? this.opts.encodeFrame(mediaType, 'DELETED', restamp(ev.prev!, ev.revision))
-          : this.opts.encodeFrame(mediaType, sel === Selection.Added ? 'ADDED' : sel === Selection.Modified ? 'MODIFIED' : 'DELETED', ev.object);
+          ? variant.encode('DELETED', restamp(ev.prev!, ev.revision))
+          : variant.encode(sel === Selection.Added ? 'ADDED' : sel === Selection.Modified ? 'MODIFIED' : 'DELETED', ev.object);
       byCode[sel] = f;
     }
     return f;

@@ -24,11 +24,17 @@ import {
   ProtobufDecodeError,
   ProtobufEncodeError,
 } from '../../core/codec/protobuf.js';
-import { servedKindPairs } from '../../core/codec/protobuf/kinds.js';
+import { registerProtobufKind, servedKindPairs } from '../../core/codec/protobuf/kinds.js';
+import { builtinResourceTypes } from '../../core/registry/catalog.js';
+import { apiVersionOf } from '../../core/registry/resource-type.js';
 import { findProtoDir, messageType, protoRoot } from '../../core/codec/protobuf/proto-root.js';
 import { ensureGeneratedTls, writeAdminKubeconfig } from '../../core/server/certs.js';
 
 type Json = Record<string, unknown>;
+
+// as the registry does at start: every declared kind's messages, plus the TokenReview / TokenRequest messages
+for (const rt of builtinResourceTypes) if (rt.protobufPackage) registerProtobufKind(apiVersionOf(rt), rt.kind, rt.protobufPackage, !rt.virtual);
+for (const kind of ['TokenReview', 'TokenRequest']) registerProtobufKind('authentication.svc.io/v1', kind, 'svc.io.api.authentication.v1', false);
 
 const here = dirname(fileURLToPath(import.meta.url));
 const META = 'svc.io.apimachinery.pkg.apis.meta.v1';
@@ -217,7 +223,33 @@ const allFixtures = [
   { apiVersion: 'meta.svc.io/v1', kind: 'DeleteOptions', object: { dryRun: ['All'] } },
   { apiVersion: 'v1', kind: 'Status', object: status },
   { apiVersion: 'meta.svc.io/v1', kind: 'Status', object: { status: 'Success', code: 200 } },
+  ...reviewFixtures(),
+  { apiVersion: 'meta.svc.io/v1', kind: 'PartialObjectMetadata', object: { metadata: { name: 'a', namespace: 'ns', labels: { x: 'y' } } } },
+  {
+    apiVersion: 'meta.svc.io/v1',
+    kind: 'PartialObjectMetadataList',
+    object: { metadata: listMeta, items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b', resourceVersion: '7' } }] },
+  },
 ];
+
+/** The authentication kinds: not stored, so no lists; UserInfo.extra values are plain string arrays. */
+function reviewFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'authentication.svc.io/v1';
+  const userInfo = { username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { 'scopes.example.com': ['a', 'b'], empty: [] } };
+  return [
+    { apiVersion: av, kind: 'SelfSubjectReview', object: { metadata: { creationTimestamp: null }, status: { userInfo } } },
+    { apiVersion: av, kind: 'TokenReview', object: { metadata: {}, spec: { token: 't', audiences: ['api'] }, status: { authenticated: true, user: userInfo, audiences: ['api'], error: '' } } },
+    {
+      apiVersion: av,
+      kind: 'TokenRequest',
+      object: {
+        metadata: { name: 'default', namespace: 'ns' },
+        spec: { audiences: ['api'], expirationSeconds: 3600, boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 's', uid: 'x' } },
+        status: { token: 'jwt', expirationTimestamp: '2026-01-01T00:00:00Z' },
+      },
+    },
+  ];
+}
 
 // ---------------------------------------------------------------------------------------------
 

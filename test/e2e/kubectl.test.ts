@@ -8,7 +8,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
-import { freePort, spawnServer, type SpawnedServer } from '../helpers/server.js';
+import { freePort, spawnServer, type SpawnedServer, startServer } from '../helpers/server.js';
 import { tmp } from '../helpers/fixtures.js';
 import { type Kubectl, kubectlRunner } from '../helpers/kubectl.js';
 
@@ -273,4 +273,17 @@ t.test('kubectl delete', async (t) => {
     const s = await kubectl(['get', 'secrets', '-n', 'e2e', '-o', 'name']);
     t.equal(s.stdout.trim(), '', 'contents gone');
   });
+});
+
+t.test('kubectl auth whoami shows the caller (SelfSubjectReview under authentication.k8s.io, protobuf body)', async (t) => {
+  const s = await startServer();
+  t.teardown(() => s.stop());
+  const home = tmp('svc-kubectl-home-');
+  const kubectl = kubectlRunner(join(s.dataDir, 'admin.kubeconfig'), home);
+  const r = await kubectl(['auth', 'whoami', '-o', 'json']);
+  t.equal(r.code, 0, r.stderr);
+  const review = JSON.parse(r.stdout);
+  t.equal(review.apiVersion, 'authentication.k8s.io/v1');
+  t.equal(review.status.userInfo.username, 'svc-admin');
+  t.same(review.status.userInfo.groups, ['system:masters', 'system:authenticated']);
 });

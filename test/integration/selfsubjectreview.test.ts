@@ -26,3 +26,21 @@ t.test('SelfSubjectReview: a create answers with the caller\'s own identity and 
   const disc = await alice.get('/apis/authentication.svc.io/v1');
   t.same(disc.json.resources.map((x: { name: string; verbs: string[] }) => [x.name, x.verbs]), [['selfsubjectreviews', ['create']]]);
 });
+
+t.test('reviews are served under upstream\'s authentication.k8s.io spelling too, answered in that spelling, not advertised', async (t) => {
+  const s = await startServer();
+  t.teardown(() => s.stop());
+  const alice = s.admin.with({ token: ALICE_TOKEN });
+  const UPSTREAM = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
+  for (const apiVersion of ['authentication.k8s.io/v1', 'authentication.svc.io/v1']) {
+    const r = await alice.post(UPSTREAM, { apiVersion, kind: 'SelfSubjectReview' });
+    t.equal(r.status, 201, `a body spelled ${apiVersion} is the same kind`);
+    t.equal(r.json.apiVersion, 'authentication.k8s.io/v1', 'the answer is spelled as the path');
+    t.equal(r.json.status.userInfo.username, 'alice');
+  }
+  const canonical = await alice.post(PATH, { apiVersion: 'authentication.k8s.io/v1', kind: 'SelfSubjectReview' });
+  t.equal(canonical.json.apiVersion, 'authentication.svc.io/v1', 'under the svc.io path the answer is spelled svc.io');
+  const groups = (await alice.get('/apis')).json.groups.map((g: { name: string }) => g.name);
+  t.notOk(groups.includes('authentication.k8s.io'), 'the upstream spelling is not advertised');
+  t.equal((await alice.post('/apis/storage.k8s.io/v1/csidrivers', {})).status, 404, 'other groups have no alias unless asked for');
+});

@@ -7,7 +7,7 @@
 import protobuf from 'protobufjs';
 import { compareUtf8 } from '../../merge/go-format.js';
 import { ProtobufEncodeError } from './errors.js';
-import { META_V1, RUNTIME, typeName } from './proto-root.js';
+import { META_V1, RUNTIME, isStringListWrapper, jsonKey, typeName } from './proto-root.js';
 import { microTimeFromJson, timeFromJson } from './wire-times.js';
 
 type WireMessage = Record<string, unknown>;
@@ -57,12 +57,17 @@ function valueFromJson(field: protobuf.Field, v: unknown, path: string): unknown
 export function messageFromJson(type: protobuf.Type, json: unknown, path = ''): WireMessage {
   const special = specialFromJson[typeName(type)];
   if (special) return special(json, path);
+  if (isStringListWrapper(type)) {
+    if (!Array.isArray(json)) return fail(path || '<root>', 'an array of strings', json);
+    return { items: json.map((v, i) => scalarFromJson('string', v, `${path}[${i}]`)) };
+  }
   if (!isPlainObject(json)) return fail(path || '<root>', 'an object', json);
   const out: WireMessage = {};
   for (const field of type.fieldsArray) {
-    if (!Object.hasOwn(json, field.name)) continue;
-    const v = json[field.name];
-    const at = path ? `${path}.${field.name}` : field.name;
+    const key = jsonKey(field);
+    if (!Object.hasOwn(json, key)) continue;
+    const v = json[key];
+    const at = path ? `${path}.${key}` : key;
     if (v === undefined) continue;
     if (v === null) {
       const rt = field.resolvedType;

@@ -1,40 +1,48 @@
 /**
- * Which protobuf message each served apiVersion + kind is written as. Every group version also accepts
- * DeleteOptions (as upstream registers it in each), and Status is known under v1 and meta.svc.io/v1
- * (for error responses).
+ * Which protobuf message each served apiVersion + kind is written as. Resource kinds are registered
+ * from their declarations (ResourceType.protobufPackage) when the registry is built, on the main
+ * thread and in every worker alike; custom resources have no protobuf form and are never registered.
+ * Every registered group version also accepts DeleteOptions (as upstream registers it in each), and
+ * Status is known under v1 and meta.svc.io/v1 (for error responses).
  */
 import type protobuf from 'protobufjs';
+import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
 import { META_V1, messageType } from './proto-root.js';
 
-const CORE_V1 = 'svc.io.api.core.v1';
-const STORAGE_V1 = 'svc.io.api.storage.v1';
-const COORDINATION_V1 = 'svc.io.api.coordination.v1';
-
-/** apiVersion -> kind -> message name. Each resource kind comes with its XList. */
-const servedKinds: Readonly<Record<string, Readonly<Record<string, string>>>> = {
-  v1: withLists(CORE_V1, ['Namespace', 'ConfigMap', 'Secret', 'ServiceAccount', 'Event']),
-  'storage.svc.io/v1': withLists(STORAGE_V1, ['CSIDriver']),
-  'coordination.svc.io/v1': withLists(COORDINATION_V1, ['Lease']),
-  'meta.svc.io/v1': {},
-};
+/** apiVersion -> kind -> message name. */
+const servedKinds = new Map<string, Map<string, string>>([
+  [
+    'meta.svc.io/v1',
+    new Map([
+      ['PartialObjectMetadata', `${META_V1}.PartialObjectMetadata`],
+      ['PartialObjectMetadataList', `${META_V1}.PartialObjectMetadataList`],
+    ]),
+  ],
+]);
 
 const kindsInEveryVersion: Readonly<Record<string, string>> = { DeleteOptions: `${META_V1}.DeleteOptions` };
 const statusVersions = new Set(['v1', 'meta.svc.io/v1']);
 
-function withLists(pkg: string, kinds: readonly string[]): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const k of kinds) {
-    out[k] = `${pkg}.${k}`;
-    out[`${k}List`] = `${pkg}.${k}List`;
+/** Registers `kind` of `apiVersion` as message `<pkg>.<kind>` (and its list as `<pkg>.<kind>List`). */
+export function registerProtobufKind(apiVersion: string, kind: string, pkg: string, withList: boolean): void {
+  let kinds = servedKinds.get(apiVersion);
+  if (!kinds) servedKinds.set(apiVersion, (kinds = new Map()));
+  messageType(`${pkg}.${kind}`); // fails now, at start, if the .proto files lack it
+  kinds.set(kind, `${pkg}.${kind}`);
+  if (withList) {
+    messageType(`${pkg}.${kind}List`);
+    kinds.set(`${kind}List`, `${pkg}.${kind}List`);
   }
-  return out;
 }
 
 /** The message name for apiVersion + kind, or undefined when the pair is not served. */
-export function messageNameForKind(apiVersion: string, kind: string): string | undefined {
-  const kinds = Object.hasOwn(servedKinds, apiVersion) ? servedKinds[apiVersion]! : undefined;
+export function messageNameForKind(spelledApiVersion: string, kind: string): string | undefined {
+  // upstream's group spelling (storage.k8s.io) names the same messages as ours
+  const apiVersion = respellApiVersion(spelledApiVersion, canonicalSpelling);
+  const kinds = servedKinds.get(apiVersion);
   if (!kinds) return undefined;
-  if (Object.hasOwn(kinds, kind)) return kinds[kind];
+  const name = kinds.get(kind);
+  if (name) return name;
   if (Object.hasOwn(kindsInEveryVersion, kind)) return kindsInEveryVersion[kind];
   if (kind === 'Status' && statusVersions.has(apiVersion)) return `${META_V1}.Status`;
   return undefined;
@@ -49,8 +57,8 @@ export function messageTypeForKind(apiVersion: string, kind: string): protobuf.T
 /** Every served apiVersion/kind pair (for tests and diagnostics). */
 export function servedKindPairs(): { apiVersion: string; kind: string }[] {
   const out: { apiVersion: string; kind: string }[] = [];
-  for (const [apiVersion, kinds] of Object.entries(servedKinds)) {
-    for (const kind of [...Object.keys(kinds), ...Object.keys(kindsInEveryVersion)]) out.push({ apiVersion, kind });
+  for (const [apiVersion, kinds] of servedKinds) {
+    for (const kind of [...kinds.keys(), ...Object.keys(kindsInEveryVersion)]) out.push({ apiVersion, kind });
     if (statusVersions.has(apiVersion)) out.push({ apiVersion, kind: 'Status' });
   }
   return out;

@@ -6,7 +6,7 @@
  */
 import protobuf from 'protobufjs';
 import { ProtobufDecodeError } from './errors.js';
-import { META_V1, RUNTIME, hasProtobufMagic, typeName } from './proto-root.js';
+import { META_V1, RUNTIME, hasProtobufMagic, isStringListWrapper, jsonKey, typeName } from './proto-root.js';
 import { microTimeToJson, timeToJson, type WireTimestamp } from './wire-times.js';
 
 type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -94,6 +94,7 @@ function fieldsByNumber(type: protobuf.Type): protobuf.Field[] {
 export function messageToJson(type: protobuf.Type, msg: WireMessage, ctx: ToJsonContext): JsonValue {
   const special = specialToJson[typeName(type)];
   if (special) return special(msg, ctx);
+  if (isStringListWrapper(type)) return ((msg.items as string[] | undefined) ?? []).slice();
   const out: JsonObject = {};
   for (const field of fieldsByNumber(type)) {
     if (!Object.hasOwn(msg, field.name)) continue;
@@ -102,13 +103,13 @@ export function messageToJson(type: protobuf.Type, msg: WireMessage, ctx: ToJson
     if (field.map) {
       const keys = Object.keys(v as object);
       if (keys.length === 0) continue;
-      out[field.name] = Object.fromEntries(keys.map((k) => [k, valueToJson(field, (v as WireMessage)[k], ctx)]));
+      out[jsonKey(field)] = Object.fromEntries(keys.map((k) => [k, valueToJson(field, (v as WireMessage)[k], ctx)]));
     } else if (field.repeated) {
       const items = v as unknown[];
       if (items.length === 0) continue;
-      out[field.name] = items.map((item) => valueToJson(field, item, ctx));
+      out[jsonKey(field)] = items.map((item) => valueToJson(field, item, ctx));
     } else {
-      out[field.name] = valueToJson(field, v, ctx);
+      out[jsonKey(field)] = valueToJson(field, v, ctx);
     }
   }
   return out;

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 
 /** Our .proto files, dependencies first. */
-export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto'] as const;
+export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto', 'authentication-v1.proto'] as const;
 
 /** The bytes every enveloped protobuf body starts with ("k8s\0"). */
 export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
@@ -47,3 +47,18 @@ export function messageType(fullName: string): protobuf.Type {
 
 /** A type's fully-qualified name without protobufjs's leading dot. */
 export const typeName = (t: protobuf.Type): string => t.fullName.replace(/^\./, '');
+
+/** A list-of-strings wrapper (upstream's ExtraValue types): its JSON form is the plain array. */
+export const isStringListWrapper = (t: protobuf.Type): boolean => t.name === 'ExtraValue';
+
+/** Fields whose JSON key is not their protobuf name (upstream's Go JSON tags). */
+const jsonKeyOverrides: Readonly<Record<string, string>> = {
+  'svc.io.api.authentication.v1.BoundObjectReference.uID': 'uid',
+};
+
+/** The JSON key of a message field. */
+export function jsonKey(field: protobuf.Field): string {
+  const parent = field.parent;
+  if (!parent) return field.name;
+  return jsonKeyOverrides[`${parent.fullName.replace(/^\./, '')}.${field.name}`] ?? field.name;
+}

@@ -4,8 +4,8 @@
  */
 import type { MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
-import { encodeValue } from '../../codec/encode.js';
-import { negotiateResponse, responseMediaTypes } from '../../codec/media-types.js';
+import { negotiateOutput, offeredMediaTypes, type OutputOffer } from '../../codec/negotiate.js';
+import { encodeValueIn } from '../../registry/respond.js';
 import type { Endpoint, Health } from '../../health/health.js';
 import type { Handler } from '../chain.js';
 import type { DiscoveryDocs } from '../discovery.js';
@@ -23,6 +23,8 @@ export interface NonResourceDeps {
 }
 
 const healthEndpoints = new Set(['livez', 'readyz', 'healthz']);
+/** Discovery and /version: JSON or YAML (their protobuf messages are not served). */
+const documentOffer: OutputOffer = { stream: false, protobuf: false, cbor: false, transforms: 'none' };
 
 export function nonResourceEndpoint(d: NonResourceDeps): Handler {
   const health = async (s: RequestScope, endpoint: Endpoint, check: string): Promise<void> => {
@@ -43,11 +45,10 @@ export function nonResourceEndpoint(d: NonResourceDeps): Handler {
     const doc = path === '/version' ? d.version : d.discovery.byPath.get(path);
     if (doc === undefined) throw errors.pathNotFound();
     if (!readOnly) throw errors.methodNotAllowed();
-    s.pretty = isPretty(s.query, headerOf(s, 'user-agent'));
-    const mediaType = negotiateResponse(headerOf(s, 'accept'), responseMediaTypes);
-    if (!mediaType) throw errors.notAcceptable(responseMediaTypes);
-    s.mediaType = mediaType;
-    s.sink.send(200, mediaType, encodeValue(doc as object, { mediaType, pretty: s.pretty }));
+    const choice = negotiateOutput(headerOf(s, 'accept'), documentOffer);
+    if (!choice) throw errors.notAcceptable(offeredMediaTypes(documentOffer));
+    s.form = { mediaType: choice.serializer.mediaType, contentType: choice.contentType, pretty: isPretty(s.query, headerOf(s, 'user-agent')) };
+    s.sink.send(200, s.form.contentType, encodeValueIn(s.form, doc as Record<string, unknown>));
   };
 }
 

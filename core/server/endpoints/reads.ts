@@ -9,7 +9,6 @@
  * Pages carry a signed continue token; remainingItemCount is given only without selectors.
  */
 import { errors } from '../../api/status.js';
-import { encodeList, encodeValue, type EncodeOptions } from '../../codec/encode.js';
 import { getPlan, hasSelectors, listOptionsFromQuery, listPlan, type ListOptions, type ListPlan, validateListOptions } from '../../request/list-options.js';
 import type { Cacher } from '../../storage/cacher.js';
 import type { Store } from '../../storage/interface.js';
@@ -17,8 +16,11 @@ import type { CachedObject, WatchCache } from '../../storage/watch-cache.js';
 import { decodeContinue, encodeContinue } from '../../registry/continue-token.js';
 import { checkFieldSelector, selectionFilter } from '../../registry/describe.js';
 import { collectionPrefix, objectKey, resourcePrefix } from '../../registry/keys.js';
-import { apiVersionOf, groupResourceOf, type ResourceType } from '../../registry/resource-type.js';
-import { fullBytes, fullLineBytes, itemBytes } from '../object-encoding.js';
+import { groupResourceOf, type ResourceType } from '../../registry/resource-type.js';
+import { cachedSource } from '../object-encoding.js';
+import type { ListMeta, ObjectSource } from '../../codec/serializer.js';
+import { encodeListIn, encodeObjectIn } from '../../registry/respond.js';
+import type { ResponseForm } from '../../registry/task.js';
 import { type MaybePromise, then } from '../../api/maybe-async.js';
 
 export interface ReadContext {
@@ -28,8 +30,7 @@ export interface ReadContext {
 }
 
 export type ReadResult =
-  | { kind: 'bytes'; body: Buffer }
-  | { kind: 'stream'; chunks: Iterable<Buffer> }
+  | { kind: 'stream'; chunks: Iterable<Uint8Array> }
   /** The cache cannot serve this snapshot: run the list on the store (pool task). */
   | { kind: 'store' };
 
@@ -40,19 +41,15 @@ function waitForPlan(ctx: ReadContext, plan: ListPlan): MaybePromise<unknown> {
 }
 
 /** One object from the cache; answers without waiting whenever the cache is already fresh enough. */
-export function getFromCache(ctx: ReadContext, rt: ResourceType, namespace: string, name: string, query: URLSearchParams, enc: EncodeOptions): MaybePromise<Buffer> {
+export function getFromCache(ctx: ReadContext, rt: ResourceType, namespace: string, name: string, query: URLSearchParams, form: ResponseForm): MaybePromise<Uint8Array> {
   const plan = getPlan(query.get('resourceVersion') ?? '');
   return then(waitForPlan(ctx, plan), () => {
     const cache = ctx.cacher.cacheFor(resourcePrefix(rt));
     const o = cache.get(objectKey(rt, namespace, name));
     if (!o) throw errors.notFound(groupResourceOf(rt), name);
-    if (enc.mediaType === 'application/json' && !enc.pretty) return fullLineBytes(rt, o);
-    return encodeValueBytes(fullBytes(rt, o), enc);
+    return encodeObjectIn(rt, form, cachedSource(o));
   });
 }
-
-/** Pretty JSON and YAML re-encode the cached JSON once. */
-const encodeValueBytes = (json: Buffer, enc: EncodeOptions): Buffer => encodeValue(JSON.parse(json.toString('utf8')) as object, enc);
 
 export function parseListOptions(rt: ResourceType, query: URLSearchParams): ListOptions {
   const o = listOptionsFromQuery(query);
@@ -61,7 +58,7 @@ export function parseListOptions(rt: ResourceType, query: URLSearchParams): List
 }
 
 /** Serves a list from the cache, or says the store must serve it. */
-export async function listFromCache(ctx: ReadContext, rt: ResourceType, namespace: string, o: ListOptions, enc: EncodeOptions): Promise<ReadResult> {
+export async function listFromCache(ctx: ReadContext, rt: ResourceType, namespace: string, o: ListOptions, form: ResponseForm): Promise<ReadResult> {
   validateListOptions(o);
   const plan = listPlan(o);
   const prefix = collectionPrefix(rt, namespace);
@@ -79,7 +76,7 @@ export async function listFromCache(ctx: ReadContext, rt: ResourceType, namespac
   // a past snapshot the cache cannot vouch for, or one below the store's compaction, is the store's to answer (410 there)
   if (atRevision !== undefined && (!cache.isExactAt(atRevision) || atRevision < (await ctx.store.compactedRevision()))) return { kind: 'store' };
   const listRevision = atRevision ?? cache.revision;
-  return { kind: 'stream', chunks: pageFromCache(cache, rt, prefix, startKey, o, listRevision, ctx.continueKey, enc) };
+  return { kind: 'stream', chunks: pageFromCache(cache, rt, prefix, startKey, o, listRevision, ctx.continueKey, form) };
 }
 
 function* pageFromCache(
@@ -90,8 +87,8 @@ function* pageFromCache(
   o: ListOptions,
   revision: number,
   continueKey: Buffer,
-  enc: EncodeOptions,
-): Generator<Buffer> {
+  form: ResponseForm,
+): Generator<Uint8Array> {
   const filter = selectionFilter({ namespace: '', labels: o.labelSelector, fields: o.fieldSelector });
   const limit = o.limit > 0 ? o.limit : Infinity;
   const items: CachedObject[] = [];
@@ -106,14 +103,14 @@ function* pageFromCache(
     items.push(obj);
     last = obj;
   }
-  const meta: { resourceVersion: string; continue?: string; remainingItemCount?: number } = { resourceVersion: String(revision) };
+  const meta: ListMeta = { resourceVersion: String(revision) };
   if (more && last) {
     meta.continue = encodeContinue(last.key, prefix, revision, continueKey);
     if (!hasSelectors(o)) meta.remainingItemCount = cache.countFrom(prefix, last.key + '\u0000');
   }
-  yield* encodeList(apiVersionOf(rt), `${rt.kind}List`, meta, mapItems(items), enc);
+  yield* encodeListIn(rt, form, meta, sources(items));
 }
 
-function* mapItems(items: CachedObject[]): Generator<Buffer> {
-  for (const o of items) yield itemBytes(o);
+function* sources(items: CachedObject[]): Generator<ObjectSource> {
+  for (const o of items) yield cachedSource(o);
 }

@@ -8,11 +8,15 @@
  */
 import { isPromise, type MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
-import { negotiateResponse, responseMediaTypes, streamMediaTypes } from '../../codec/media-types.js';
+import { negotiateOutput, offeredMediaTypes, type OutputOffer } from '../../codec/negotiate.js';
+import { serializerFor } from '../../codec/serializer.js';
+import { serializerOf, typeInfoOf } from '../../registry/respond.js';
+import { includeObjectFromQuery } from '../../registry/transform.js';
+import type { WatchForm } from '../object-encoding.js';
 import type { RegistryClient } from '../../registry/client.js';
 import { resourceId } from '../../registry/context.js';
 import { allVerbs, type ResourceType, type Verb } from '../../registry/resource-type.js';
-import type { ApiTask, TaskVerb } from '../../registry/task.js';
+import type { ApiTask, ResponseForm, TaskVerb } from '../../registry/task.js';
 import type { Handler } from '../chain.js';
 import type { RequestScope } from '../scope.js';
 import { getFromCache, listFromCache, parseListOptions, type ReadContext } from './reads.js';
@@ -28,6 +32,8 @@ export interface ResourceEndpointDeps {
   maxRequestBodyBytes: number;
   /** Handlers of virtual resources (reviews). */
   virtual: VirtualDeps;
+  /** CBOR is served (feature gate CBORServingAndStorage). */
+  cbor: boolean;
 }
 
 /** A resource request after routing and negotiation. */
@@ -74,13 +80,26 @@ export function resolve(types: ReadonlyMap<string, ResourceType>, s: RequestScop
   return { verb, rt, namespace: rt.namespaced ? info.namespace : '', name, subresource };
 }
 
-/** Sets the response media type and pretty flag of the scope; 406 when nothing acceptable is served. */
-export function negotiate(s: RequestScope, verb: Verb): void {
-  s.pretty = isPretty(s.query, headerOf(s, 'user-agent'));
-  const offered = verb === 'watch' ? streamMediaTypes : responseMediaTypes;
-  const mediaType = negotiateResponse(headerOf(s, 'accept'), offered);
-  if (!mediaType) throw errors.notAcceptable(offered);
-  s.mediaType = mediaType;
+/** What this request's answer may be written as. */
+function offerFor(rt: ResourceType, verb: Verb, cbor: boolean): OutputOffer {
+  const reads = verb === 'get' || verb === 'list' || verb === 'watch';
+  return {
+    stream: verb === 'watch',
+    protobuf: !!rt.protobufPackage,
+    cbor: cbor && serializerFor('application/cbor') !== undefined,
+    transforms: !reads ? 'none' : verb === 'list' ? 'list' : 'object',
+  };
+}
+
+/** Sets the scope's response form; 406 when nothing acceptable is served. */
+export function negotiate(s: RequestScope, rt: ResourceType, verb: Verb, cbor: boolean): void {
+  const pretty = isPretty(s.query, headerOf(s, 'user-agent'));
+  const offer = offerFor(rt, verb, cbor);
+  const choice = negotiateOutput(headerOf(s, 'accept'), offer);
+  if (!choice) throw errors.notAcceptable(offeredMediaTypes(offer));
+  const form: ResponseForm = { mediaType: choice.serializer.mediaType, contentType: choice.contentType, pretty };
+  if (choice.transform) form.transform = { ...choice.transform, includeObject: includeObjectFromQuery(s.query) };
+  s.form = form;
 }
 
 export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
@@ -93,8 +112,7 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
       name: r.name,
       query: s.rawQuery,
       contentType: headerOf(s, 'content-type') ?? '',
-      mediaType: s.mediaType,
-      pretty: s.pretty,
+      form: s.form,
       user: s.user,
       userAgent: headerOf(s, 'user-agent') ?? '',
     };
@@ -108,23 +126,23 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
   };
 
   const get = (s: RequestScope, r: ResolvedRequest): MaybePromise<void> => {
-    const enc = { mediaType: s.mediaType, pretty: s.pretty };
-    const body = getFromCache(d.read, r.rt, r.namespace, r.name, s.query, enc);
-    const sent = (b: Buffer): void => s.sink.send(200, s.mediaType, b, undefined, s.warnings);
+    const body = getFromCache(d.read, r.rt, r.namespace, r.name, s.query, s.form);
+    const sent = (b: Uint8Array): void => s.sink.send(200, s.form.contentType, b, undefined, s.warnings);
     return isPromise(body) ? body.then(sent) : sent(body);
   };
 
   const list = async (s: RequestScope, r: ResolvedRequest): Promise<void> => {
     const o = parseListOptions(r.rt, s.query);
-    const page = await listFromCache(d.read, r.rt, r.namespace, o, { mediaType: s.mediaType, pretty: s.pretty });
-    if (page.kind === 'stream') return s.sink.sendChunks(200, s.mediaType, page.chunks, s.warnings);
-    if (page.kind === 'bytes') return s.sink.send(200, s.mediaType, page.body, undefined, s.warnings);
+    const page = await listFromCache(d.read, r.rt, r.namespace, o, s.form);
+    if (page.kind === 'stream') return s.sink.sendChunks(200, s.form.contentType, page.chunks, s.warnings);
     return runTask(s, r, 'list', undefined);
   };
 
   const watch = (s: RequestScope, r: ResolvedRequest): Promise<void> => {
     const o = parseListOptions(r.rt, s.query);
-    const t = { rt: r.rt, namespace: r.namespace, name: r.name, mediaType: s.mediaType };
+    const form: WatchForm = { serializer: serializerOf(s.form), typeInfo: typeInfoOf(r.rt), pretty: false };
+    if (s.form.transform) form.transform = s.form.transform;
+    const t = { rt: r.rt, namespace: r.namespace, name: r.name, form, contentType: s.form.contentType };
     return new WatchStream(d.watch, t, o, watchFilter(t, o), s.sink).start();
   };
 
@@ -136,7 +154,7 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
 
   return (s) => {
     const r = resolve(d.types, s);
-    negotiate(s, r.verb);
+    negotiate(s, r.rt, r.verb, d.cbor);
     switch (r.verb) {
       case 'get':
         return get(s, r);

@@ -6,7 +6,7 @@
 import type { MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import type { ApiObject } from '../../api/types.js';
-import { encodeValue } from '../../codec/encode.js';
+import { encodeValueIn } from '../../registry/respond.js';
 import type { KnownKinds } from '../../registry/decode.js';
 import { decodeObjectBody } from '../../registry/decode.js';
 import { writeOptionsFromQuery } from '../../request/write-options.js';
@@ -31,5 +31,7 @@ export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedR
   if (body.length === 0) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
   const { object, warnings } = decodeObjectBody(body, contentType, r.rt, d.knownKinds, opts.fieldValidation);
   const answer = await handler(object, s, r);
-  s.sink.send(201, s.mediaType, encodeValue(answer, { mediaType: s.mediaType, pretty: s.pretty }), undefined, [...s.warnings, ...warnings]);
+  // answered in the spelling of the path (authorization.k8s.io for kubectl)
+  if (s.info.requestedGroup !== s.info.apiGroup) answer.apiVersion = `${s.info.requestedGroup}/${r.rt.version}`;
+  s.sink.send(201, s.form.contentType, encodeValueIn(s.form, answer as unknown as Record<string, unknown>), undefined, [...s.warnings, ...warnings]);
 }

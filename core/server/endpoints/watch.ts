@@ -17,12 +17,12 @@ import type { ListOptions } from '../../request/list-options.js';
 import { validateWatchOptions } from '../../request/list-options.js';
 import type { Cacher } from '../../storage/cacher.js';
 import { StoreError, type Store, type StoreEvent } from '../../storage/interface.js';
-import { type CacheEvent, type CachedObject, type CacheWatcher, type ObjectFilter, restamp, selectEvent, Selection, type WatchCache } from '../../storage/watch-cache.js';
+import { type CacheEvent, type CachedObject, type CacheWatcher, type FrameVariant, type ObjectFilter, restamp, selectEvent, Selection, type WatchCache } from '../../storage/watch-cache.js';
 import { describeStored, selectionFilter } from '../../registry/describe.js';
 import { collectionPrefix, resourcePrefix } from '../../registry/keys.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { ResponseSink } from '../scope.js';
-import { bookmarkFrame, errorFrame, fullBytes, jsonFrame } from '../object-encoding.js';
+import { addedFrame, bookmarkFrame, errorFrame, frameVariant, type WatchForm } from '../object-encoding.js';
 
 export interface WatchSettings {
   cacher: Cacher;
@@ -41,7 +41,9 @@ export interface WatchTarget {
   namespace: string;
   /** Watch of a single object (legacy /watch/.../<name> path). */
   name: string;
-  mediaType: string;
+  /** Serializer, stream Content-Type, transform and spelling of the frames. */
+  form: WatchForm;
+  contentType: string;
 }
 
 /** Live events a watch may hold back while it writes history or initial state. */
@@ -53,6 +55,7 @@ export class WatchStream implements CacheWatcher {
   private lastRevision = 0;
   private timers: NodeJS.Timeout[] = [];
   private readonly cache: WatchCache;
+  private readonly variant: FrameVariant;
 
   constructor(
     private readonly s: WatchSettings,
@@ -62,10 +65,11 @@ export class WatchStream implements CacheWatcher {
     private readonly sink: ResponseSink,
   ) {
     this.cache = s.cacher.cacheFor(resourcePrefix(t.rt));
+    this.variant = frameVariant(t.rt, t.form);
     sink.onClose(() => this.close(''));
   }
 
-  private write(frame: Buffer): boolean {
+  private write(frame: Uint8Array): boolean {
     if (this.closed) return false;
     this.sink.write(frame);
     if (this.sink.buffered > this.s.bufferLimitBytes) {
@@ -76,11 +80,11 @@ export class WatchStream implements CacheWatcher {
   }
 
   /** The frame this watcher gets for `ev`, if any (each revision once). */
-  private frameFor(ev: CacheEvent): Buffer | undefined {
+  private frameFor(ev: CacheEvent): Uint8Array | undefined {
     if (ev.revision <= this.lastRevision) return undefined;
     const sel = selectEvent(ev, this.filter);
     this.lastRevision = ev.revision;
-    return sel === Selection.None ? undefined : this.cache.frame(ev, this.t.mediaType, sel);
+    return sel === Selection.None ? undefined : this.cache.frame(ev, this.variant, sel);
   }
 
   private deliver(ev: CacheEvent): boolean {
@@ -120,17 +124,17 @@ export class WatchStream implements CacheWatcher {
 
   private bookmark(initialEventsEnd = false): void {
     const rev = Math.max(this.cache.revision, this.lastRevision);
-    this.write(bookmarkFrame(this.t.rt, rev, initialEventsEnd));
+    this.write(bookmarkFrame(this.t.rt, this.t.form, rev, initialEventsEnd));
   }
 
   private startHeaders(): void {
-    this.sink.openStream(this.t.mediaType);
+    this.sink.openStream(this.t.contentType);
   }
 
   /** Sends an ERROR event carrying `err`'s Status and ends the stream (upstream's error watcher). */
   failWith(err: StatusError): void {
     if (!this.sink.started) this.startHeaders();
-    this.write(errorFrame(err.status));
+    this.write(errorFrame(this.t.form, err.status));
     this.close('');
   }
 
@@ -186,9 +190,9 @@ export class WatchStream implements CacheWatcher {
     this.cache.addWatcher(this);
     this.startHeaders();
     // Initial events honour backpressure (a large state is not a slow client); live events wait.
-    for (const obj of snapshot) if (!(await this.writePaced(jsonFrame('ADDED', fullBytes(this.t.rt, obj))))) return;
+    for (const obj of snapshot) if (!(await this.writePaced(addedFrame(this.t.rt, this.t.form, obj)))) return;
     this.lastRevision = synced;
-    if (this.o.sendInitialEvents === true && this.o.allowWatchBookmarks) this.write(bookmarkFrame(this.t.rt, synced, true));
+    if (this.o.sendInitialEvents === true && this.o.allowWatchBookmarks) this.write(bookmarkFrame(this.t.rt, this.t.form, synced, true));
     const buffered = this.replaying;
     this.replaying = undefined;
     for (const ev of buffered) if (!this.deliver(ev)) return;
@@ -196,7 +200,7 @@ export class WatchStream implements CacheWatcher {
   }
 
   /** Writes a frame, waiting for the socket to drain when its buffer is full. */
-  private async writePaced(frame: Buffer): Promise<boolean> {
+  private async writePaced(frame: Uint8Array): Promise<boolean> {
     if (this.closed) return false;
     if (!this.sink.write(frame) && !(await this.sink.drained())) return false;
     return !this.closed;

@@ -1,0 +1,84 @@
+/**
+ * JSON: objects are written by splicing bytes (TypeMeta in front of the stored JSON, no parse, no
+ * stringify), lists are streamed item by item, watch frames wrap the object's bytes. Pretty output
+ * decodes once and indents, without the trailing newline, as upstream's serializer writes it.
+ */
+import { withTypeMeta } from './object-bytes.js';
+import { type EncodeOptions, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer, type TypeInfo } from './serializer.js';
+
+const COMMA = Buffer.from(',');
+const LIST_END = Buffer.from(']}\n');
+const FRAME_TAIL = Buffer.from('}\n');
+const frameHeads = new Map<string, Buffer>();
+const CHUNK = 64 * 1024;
+
+export function listMetaValue(meta: ListMeta): Record<string, unknown> {
+  const m: Record<string, unknown> = { resourceVersion: meta.resourceVersion };
+  if (meta.continue) m.continue = meta.continue;
+  if (meta.remainingItemCount !== undefined) m.remainingItemCount = meta.remainingItemCount;
+  return m;
+}
+
+const text = (v: unknown, o: EncodeOptions): Buffer => Buffer.from(o.pretty ? JSON.stringify(v, null, 2) : `${JSON.stringify(v)}\n`);
+
+export const jsonSerializer: Serializer = {
+  id: 'json',
+  mediaType: 'application/json',
+  streamMediaType: 'application/json',
+  streams: true,
+  needsMessages: false,
+
+  encodeObject(src, t, o) {
+    if (o.pretty) return text(objectValue(t, src.value()), o);
+    const key = `j:${t.apiVersion}`;
+    let b = src.memo(key);
+    if (!b) {
+      const st = src.stored?.();
+      // stored bytes and a revision: TypeMeta and resourceVersion spliced in one allocation
+      b = st ? withTypeMeta(st.bytes, t.apiVersion, t.kind, st.revision, true) : withTypeMeta(src.itemJson(), t.apiVersion, t.kind, undefined, true);
+      src.setMemo(key, b);
+    }
+    return b;
+  },
+
+  encodeValue: (v, o) => text(v, o),
+
+  *encodeList(t: TypeInfo, meta: ListMeta, items: Iterable<ObjectSource>, o: EncodeOptions) {
+    if (o.pretty) {
+      const all: unknown[] = [];
+      for (const it of items) all.push(itemValue(it.value()));
+      yield text({ kind: t.kind, apiVersion: t.apiVersion, metadata: listMetaValue(meta), items: all }, o);
+      return;
+    }
+    yield Buffer.from(`{"kind":${JSON.stringify(t.kind)},"apiVersion":${JSON.stringify(t.apiVersion)},"metadata":${JSON.stringify(listMetaValue(meta))},"items":[`);
+    let pending: Uint8Array[] = [];
+    let size = 0;
+    let first = true;
+    for (const it of items) {
+      if (!first) pending.push(COMMA);
+      first = false;
+      const b = it.itemJson();
+      pending.push(b);
+      size += b.length + 1;
+      if (size >= CHUNK) {
+        yield Buffer.concat(pending);
+        pending = [];
+        size = 0;
+      }
+    }
+    pending.push(LIST_END);
+    yield Buffer.concat(pending);
+  },
+
+  encodeValueList: (t, meta, items, o) => text({ kind: t.kind, apiVersion: t.apiVersion, metadata: listMetaValue(meta), items }, o),
+
+  encodeWatchFrame(type, object) {
+    let head = frameHeads.get(type);
+    if (!head) frameHeads.set(type, (head = Buffer.from(`{"type":${JSON.stringify(type)},"object":`)));
+    // compact objects end with a newline: the frame carries the object without it
+    const body = object[object.length - 1] === 0x0a ? object.subarray(0, -1) : object;
+    return Buffer.concat([head, body, FRAME_TAIL]);
+  },
+};
+
+registerSerializer(jsonSerializer);
