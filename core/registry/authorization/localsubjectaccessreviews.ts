@@ -17,6 +17,7 @@ export const localSubjectAccessReviews: ResourceType = {
   namespaced: true,
   verbs: ['create'],
   virtual: true,
+  protobufPackage: 'svc.io.api.authorization.v1',
   schema: objectSchema('io.svc.api.authorization.v1.LocalSubjectAccessReview', {
     spec: s.struct('io.svc.api.authorization.v1.SubjectAccessReviewSpec', subjectAccessReviewSpecFields, {
       always: true,

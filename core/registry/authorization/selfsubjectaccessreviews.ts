@@ -17,6 +17,7 @@ export const selfSubjectAccessReviews: ResourceType = {
   namespaced: false,
   verbs: ['create'],
   virtual: true,
+  protobufPackage: 'svc.io.api.authorization.v1',
   schema: objectSchema('io.svc.api.authorization.v1.SelfSubjectAccessReview', {
     spec: s.struct(
       'io.svc.api.authorization.v1.SelfSubjectAccessReviewSpec',

@@ -18,6 +18,7 @@ export const selfSubjectRulesReviews: ResourceType = {
   namespaced: false,
   verbs: ['create'],
   virtual: true,
+  protobufPackage: 'svc.io.api.authorization.v1',
   schema: objectSchema('io.svc.api.authorization.v1.SelfSubjectRulesReview', {
     spec: s.struct('io.svc.api.authorization.v1.SelfSubjectRulesReviewSpec', { namespace: s.string({ description: 'The namespace to list rules for.' }) }, { always: true }),
     status: s.struct(

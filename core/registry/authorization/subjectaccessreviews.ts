@@ -79,6 +79,7 @@ export const subjectAccessReviews: ResourceType = {
   namespaced: false,
   verbs: ['create'],
   virtual: true,
+  protobufPackage: 'svc.io.api.authorization.v1',
   schema: objectSchema('io.svc.api.authorization.v1.SubjectAccessReview', {
     spec: s.struct('io.svc.api.authorization.v1.SubjectAccessReviewSpec', subjectAccessReviewSpecFields, { always: true, description: 'The request asked about: exactly one of resourceAttributes and nonResourceAttributes, and the user.' }),
     status: accessReviewStatusSchema,
