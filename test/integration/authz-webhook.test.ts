@@ -121,6 +121,15 @@ t.test('Webhook mode with v1beta1 (the default version)', async (t) => {
     hook.answer = byUser;
   });
 
+  t.test('an access review reports the failing webhook in evaluationError', async (t) => {
+    hook.answer = () => ({ raw: 'garbage' });
+    const r = await s.admin.post('/apis/authorization.svc.io/v1/subjectaccessreviews', { spec: { user: 'carol', resourceAttributes: { verb: 'get', resource: 'x' } } });
+    t.equal(r.status, 201);
+    t.equal(r.json.status.allowed, false);
+    t.match(r.json.status.evaluationError, /^Post "https:\/\/127\.0\.0\.1:\d+\/authorize": unable to decode the answer as a SubjectAccessReview/);
+    hook.answer = byUser;
+  });
+
   const garbage: [string, () => ReturnType<AuthzWebhook['answer']>, RegExp][] = [
     ['an answer that is not JSON', () => ({ raw: 'this is not json' }), /unable to decode the answer as a SubjectAccessReview/],
     ['an answer that is not an object', () => ({ raw: '[true]' }), /not a JSON object/],
@@ -197,6 +206,25 @@ t.test('Webhook mode with v1, followed by AlwaysAllow', async (t) => {
   t.test('a garbage answer: NoOpinion, so AlwaysAllow decides', async (t) => {
     hook.answer = () => ({ raw: '<html>' });
     t.equal((await alice.get(`${CM}/garbled`)).status, 404);
+    hook.answer = byUser;
+  });
+
+  t.test('a webhook cannot list rules: the rules review is incomplete and says why', async (t) => {
+    const r = await alice.post('/apis/authorization.svc.io/v1/selfsubjectrulesreviews', { spec: { namespace: 'default' } });
+    t.equal(r.status, 201, r.text);
+    t.same(r.json.status, {
+      resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }],
+      nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['*'] }],
+      incomplete: true,
+      evaluationError: 'webhook authorizer does not support user rule resolution',
+    }, "AlwaysAllow's rules, and the webhook's gap");
+  });
+
+  t.test('an access review reports a failing webhook as evaluationError', async (t) => {
+    hook.answer = () => ({ raw: 'garbage' });
+    const r = await s.admin.post('/apis/authorization.svc.io/v1/subjectaccessreviews', { spec: { user: 'carol', resourceAttributes: { verb: 'get', resource: 'x' } } });
+    t.equal(r.json.status.allowed, true, 'AlwaysAllow decided after the failed webhook');
+    t.equal(r.json.status.evaluationError, undefined, 'a deciding allow carries no error (as upstream)');
     hook.answer = byUser;
   });
 
