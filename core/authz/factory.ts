@@ -135,26 +135,30 @@ export function checkAuthorizationFiles(o: AuthorizationOptions, d: AuthorizerDe
   if (o.authorizationMode.includes('Webhook')) asStartError('--authorization-webhook-config-file', () => loadWebhookKubeconfig(o.authorizationWebhookConfigFile));
 }
 
-/** Builds the chain a configuration file describes; Node and RBAC instances are kept across reloads. */
-function fileChainBuilder(o: AuthorizationOptions, d: AuthorizerDeps): (text: string) => Authorizer {
+/** Builds the chains a configuration file describes; Node and RBAC instances are kept across reloads. */
+function fileChainBuilder(o: AuthorizationOptions, d: AuthorizerDeps): { build: (text: string) => Authorizer; closeShared: () => void } {
   const kept = new Map<string, Authorizer>();
   const shared = (type: string): Authorizer => {
     let z = kept.get(type);
     if (!z) kept.set(type, (z = authorizationModes[type]!(o, d)));
     return z;
   };
-  return (text) => {
+  const build = (text: string): Authorizer => {
     const plans = planOfFile(text, d);
     const members = plans.map((p) => (p.webhook ? webhookAuthorizer(p.webhook, d) : shared(p.type)));
     const c = chain(members);
     // closing a replaced chain closes its webhooks only: the shared authorizers live on
     return { ...c, close: () => members.forEach((m) => m instanceof WebhookAuthorizer && m.close()) };
   };
+  return { build, closeShared: () => kept.forEach((z) => z.close?.()) };
 }
 
 export function buildAuthorizer(o: AuthorizationOptions, d: AuthorizerDeps): Authorizer {
   const modes = o.authorizationConfig
-    ? asStartError(`--authorization-config ${o.authorizationConfig}`, () => new ReloadingAuthorizer(o.authorizationConfig, fileChainBuilder(o, d)))
+    ? asStartError(`--authorization-config ${o.authorizationConfig}`, () => {
+        const files = fileChainBuilder(o, d);
+        return new ReloadingAuthorizer(o.authorizationConfig, files.build, files.closeShared);
+      })
     : asStartError('authorization', () => chain(o.authorizationMode.map((mode) => authorizationModes[mode]!(o, d))));
   return chain([privilegedGroups(['system:masters']), modes]);
 }

@@ -26,10 +26,14 @@ export class ReloadingAuthorizer implements Authorizer {
   private settle: NodeJS.Timeout | undefined;
   private readonly retiring = new Set<NodeJS.Timeout>();
 
-  /** `build` turns the file's text into a chain, throwing on any problem; the first text must build. */
+  /**
+   * `build` turns the file's text into a chain, throwing on any problem; the first text must build.
+   * `onClose` releases what outlives one chain (authorizers shared across reloads).
+   */
   constructor(
     private readonly path: string,
     private readonly build: (text: string) => Authorizer,
+    private readonly onClose: () => void = () => undefined,
     intervalMs = RELOAD_INTERVAL_MS,
   ) {
     this.text = readConfigFile(path);
@@ -104,5 +108,6 @@ export class ReloadingAuthorizer implements Authorizer {
     this.watcher?.close();
     for (const t of this.retiring) clearTimeout(t);
     this.current.close?.();
+    this.onClose();
   }
 }
