@@ -86,7 +86,7 @@ const NO_OPINION: AuthorizerDecision = { decision: 'no-opinion', reason: '' };
 const NO_RULES: RulesResult = { resourceRules: [], nonResourceRules: [], incomplete: false };
 
 /** Go's aggregate error text: one error as is, several in brackets. */
-export function aggregateErrors(errs: readonly string[]): string {
+function aggregateErrors(errs: readonly string[]): string {
   return errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]`;
 }
 

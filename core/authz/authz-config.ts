@@ -20,12 +20,12 @@ import { loadWebhookKubeconfig, type WebhookTarget } from './webhook-client.js';
 
 export class AuthorizationConfigError extends Error {}
 
-export const CONFIG_GROUP = 'apiserver.config.svc.io';
+const CONFIG_GROUP = 'apiserver.config.svc.io';
 const CONFIG_VERSIONS = ['v1', 'v1beta1', 'v1alpha1'];
-export const MAX_MATCH_CONDITIONS = 64;
+const MAX_MATCH_CONDITIONS = 64;
 const MAX_TIMEOUT_MS = 30_000;
-export const DEFAULT_AUTHORIZED_TTL_MS = 5 * 60_000;
-export const DEFAULT_UNAUTHORIZED_TTL_MS = 30_000;
+const DEFAULT_AUTHORIZED_TTL_MS = 5 * 60_000;
+const DEFAULT_UNAUTHORIZED_TTL_MS = 30_000;
 
 /** Authorizer types the file accepts (the spec's table); the flags also accept AlwaysAllow, AlwaysDeny and ABAC. */
 export const FILE_AUTHORIZER_TYPES = ['Node', 'RBAC', 'Webhook'];

@@ -80,7 +80,7 @@ const env = celEnv({ funcs: strings });
 type Parsed = ReturnType<typeof parse>;
 type Expr = Parsed['expr'];
 
-export const celTypeName = (t: CelType): string => {
+const celTypeName = (t: CelType): string => {
   if (t.kind === 'list') return `list(${celTypeName(t.element)})`;
   if (t.kind === 'map') return `map(${celTypeName(t.key)}, ${celTypeName(t.value)})`;
   return t.name;

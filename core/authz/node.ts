@@ -14,9 +14,9 @@
 import type { UserInfo } from '../api/types.js';
 import { type Attributes, type Authorizer, type AuthorizerDecision, type PolicyRule, type RulesResult } from './authorizer.js';
 
-export const NODE_USER_PREFIX = 'system:node:';
-export const NODES_GROUP = 'system:nodes';
-export const NODE_LEASE_NAMESPACE = 'svc-node-lease';
+const NODE_USER_PREFIX = 'system:node:';
+const NODES_GROUP = 'system:nodes';
+const NODE_LEASE_NAMESPACE = 'svc-node-lease';
 
 const CORE = '';
 const AUTHENTICATION = 'authentication.svc.io';
@@ -31,7 +31,7 @@ const READ = ['get', 'list', 'watch'];
 const rule = (verbs: string[], apiGroups: string[], resources: string[]): PolicyRule => ({ verbs, apiGroups, resources });
 
 /** Upstream's static node rules (v1.32, its DRA gate on), for resources the subdivisions below do not decide. */
-export const nodeRules: readonly PolicyRule[] = [
+const nodeRules: readonly PolicyRule[] = [
   rule(['create'], [AUTHENTICATION], ['tokenreviews']),
   rule(['create'], [AUTHORIZATION], ['subjectaccessreviews', 'localsubjectaccessreviews']),
   rule(READ, [CORE], ['services']),
@@ -59,7 +59,7 @@ export const nodeRules: readonly PolicyRule[] = [
 ];
 
 /** The node a user is, if it is one: `system:node:<name>` in `system:nodes` (name may be empty). */
-export function nodeIdentity(user: UserInfo): string | undefined {
+function nodeIdentity(user: UserInfo): string | undefined {
   if (!user.username.startsWith(NODE_USER_PREFIX) || !user.groups.includes(NODES_GROUP)) return undefined;
   return user.username.slice(NODE_USER_PREFIX.length);
 }

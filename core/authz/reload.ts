@@ -10,7 +10,7 @@ import { basename, dirname } from 'node:path';
 import type { Attributes, Authorizer, RulesResult } from './authorizer.js';
 import { readConfigFile } from './authz-config.js';
 
-export const RELOAD_INTERVAL_MS = 60_000;
+const RELOAD_INTERVAL_MS = 60_000;
 /** Writes arrive in pieces: wait this long after a change before reading. */
 const SETTLE_MS = 100;
 /** Longest a replaced chain may still be deciding (the webhook timeout limit). */
