@@ -4,9 +4,8 @@
  * namespace must be the review's own. Virtual: answered by core/authz/reviews.ts.
  */
 import { objectSchema } from '../../schema/meta.js';
-import { s } from '../../schema/schema.js';
 import type { ResourceType } from '../resource-type.js';
-import { accessReviewStatusSchema, subjectAccessReviewSpecFields } from './subjectaccessreviews.js';
+import { accessReviewStatusSchema, subjectAccessReviewSpecSchema } from './subjectaccessreviews.js';
 
 export const localSubjectAccessReviews: ResourceType = {
   group: 'authorization.svc.io',
@@ -19,10 +18,7 @@ export const localSubjectAccessReviews: ResourceType = {
   virtual: true,
   protobufPackage: 'svc.io.api.authorization.v1',
   schema: objectSchema('io.svc.api.authorization.v1.LocalSubjectAccessReview', {
-    spec: s.struct('io.svc.api.authorization.v1.SubjectAccessReviewSpec', subjectAccessReviewSpecFields, {
-      always: true,
-      description: 'The request asked about: resourceAttributes in this namespace (nonResourceAttributes are not allowed), and the user.',
-    }),
+    spec: subjectAccessReviewSpecSchema('The request asked about: resourceAttributes in this namespace (nonResourceAttributes are not allowed), and the user.'),
     status: accessReviewStatusSchema,
-  }),
+  }, [], 'May this user do this in this namespace? Answered by the authorizers.'),
 };

@@ -22,8 +22,8 @@ export const selfSubjectAccessReviews: ResourceType = {
     spec: s.struct(
       'io.svc.api.authorization.v1.SelfSubjectAccessReviewSpec',
       { resourceAttributes: resourceAttributesSchema, nonResourceAttributes: nonResourceAttributesSchema },
-      { always: true, description: 'The request asked about: exactly one of resourceAttributes and nonResourceAttributes.' },
+      { always: true, description: 'The request asked about: exactly one of resourceAttributes and nonResourceAttributes.', typeDescription: 'A request the caller asks about for themself.' },
     ),
     status: accessReviewStatusSchema,
-  }),
+  }, [], 'May I do this? Answered by the authorizers for the caller.'),
 };
