@@ -4,6 +4,10 @@
  */
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
 import { tokenReviews } from './authentication/tokenreviews.js';
+import { localSubjectAccessReviews } from './authorization/localsubjectaccessreviews.js';
+import { selfSubjectAccessReviews } from './authorization/selfsubjectaccessreviews.js';
+import { selfSubjectRulesReviews } from './authorization/selfsubjectrulesreviews.js';
+import { subjectAccessReviews } from './authorization/subjectaccessreviews.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
 import { events } from './core/events.js';
@@ -13,4 +17,18 @@ import { serviceAccounts } from './core/serviceaccounts.js';
 import type { ResourceType } from './resource-type.js';
 import { csiDrivers } from './storage/csidrivers.js';
 
-export const builtinResourceTypes: readonly ResourceType[] = [namespaces, configMaps, secrets, serviceAccounts, events, csiDrivers, leases, selfSubjectReviews, tokenReviews];
+export const builtinResourceTypes: readonly ResourceType[] = [
+  namespaces,
+  configMaps,
+  secrets,
+  serviceAccounts,
+  events,
+  csiDrivers,
+  leases,
+  selfSubjectReviews,
+  tokenReviews,
+  selfSubjectAccessReviews,
+  subjectAccessReviews,
+  localSubjectAccessReviews,
+  selfSubjectRulesReviews,
+];

@@ -5,7 +5,7 @@
 import type { ApiObject } from '../api/types.js';
 import { writeOptionsFromQuery } from '../request/write-options.js';
 import { StoreError } from '../storage/interface.js';
-import { admitCreate } from './admission.js';
+import { admitCreate, admitNodeCreate } from './admission.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { decodeObjectBody } from './decode.js';
 import { objectKey } from './keys.js';
@@ -45,6 +45,7 @@ export async function createObject(
   const prepared = beforeCreate(rt, track(decoded), ctx.now());
   warnings.push(...prepared.warnings);
   await admitCreate(ctx.store, rt, prepared.object);
+  admitNodeCreate(req.user, rt, prepared.object);
   const obj = prepared.object;
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
   for (let attempt = 1; ; attempt++) {

@@ -17,7 +17,9 @@ import { tokenRequestHandler } from '../authn/token-request.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
 import { tokenReviews } from '../registry/authentication/tokenreviews.js';
 import type { ServingInfo } from '../controllers/bootstrapsigner.js';
-import { buildAuthorizer } from '../authz/factory.js';
+import type { Authorizer } from '../authz/authorizer.js';
+import { buildAuthorizer, checkAuthorizationFiles } from '../authz/factory.js';
+import { accessReviewHandlers } from '../authz/reviews.js';
 import { type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
@@ -99,6 +101,7 @@ export class ApiServer {
   private compactor!: Compactor;
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
+  private authorizer: Authorizer | undefined;
   tls!: TlsMaterial;
   /** The served resource types (custom resource definitions put and remove theirs here). */
   types!: TypeRegistry;
@@ -126,6 +129,8 @@ export class ApiServer {
 
   async start(makeExecutor: ExecutorFactory): Promise<void> {
     const o = this.opts;
+    // bad policy / webhook / authorization-config files stop the start before anything is opened
+    checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
@@ -232,7 +237,7 @@ export class ApiServer {
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
     listersRef = listers;
-    const authorizer = buildAuthorizer(o, {});
+    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates }));
     const saType = servedCore('serviceaccounts');
     const secretType = servedCore('secrets');
     const saLister = saType && listers.for(saType);
@@ -240,6 +245,7 @@ export class ApiServer {
     const virtualHandlers = new Map<string, VirtualHandler>([
       [virtualId(selfSubjectReviews), selfSubjectReview],
       [virtualId(tokenReviews), tokenReview(authenticator, saKeys.apiAudiences)],
+      ...accessReviewHandlers({ authorizer, withSelectors: featureGates.AuthorizeWithSelectors === true }),
     ]);
     if (saType && saLister && saKeys.signer && o.serviceAccountIssuers.length) {
       const handler = tokenRequestHandler({
@@ -318,6 +324,7 @@ export class ApiServer {
     for (const sock of this.listener.sockets) sock.destroy();
     this.deadlines.stop();
     this.runStopHooks();
+    this.authorizer?.close?.();
     this.controllers?.stop();
     this.compactor?.stop();
     this.eventTTL?.stop();
