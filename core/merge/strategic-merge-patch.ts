@@ -179,33 +179,51 @@ function sameKey(a: JsonValue, b: JsonValue, mergeKey: string): boolean {
 /** Marker for a value that is itself a directive and must not be kept. */
 const DROP = Symbol('drop');
 
-/** Removes directive maps (`{$patch: ...}`) from a value taken over from the patch. */
+/** Whether a value is a directive map (`{$patch: ...}`), which is never kept. */
+const isDirectiveMap = (v: JsonValue | undefined): boolean => isObject(v) && Object.hasOwn(v, DIRECTIVE);
+
+/**
+ * Removes directive maps (`{$patch: ...}`) from a value taken over from the patch (this module's own
+ * copy, edited in place). Whether a value is dropped depends on it alone, so the walk drops children
+ * as it meets them, with an explicit stack: patches may nest deep.
+ */
 function removeDirectives(v: JsonValue): JsonValue | typeof DROP {
-  if (Array.isArray(v)) {
-    const out: JsonValue[] = [];
-    for (const item of v) {
-      const kept = removeDirectives(item);
-      if (kept !== DROP) out.push(kept);
+  if (isDirectiveMap(v)) return DROP;
+  const stack: JsonValue[] = [v];
+  while (stack.length) {
+    const x = stack.pop()!;
+    if (Array.isArray(x)) {
+      let kept = 0;
+      for (const item of x) {
+        if (isDirectiveMap(item)) continue;
+        x[kept++] = item;
+        if (item !== null && typeof item === 'object') stack.push(item);
+      }
+      x.length = kept;
+    } else if (isObject(x)) {
+      for (const k of Object.keys(x)) {
+        const y = x[k] as JsonValue;
+        if (isDirectiveMap(y)) delete x[k];
+        else if (y !== null && typeof y === 'object') stack.push(y);
+      }
     }
-    return out;
-  }
-  if (!isObject(v)) return v;
-  if (Object.hasOwn(v, DIRECTIVE)) return DROP;
-  for (const k of Object.keys(v)) {
-    const kept = removeDirectives(v[k] as JsonValue);
-    if (kept === DROP) delete v[k];
-    else putKey(v, k, kept);
   }
   return v;
 }
 
-/** Drops null members anywhere in a value taken over from the patch. */
+/** Drops null members anywhere in a value taken over from the patch (explicit stack, as above). */
 function discardNulls(v: JsonValue): void {
-  if (Array.isArray(v)) for (const item of v) discardNulls(item);
-  else if (isObject(v)) {
-    for (const k of Object.keys(v)) {
-      if (v[k] === null) delete v[k];
-      else discardNulls(v[k] as JsonValue);
+  const stack: JsonValue[] = [v];
+  while (stack.length) {
+    const x = stack.pop()!;
+    if (Array.isArray(x)) {
+      for (const item of x) if (item !== null && typeof item === 'object') stack.push(item);
+    } else if (isObject(x)) {
+      for (const k of Object.keys(x)) {
+        const y = x[k];
+        if (y === null) delete x[k];
+        else if (y !== undefined && typeof y === 'object') stack.push(y);
+      }
     }
   }
 }

@@ -4,11 +4,13 @@
  * errors 422; unknown and duplicate fields per fieldValidation: dropped, warned, or 400 Strict).
  */
 import { errors } from '../api/status.js';
+import { goQuote } from '../api/validation.js';
 import type { ApiObject } from '../api/types.js';
-import { decodeJson, JsonSyntaxError } from '../codec/json.js';
+import { decodeJson, JsonDepthError, JsonSyntaxError } from '../codec/json.js';
+import { MAX_JSON_DEPTH } from '../codec/limits.js';
 import { decodeProtobufObject, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError } from '../codec/protobuf.js';
 import { contentTypeOf, requestMediaTypes } from '../codec/media-types.js';
-import { decodeYaml } from '../codec/yaml.js';
+import { decodeYaml, yamlDepthError } from '../codec/yaml.js';
 import type { FieldValidation } from '../request/write-options.js';
 import { decodeStructural } from '../schema/structural.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
@@ -79,6 +81,13 @@ function parseBodyRaw(body: Uint8Array, contentTypeHeader: string, accepted: rea
   }
 }
 
+/** 1-based line of `offset` in `text`. */
+function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) line++;
+  return line;
+}
+
 /** Parses JSON or YAML text with duplicate keys reported; syntax errors are JsonSyntaxError (callers word them). */
 export function parseText(body: Uint8Array, yaml: boolean): RawBody {
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
@@ -91,6 +100,8 @@ export function parseText(body: Uint8Array, yaml: boolean): RawBody {
         const j = decodeJson(text);
         if (j.duplicates.length === 0) return { value: j.value, duplicates: [] };
       } catch (e) {
+        // JSON nested past the limit is past go-yaml's flow-level limit too (the same 10000)
+        if (e instanceof JsonDepthError) throw yamlDepthError(lineAt(text, e.offset), MAX_JSON_DEPTH);
         if (!(e instanceof JsonSyntaxError)) throw e;
       }
     }
@@ -99,7 +110,7 @@ export function parseText(body: Uint8Array, yaml: boolean): RawBody {
   }
   if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');
   const j = decodeJson(text);
-  return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`) };
+  return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${goQuote(d)}`) };
 }
 
 const goTypeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);
@@ -132,7 +143,8 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
 /** Applies fieldValidation to unknown and duplicate fields; returns the warnings to send. */
 export function applyFieldValidation(rt: ResourceType, unknown: readonly string[], duplicates: readonly string[], mode: FieldValidation): string[] {
   if (mode === 'Ignore' || (unknown.length === 0 && duplicates.length === 0)) return [];
-  const problems = [...unknown.map((u) => `unknown field ${JSON.stringify(u)}`), ...duplicates];
+  // Go's strconv.Quote: control characters escaped, printable Unicode kept
+  const problems = [...unknown.map((u) => `unknown field ${goQuote(u)}`), ...duplicates];
   if (mode === 'Strict') {
     throw errors.badRequest(`${rt.kind} in version ${JSON.stringify(rt.version)} cannot be handled as a ${rt.kind}: strict decoding error: ${problems.join(', ')}`);
   }

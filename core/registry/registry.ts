@@ -13,6 +13,9 @@ import { listOp } from './list.js';
 import { encodeError, encodeResult } from './respond.js';
 import type { ResourceType } from './resource-type.js';
 import { update } from './update.js';
+import { recordWarnings } from '../api/warnings.js';
+
+const EMPTY = new Uint8Array(0);
 import { patch } from './patch.js';
 
 export class Registry {
@@ -57,19 +60,33 @@ export class Registry {
     }
   }
 
-  /** Runs a task to completion: an encoded response, success or Status. */
+  /**
+   * Runs a task to completion: an encoded response, success or Status. Once the operation returned,
+   * its write may be committed, so nothing after it may turn the answer into a failure: warnings are
+   * recorded as upstream does (never an invalid header), and an object that cannot be encoded in the
+   * negotiated media type is answered in JSON, which stored bytes always are.
+   */
   async run(task: ApiTask): Promise<ApiTaskResult> {
     const enc = { mediaType: task.mediaType, pretty: task.pretty };
+    let r: OpResult;
     try {
-      const r = await this.op(task);
-      const out: ApiTaskResult = { code: r.code, contentType: task.mediaType, body: encodeResult(this.typeOf(task.resource), r, enc), warnings: r.warnings };
-      if (r.revision) out.revision = r.revision;
-      if (r.headers) out.headers = r.headers;
-      return out;
+      r = await this.op(task);
     } catch (err) {
       const e = encodeError(err, enc);
       if (e.code >= 500) console.error(`svc-apiserver: ${task.verb} ${task.resource} failed:`, err);
       return { code: e.code, contentType: task.mediaType, body: e.body, warnings: [], headers: e.headers };
     }
+    const out: ApiTaskResult = { code: r.code, contentType: task.mediaType, body: EMPTY, warnings: recordWarnings(r.warnings) };
+    if (r.revision) out.revision = r.revision;
+    if (r.headers) out.headers = r.headers;
+    const rt = this.typeOf(task.resource);
+    try {
+      out.body = encodeResult(rt, r, enc);
+    } catch (err) {
+      console.error(`svc-apiserver: ${task.verb} ${task.resource}: encoding the result as ${task.mediaType} failed, answering in JSON:`, err);
+      out.contentType = 'application/json';
+      out.body = encodeResult(rt, r, { mediaType: 'application/json', pretty: false });
+    }
+    return out;
   }
 }

@@ -8,6 +8,7 @@ import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { once } from 'node:events';
 import { errors, type StatusError, toStatusError } from '../api/status.js';
 import { encodeValue } from '../codec/encode.js';
+import { warningHeader } from '../api/warnings.js';
 import type { ResponseMediaType } from '../codec/media-types.js';
 
 export type Req = IncomingMessage | Http2ServerRequest;
@@ -16,8 +17,8 @@ export type Res = ServerResponse | Http2ServerResponse;
 const CACHE_CONTROL = 'no-cache, private';
 const BASE_HEADERS = { 'cache-control': CACHE_CONTROL } as const;
 
-/** A Warning header value: `299 - "text"` with the text quoted as an HTTP quoted-string. */
-export const warningHeader = (text: string): string => `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+/** A Warning header value: `299 - "text"`, valid for any text (core/api/warnings.ts). */
+export { warningHeader } from '../api/warnings.js';
 
 export function sendBytes(
   res: Res,
