@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import { once } from 'node:events';
+import type { Readable } from 'node:stream';
 import { errors, type StatusError, toStatusError } from '../api/status.js';
 import { encodeValue } from '../codec/encode.js';
 import { warningHeader } from '../api/warnings.js';
@@ -49,9 +50,14 @@ export async function readBody(req: Req, limit: number): Promise<Buffer> {
   if (declared > limit) throw errors.requestEntityTooLarge(limit);
   const chunks: Buffer[] = [];
   let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
+  // not destroyed on the early exit: the 413 must still be written on this connection
+  for await (const chunk of (req as Readable).iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limit) throw errors.requestEntityTooLarge(limit);
+    if (size > limit) {
+      // the rest is read and dropped: a client blocked sending it would never read the 413
+      req.resume();
+      throw errors.requestEntityTooLarge(limit);
+    }
     chunks.push(chunk);
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);

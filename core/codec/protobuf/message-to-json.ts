@@ -81,6 +81,18 @@ function valueToJson(field: protobuf.Field, v: unknown, ctx: ToJsonContext): Jso
   return scalarToJson(field.type, v);
 }
 
+/** Zero values of scalar protobuf types, as Go decodes a map entry that carries no value. */
+const scalarZero: Readonly<Record<string, unknown>> = { string: '', bool: false, bytes: new Uint8Array(0) };
+
+/** A map entry's value; an entry written without one is its type's zero value (empty bytes, "", 0, {}), as upstream decodes it. */
+function mapValueToJson(field: protobuf.Field, v: unknown, ctx: ToJsonContext): JsonValue {
+  if (v !== undefined && v !== null) return valueToJson(field, v, ctx);
+  const rt = field.resolvedType;
+  if (rt instanceof protobuf.Type) return messageToJson(rt, {}, ctx);
+  if (rt instanceof protobuf.Enum) return valueToJson(field, 0, ctx);
+  return scalarToJson(field.type, field.type in scalarZero ? scalarZero[field.type] : 0);
+}
+
 const byNumber = new WeakMap<protobuf.Type, protobuf.Field[]>();
 
 /** A type's fields in field-number order (the order Go writes them), sorted once per type. */
@@ -102,7 +114,7 @@ export function messageToJson(type: protobuf.Type, msg: WireMessage, ctx: ToJson
     if (field.map) {
       const keys = Object.keys(v as object);
       if (keys.length === 0) continue;
-      out[field.name] = Object.fromEntries(keys.map((k) => [k, valueToJson(field, (v as WireMessage)[k], ctx)]));
+      out[field.name] = Object.fromEntries(keys.map((k) => [k, mapValueToJson(field, (v as WireMessage)[k], ctx)]));
     } else if (field.repeated) {
       const items = v as unknown[];
       if (items.length === 0) continue;
