@@ -24,6 +24,8 @@ export interface DecodedJson {
   value: unknown;
   /** Paths of keys that occur more than once in their object, e.g. `spec.replicas`, `items[0].name`. */
   duplicates: string[];
+  /** The same duplicates as key and offset of the key in the text (for YAML's line-numbered wording). */
+  duplicateKeys: { key: string; offset: number }[];
 }
 
 export function decodeJson(text: string): DecodedJson {
@@ -33,9 +35,9 @@ export function decodeJson(text: string): DecodedJson {
   } catch (e) {
     throw new JsonSyntaxError(goJsonSyntaxError(Buffer.from(text)) ?? (e as Error).message);
   }
-  const duplicates: string[] = [];
-  if (typeof value === 'object' && value !== null) new DuplicateScanner(text, duplicates).scan();
-  return { value, duplicates };
+  const out: DecodedJson = { value, duplicates: [], duplicateKeys: [] };
+  if (typeof value === 'object' && value !== null) new DuplicateScanner(text, out).scan();
+  return out;
 }
 
 const joinKey = (path: string, key: string): string => (path ? `${path}.${key}` : key);
@@ -60,7 +62,7 @@ class DuplicateScanner {
   private i = 0;
   constructor(
     private readonly s: string,
-    private readonly out: string[],
+    private readonly out: DecodedJson,
   ) {}
 
   private ws(): void {
@@ -100,12 +102,15 @@ class DuplicateScanner {
   /** The key of the next member of `o` (at its opening quote), recorded; returns the member's path. */
   private key(o: Open): string {
     this.ws();
+    const at = this.i;
     const key = this.string(true);
     if (o.first === undefined) o.first = key;
     else {
       if (!o.seen) o.seen = new Set([o.first]);
-      if (o.seen.has(key)) this.out.push(joinKey(o.path, key));
-      else o.seen.add(key);
+      if (o.seen.has(key)) {
+        this.out.duplicates.push(joinKey(o.path, key));
+        this.out.duplicateKeys.push({ key, offset: at });
+      } else o.seen.add(key);
     }
     this.ws();
     this.i++; // :

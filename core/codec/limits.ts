@@ -19,3 +19,13 @@ export const MAX_JSON_DEPTH = 10000;
 
 /** Nested collections a YAML body may hold before the yaml package composes it. */
 export const MAX_YAML_DEPTH = 500;
+
+/**
+ * Tokens a YAML body (one that is not JSON) may hold. The yaml package spends microseconds per token
+ * (a 3 MiB body of short tokens takes tens of seconds of a worker), so YAML is bounded by what it
+ * costs rather than by its bytes alone: 100,000 tokens is a YAML document of several hundred KB
+ * (a ConfigMap with some 15,000 entries) and a few hundred milliseconds. Larger objects go as JSON,
+ * which parses natively at any size up to the body limit. Upstream has no such limit (go-yaml is
+ * faster); this one keeps a hostile YAML body from holding a worker for seconds.
+ */
+export const MAX_YAML_TOKENS = 100_000;

@@ -69,6 +69,9 @@ export function resolveAliases(root: Item): Map<Alias, Node> {
   return targets;
 }
 
+/** upstream's strict YAML decoder's words for a key met twice in one map. */
+export const yamlDuplicateKey = (key: string, line: number): string => `line ${line}: key ${goQuote(key)} already set in map`;
+
 /** Duplicate keys per map, worded as upstream's strict YAML decoder: `line 5: key "x" already set in map`. */
 export function duplicateKeys(root: Item, lc: LineCounter): string[] {
   const out: string[] = [];
@@ -80,7 +83,7 @@ export function duplicateKeys(root: Item, lc: LineCounter): string[] {
     if (isPair(n) && seen) {
       const k = n.key as Node | null;
       const key = isScalar(k) ? String(k.value) : '';
-      if (seen.has(key)) out.push(`line ${k?.range ? lc.linePos(k.range[0]).line : 0}: key ${goQuote(key)} already set in map`);
+      if (seen.has(key)) out.push(yamlDuplicateKey(key, k?.range ? lc.linePos(k.range[0]).line : 0));
       else seen.add(key);
       stack.push({ n: n.value as Item });
     } else if (isMap(n)) {

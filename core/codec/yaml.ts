@@ -6,8 +6,11 @@
  */
 import { Composer, Lexer, LineCounter, Parser, stringify, type Document, type YAMLError } from 'yaml';
 import { JsonSyntaxError } from './json.js';
-import { MAX_YAML_DEPTH } from './limits.js';
+import { StatusError } from '../api/status.js';
+import { MAX_YAML_DEPTH, MAX_YAML_TOKENS } from './limits.js';
 import { documentValue, duplicateKeys, resolveAliases, yamlError } from './yaml-values.js';
+
+export { yamlDuplicateKey } from './yaml-values.js';
 
 export interface DecodedYaml {
   value: unknown;
@@ -24,15 +27,25 @@ const composeOptions = { version: '1.1', uniqueKeys: false, customTags: withoutT
 export const yamlDepthError = (line: number, limit = MAX_YAML_DEPTH): JsonSyntaxError =>
   yamlError(`${line > 1 ? `line ${line}: ` : ''}exceeded max depth of ${limit}`);
 
+/** What the lexer saw while the document was parsed. */
+interface LexStats {
+  lexemes: number;
+  aliases: number;
+}
+
 /**
- * The CST tokens of `text`, refused as soon as collections nest past MAX_YAML_DEPTH: the parser's
- * stack holds the document and one entry per open collection, so a hostile body stops after a few
- * thousand tokens, before the (recursive) composer sees it.
+ * The CST tokens of `text`, refused as soon as collections nest past MAX_YAML_DEPTH (the parser's
+ * stack holds the document and one entry per open collection) or the lexemes pass MAX_YAML_TOKENS,
+ * so a hostile body stops early, before the (recursive, and slow per token) composer sees it.
  */
-function* depthCheckedTokens(text: string, lc: LineCounter): Generator<ReturnType<Parser['next']> extends Generator<infer T> ? T : never> {
+function* checkedTokens(text: string, lc: LineCounter, stats: LexStats): Generator<ReturnType<Parser['next']> extends Generator<infer T> ? T : never> {
   const parser = new Parser(lc.addNewLine);
   lc.addNewLine(0);
   for (const lexeme of new Lexer().lex(text)) {
+    if (++stats.lexemes > MAX_YAML_TOKENS) {
+      throw new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: a YAML body may hold at most ${MAX_YAML_TOKENS} tokens; send larger objects as JSON`);
+    }
+    if (lexeme.charCodeAt(0) === 0x2a /* * */) stats.aliases++;
     yield* parser.next(lexeme);
     if (parser.stack.length - 1 > MAX_YAML_DEPTH) throw yamlDepthError(lc.linePos(parser.offset).line);
   }
@@ -53,7 +66,8 @@ function positioned(e: YAMLError, text: string, lc: LineCounter): { line: number
 
 export function decodeYaml(text: string): DecodedYaml {
   const lineCounter = new LineCounter();
-  const docs: Document.Parsed[] = Array.from(new Composer(composeOptions).compose(depthCheckedTokens(text, lineCounter)));
+  const stats: LexStats = { lexemes: 0, aliases: 0 };
+  const docs: Document.Parsed[] = Array.from(new Composer(composeOptions).compose(checkedTokens(text, lineCounter, stats)));
   for (const d of docs) {
     if (d.errors.length) {
       const { line, message } = positioned(d.errors[0]!, text, lineCounter);
@@ -65,7 +79,7 @@ export function decodeYaml(text: string): DecodedYaml {
   const doc = nonEmpty[0];
   if (!doc) return { value: null, duplicates: [] };
   const root = doc.contents;
-  const targets = resolveAliases(root);
+  const targets = stats.aliases ? resolveAliases(root) : new Map<never, never>();
   return { value: documentValue(root, targets), duplicates: duplicateKeys(root, lineCounter) };
 }
 

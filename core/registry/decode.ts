@@ -10,7 +10,7 @@ import { decodeJson, JsonDepthError, JsonSyntaxError } from '../codec/json.js';
 import { MAX_JSON_DEPTH } from '../codec/limits.js';
 import { decodeProtobufObject, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError } from '../codec/protobuf.js';
 import { contentTypeOf, requestMediaTypes } from '../codec/media-types.js';
-import { decodeYaml, yamlDepthError } from '../codec/yaml.js';
+import { decodeYaml, yamlDepthError, yamlDuplicateKey } from '../codec/yaml.js';
 import type { FieldValidation } from '../request/write-options.js';
 import { decodeStructural } from '../schema/structural.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
@@ -92,13 +92,13 @@ function lineAt(text: string, offset: number): number {
 export function parseText(body: Uint8Array, yaml: boolean): RawBody {
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   if (yaml) {
-    // JSON is YAML: a body that parses as JSON has the same value either way, and JSON parses ~20x
-    // faster (kubectl sends apply bodies as JSON). Anything else, or duplicate keys (whose message is
-    // worded by the YAML decoder), goes through YAML.
+    // JSON is YAML: a body that parses as JSON has the same value either way, and JSON parses far
+    // faster (kubectl sends apply bodies as JSON), at any size. Anything else goes through YAML.
     if (/^\s*\{/.test(text)) {
       try {
         const j = decodeJson(text);
-        if (j.duplicates.length === 0) return { value: j.value, duplicates: [] };
+        // duplicates worded as the YAML decoder words them, with their lines
+        return { value: j.value, duplicates: j.duplicateKeys.map((d) => yamlDuplicateKey(d.key, lineAt(text, d.offset))) };
       } catch (e) {
         // JSON nested past the limit is past go-yaml's flow-level limit too (the same 10000)
         if (e instanceof JsonDepthError) throw yamlDepthError(lineAt(text, e.offset), MAX_JSON_DEPTH);
