@@ -62,7 +62,8 @@ function scalarToJson(type: string, v: unknown): JsonValue {
     case 'bool':
       return v as string | boolean;
     case 'bytes':
-      return base64(v as Uint8Array);
+      // protobufjs fills a map entry's missing bytes value with a plain empty array
+      return base64(v instanceof Uint8Array ? v : Uint8Array.from((v as ArrayLike<number> | undefined) ?? []));
     case 'int64':
     case 'uint64':
     case 'sint64':
