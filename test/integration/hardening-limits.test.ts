@@ -50,7 +50,7 @@ for (const k of targets) {
       const r = await rawRequest(s, method, p, body === undefined ? {} : { body, headers: { 'content-type': ct! } });
       t.equal(r.status, code, `${method} ${ct ?? ''}: ${r.text.slice(0, 160)}`);
       if (code === 404) t.equal(r.json?.message, `${k.plural} "${LONG}" not found`);
-      else t.match(r.json?.message, /is invalid: metadata\.name: (Invalid value: .*must be no more than \d+ characters|Too long: may not be more than \d+ bytes)/);
+      else t.match(r.json?.message, /is invalid: \[?metadata\.name: (Invalid value: .*must be no more than \d+ characters|Too long: may not be more than \d+ bytes)/);
     }
   });
 }
