@@ -44,20 +44,50 @@ export function sendError(res: Res, err: unknown, mediaType: ResponseMediaType =
   return e;
 }
 
+/** What of an over-limit body is still read (and dropped), at most: enough for any client that stops on its own. */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+const DRAIN_MS = 5000;
+
+/**
+ * Refuses a body over the limit (413), after reading on and dropping what the client still sends,
+ * for a while: a client still writing when the connection closes gets a reset instead of the 413
+ * (upstream's Go server lingers on such connections for the same reason).
+ */
+async function tooLarge(req: Req, limit: number): Promise<never> {
+  await new Promise<void>((resolve) => {
+    let left = DRAIN_BYTES;
+    const done = (): void => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', done);
+      req.off('close', done);
+      req.off('error', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      left -= chunk.length;
+      if (left <= 0) done();
+    };
+    const timer = setTimeout(done, DRAIN_MS);
+    req.on('data', onData);
+    req.once('end', done);
+    req.once('close', done);
+    req.once('error', done);
+    req.resume();
+  });
+  throw errors.requestEntityTooLarge(limit);
+}
+
 /** Reads the whole body, refusing more than `limit` bytes (413; the connection is then closed). */
 export async function readBody(req: Req, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  if (declared > limit) throw errors.requestEntityTooLarge(limit);
+  if (declared > limit) return tooLarge(req, limit);
   const chunks: Buffer[] = [];
   let size = 0;
   // not destroyed on the early exit: the 413 must still be written on this connection
   for await (const chunk of (req as Readable).iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
     size += chunk.length;
-    if (size > limit) {
-      // the rest is read and dropped: a client blocked sending it would never read the 413
-      req.resume();
-      throw errors.requestEntityTooLarge(limit);
-    }
+    if (size > limit) return tooLarge(req, limit);
     chunks.push(chunk);
   }
   return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);

@@ -5,8 +5,9 @@
  * the 3 MiB limit is a 413 Status like a declared one, and the server goes on serving.
  */
 import t from 'tap';
+import { connect as tlsConnect } from 'node:tls';
 import protobuf from 'protobufjs';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 import { rawRequest } from '../helpers/raw-http.js';
 import { messageType, PROTOBUF_MAGIC, RUNTIME } from '../../core/codec/protobuf/proto-root.js';
 
@@ -86,13 +87,56 @@ t.test('protobuf: a binaryData map entry without a value is empty bytes, as upst
   t.same(r.json?.binaryData, { k: '' });
 });
 
-t.test('a chunked body past the 3 MiB limit is a 413 Status like a declared one, and the server keeps serving', async (t) => {
-  const big = Buffer.alloc(3 * 1024 * 1024 + 1, 0x20);
+t.test('a body past the 3 MiB limit, chunked or declared, is a 413 Status the client reads before the connection closes', async (t) => {
+  // 8 MiB, four at a time: the client is still sending when the server has its answer
+  const big = Buffer.alloc(8 * 1024 * 1024, 0x20);
   for (const chunked of [true, false]) {
-    const r = await rawRequest(s, 'POST', '/api/v1/namespaces/default/configmaps', { body: big, chunked, headers: { 'content-type': 'application/json' } });
-    t.equal(r.status, 413, `${chunked ? 'chunked' : 'declared'}: ${r.text.slice(0, 160)}`);
-    t.equal(r.json?.reason, 'RequestEntityTooLarge');
-    t.equal(r.json?.message, 'Request entity too large: limit is 3145728');
+    const rs = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        rawRequest(s, 'POST', '/api/v1/namespaces/default/configmaps', { body: big, chunked, headers: { 'content-type': 'application/json' } }).catch((e: Error) => ({ status: 0, json: undefined, text: e.message })),
+      ),
+    );
+    for (const r of rs) {
+      t.equal(r.status, 413, `${chunked ? 'chunked' : 'declared'}: ${r.text.slice(0, 160)}`);
+      t.equal(r.json?.reason, 'RequestEntityTooLarge');
+      t.equal(r.json?.message, 'Request entity too large: limit is 3145728');
+    }
   }
-  t.equal((await s.admin.get('/api/v1/namespaces/default/configmaps')).status, 200);
+  t.equal((await s.admin.get('/api/v1/namespaces/default/configmaps')).status, 200, 'the server goes on serving');
+});
+
+/**
+ * A client that writes its whole body before it reads: the server must read on (and drop) the rest
+ * after deciding on the 413, or the client's writes hit a closed connection and it never sees the
+ * answer (EPIPE / reset).
+ */
+function uploadThenRead(chunked: boolean, size: number, piece: number): Promise<{ statusLine: string; writeError?: string }> {
+  const u = new URL(s.url);
+  return new Promise((resolve) => {
+    let out = '';
+    let writeError: string | undefined;
+    const sock = tlsConnect({ host: u.hostname, port: Number(u.port), ca: s.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, async () => {
+      const framing = chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${size}`;
+      sock.write(`POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\nContent-Type: application/json\r\n${framing}\r\n\r\n`);
+      const data = Buffer.alloc(piece, 0x20);
+      const frame = chunked ? Buffer.concat([Buffer.from(`${piece.toString(16)}\r\n`), data, Buffer.from('\r\n')]) : data;
+      for (let sent = 0; sent < size && !sock.destroyed; sent += piece) if (!sock.write(frame)) await new Promise((r) => (sock.once('drain', r), sock.once('close', r)));
+      if (chunked && !sock.destroyed) sock.write('0\r\n\r\n');
+    });
+    sock.setMaxListeners(0);
+    sock.on('data', (d: Buffer) => (out += d.toString('latin1')));
+    sock.on('error', (e: NodeJS.ErrnoException) => (writeError = e.code ?? e.message));
+    sock.on('close', () => resolve({ statusLine: out.split('\r\n')[0] ?? '', writeError }));
+  });
+}
+
+t.test('a client that sends all of an over-limit body before reading still gets the 413', async (t) => {
+  for (const chunked of [true, false]) {
+    const rs = await Promise.all(Array.from({ length: 16 }, (_, i) => uploadThenRead(chunked, 8 * 1024 * 1024, [64 * 1024, 1024 * 1024, 4096][i % 3]!)));
+    t.same(
+      rs.map((r) => `${r.statusLine}${r.writeError ? ` (${r.writeError})` : ''}`),
+      Array(16).fill('HTTP/1.1 413 Payload Too Large'),
+      chunked ? 'chunked' : 'declared',
+    );
+  }
 });
