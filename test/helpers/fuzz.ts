@@ -3,16 +3,13 @@
  * test suite: a seeded generator of mutated requests (bodies of every content type for POST, PUT and
  * PATCH of namespaces, ConfigMaps and CSIDrivers; mutated queries, paths and headers on reads and
  * writes) sent to a real server process, and after every case the checks issue 7 asks for: no 5xx
- * (every input is the client's), a rejected write (or a dry run) changed nothing (the store's
- * revision, read back through a list, is the same), every error is a Status, the process is alive
+ * (every input is the client's), a rejected write (or a dry run) changed nothing (a write of the
+ * fuzzer's own right after it gets the very next revision), every error is a Status, the process is alive
  * and its RSS under a bound. Case generation depends on the seed only, never on answers, so a seed
  * replays the same cases.
  */
 import { Agent, request as httpsRequest } from 'node:https';
 import { encodeProtobufObject } from '../../core/codec/protobuf.js';
-import { goJson } from '../../core/merge/go-format.js';
-import { cloneJson } from '../../core/merge/json-values.js';
-import type { JsonValue } from '../../core/api/types.js';
 import { peakRssMiB, rssMiB } from '../../bench/lib.js';
 import { ADMIN_TOKEN, type SpawnedServer } from './server.js';
 
@@ -231,7 +228,7 @@ function parentOf(root: unknown, path: (string | number)[]): { parent: Record<st
 }
 
 /** One structural mutation of a JSON-like document (in place; the root may be replaced). */
-function mutateValue(rng: Rng, doc: unknown): unknown {
+function mutateValue(rng: Rng, doc: unknown, light: boolean): unknown {
   const all = paths(doc);
   const at = rng.pick(all);
   const { parent, key } = parentOf(doc, at);
@@ -258,7 +255,7 @@ function mutateValue(rng: Rng, doc: unknown): unknown {
       parent[key] = nested(rng, rng.pick([100, 600, 2000, 9990, 10001, 50000]));
       break;
     case 5: // a big value (now and then: they cost the most to send)
-      if (rng.chance(0.25)) parent[key] = rng.chance(0.7) ? 'x'.repeat(rng.pick([100_000, 1_100_000, 3_200_000])) : Array.from({ length: rng.pick([10_000, 200_000]) }, (_, i) => i);
+      if (rng.chance(0.25)) parent[key] = rng.chance(0.7) ? 'x'.repeat(rng.pick(light ? [10_000, 100_000] : [100_000, 1_100_000, 3_200_000])) : Array.from({ length: rng.pick(light ? [1_000, 10_000] : [10_000, 200_000]) }, (_, i) => i);
       else parent[key] = randomValue(rng);
       break;
     case 6: // metadata that matters to the registry
@@ -271,16 +268,55 @@ function mutateValue(rng: Rng, doc: unknown): unknown {
       // a copy of another subtree (a copy: an ancestor put below itself would make a cycle)
       let src: unknown = doc;
       for (const step of rng.pick(all)) src = (src as Record<string | number, unknown>)[step];
-      parent[key] = cloneJson(src as JsonValue);
+      parent[key] = JSON.parse(jsonText(src));
     }
   }
   return doc;
 }
 
+/**
+ * JSON text of any value at any depth (JSON.stringify stops at a few thousand levels): containers
+ * are opened and closed from an explicit stack. The fuzzer writes its own, so it does not lean on
+ * the code it tests.
+ */
+export function jsonText(v: unknown): string {
+  const out: string[] = [];
+  const stack: { items: [string, unknown][]; i: number; close: string }[] = [];
+  let next: unknown = v;
+  let pending = true;
+  for (;;) {
+    if (pending) {
+      pending = false;
+      const x = next;
+      if (Array.isArray(x)) {
+        out.push('[');
+        stack.push({ items: x.map((y) => ['', y === undefined ? null : y]), i: 0, close: ']' });
+      } else if (x !== null && typeof x === 'object') {
+        out.push('{');
+        const o = x as Record<string, unknown>;
+        stack.push({ items: Object.keys(o).filter((k) => o[k] !== undefined).map((k) => [`${JSON.stringify(k)}:`, o[k]]), i: 0, close: '}' });
+      } else out.push(JSON.stringify(x) ?? 'null');
+      continue;
+    }
+    const top = stack[stack.length - 1];
+    if (!top) return out.join('');
+    if (top.i < top.items.length) {
+      if (top.i > 0) out.push(',');
+      const [prefix, value] = top.items[top.i++]!;
+      out.push(prefix);
+      next = value;
+      pending = true;
+    } else {
+      stack.pop();
+      out.push(top.close);
+    }
+  }
+}
+
 /** JSON text, sometimes with a duplicated member or a number Go and JS read differently. */
 function toJsonText(rng: Rng, v: unknown): string {
   // the project's own Go-style encoder: it walks any depth (JSON.stringify stops at a few thousand)
-  let text = goJson(v as JsonValue);
+  let text = jsonText(v);
   if (rng.chance(0.1)) {
     const m = /"([^"\\]{1,40})":("[^"\\]*"|[0-9.e+-]+|true|false|null)/.exec(text);
     if (m) text = text.replace(m[0], `${m[0]},${m[0]}`);
@@ -290,7 +326,7 @@ function toJsonText(rng: Rng, v: unknown): string {
 }
 
 /** YAML text for a value (flow style via JSON, or block style), with YAML's own hazards mixed in. */
-function toYamlText(rng: Rng, v: unknown): string {
+function toYamlText(rng: Rng, v: unknown, light: boolean): string {
   let text = rng.chance(0.4) ? toJsonText(rng, v) : blockYaml(v, '', 0);
   if (rng.chance(0.3)) {
     const hazards = [
@@ -306,7 +342,7 @@ function toYamlText(rng: Rng, v: unknown): string {
       'x:\n\t- tab\n',
       `x: ${'['.repeat(rng.pick([100, 499, 501, 5000]))}\n`,
       `x:\n${'- '.repeat(rng.pick([100, 499, 501, 5000]))}1\n`,
-      `x: [${'1,'.repeat(rng.pick([1000, 60000]))}]\n`,
+      `x: [${'1,'.repeat(rng.pick(light ? [1000, 2000] : [1000, 60000]))}]\n`,
       '? [a, b]\n: c\n',
       'x: "\\x01\\u00e9"\n',
       '%YAML 1.1\n---\n',
@@ -319,7 +355,7 @@ function toYamlText(rng: Rng, v: unknown): string {
 }
 
 function blockYaml(v: unknown, indent: string, depth: number): string {
-  if (depth > 30 || v === null || typeof v !== 'object') return `${goJson(v as JsonValue)}\n`;
+  if (depth > 30 || v === null || typeof v !== 'object') return `${jsonText(v)}\n`;
   if (Array.isArray(v)) return v.length ? '\n' + v.map((x) => `${indent}- ${blockYaml(x, `${indent}  `, depth + 1).trimStart()}`).join('') : '[]\n';
   const keys = Object.keys(v);
   if (!keys.length) return '{}\n';
@@ -418,11 +454,11 @@ function headers(rng: Rng, contentType: string | undefined): Record<string, stri
   return h;
 }
 
-function encodeBody(rng: Rng, t: BodyType, k: Kind, doc: unknown): Buffer {
+function encodeBody(rng: Rng, t: BodyType, k: Kind, doc: unknown, light: boolean): Buffer {
   switch (t) {
     case 'yaml':
     case 'apply-yaml':
-      return Buffer.from(toYamlText(rng, doc));
+      return Buffer.from(toYamlText(rng, doc, light));
     case 'protobuf':
       try {
         return Buffer.from(encodeProtobufObject(k.apiVersion, k.kind, doc as Record<string, unknown>));
@@ -468,6 +504,8 @@ function patchDocument(rng: Rng, t: BodyType, k: Kind, name: string): unknown {
 export interface Generation {
   /** Target generation (a new one after `regenerateEvery` cases). */
   g: number;
+  /** Leave out the costliest bodies (megabytes, YAML of many tokens): for the slice in the test suite. */
+  light: boolean;
 }
 
 /** The `n`th case of a seed: depends on the seed stream only. */
@@ -484,8 +522,8 @@ export function nextCase(rng: Rng, gen: Generation): FuzzCase {
   const method = isPatch ? 'PATCH' : rng.chance(0.5) ? 'POST' : 'PUT';
   const name = method === 'POST' ? `fz-${rng.u32().toString(36)}` : target;
   let doc = isPatch ? patchDocument(rng, bodyType, k, name) : k.object(rng, name);
-  for (let i = rng.int(4); i > 0; i--) doc = mutateValue(rng, doc);
-  let body = encodeBody(rng, bodyType, k, doc);
+  for (let i = rng.int(4); i > 0; i--) doc = mutateValue(rng, doc, gen.light);
+  let body = encodeBody(rng, bodyType, k, doc, gen.light);
   if (rng.chance(bodyType === 'protobuf' ? 0.6 : 0.3)) for (let i = 1 + rng.int(3); i > 0; i--) body = mutateBytes(rng, body);
   let path = method === 'POST' ? k.collection : `${k.collection}/${name}`;
   if (rng.chance(0.08)) path = mutatePath(rng, path);
@@ -519,20 +557,34 @@ export class FuzzClient {
 
   send(method: string, path: string, headers: Record<string, string> = {}, body?: Buffer): Promise<Answer> {
     return new Promise((resolve) => {
+      let settled = false;
+      const settle = (a: Answer): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        if (a.error) {
+          // a connection the server closed under us: the next request gets a fresh one
+          this.agent.destroy();
+          this.agent = new Agent({ keepAlive: true, ca: this.srv.ca, maxSockets: 1 });
+        }
+        resolve(a);
+      };
       const h: Record<string, string> = { authorization: `Bearer ${ADMIN_TOKEN}`, ...headers };
       if (body) h['content-length'] = String(body.length);
       const req = httpsRequest(new URL(path, this.srv.url), { method, headers: h, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', (e) => resolve({ status: 0, text: '', error: e.message }));
+        res.on('end', () => settle({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', (e) => settle({ status: 0, text: '', error: e.message }));
+        res.on('close', () => settle({ status: 0, text: '', error: 'response closed before its end' }));
       });
-      req.on('error', (e) => {
-        // a connection the server closed under us: the next request gets a fresh one
-        this.agent.destroy();
-        this.agent = new Agent({ keepAlive: true, ca: this.srv.ca, maxSockets: 1 });
-        resolve({ status: 0, text: '', error: `${(e as NodeJS.ErrnoException).code ?? ''} ${e.message}` });
-      });
+      // longer than any request may take (--request-timeout is 1m), so a hang is reported, not waited on for ever
+      const timer = setTimeout(() => {
+        settle({ status: 0, text: '', error: 'no answer within 120 s' });
+        req.destroy();
+      }, 120_000);
+      req.on('error', (e) => settle({ status: 0, text: '', error: `${(e as NodeJS.ErrnoException).code ?? ''} ${e.message}` }));
+      req.on('close', () => settle({ status: 0, text: '', error: 'connection closed without an answer' }));
       req.end(body);
     });
   }
@@ -541,13 +593,23 @@ export class FuzzClient {
     this.agent.destroy();
   }
 
-  /** The store's revision, as any list reports it (every watch cache follows the one feed). */
-  async revision(): Promise<string> {
-    const r = await this.send('GET', '/api/v1/namespaces?limit=1');
-    if (r.status !== 200) throw new Error(`revision probe failed: ${r.status} ${r.text.slice(0, 200)}`);
-    return JSON.parse(r.text).metadata.resourceVersion as string;
+  /**
+   * The store's revision right after one write of its own: a merge patch to the sentinel object, whose
+   * answer carries the revision the store gave it. Reads cannot serve here: a write that was
+   * committed but answered as failed is not acknowledged, so a consistent read need not see it yet.
+   */
+  async sentinelWrite(n: number): Promise<number> {
+    const path = `/api/v1/namespaces/${FUZZ_NAMESPACE}/configmaps/${SENTINEL}`;
+    const body = Buffer.from(`{"data":{"n":"${n}"}}`);
+    let r = await this.send('PATCH', path, { 'content-type': 'application/merge-patch+json' }, body);
+    // a connection the previous case left broken: one more try on a fresh one
+    for (let i = 0; i < 3 && r.error; i++) r = await this.send('PATCH', path, { 'content-type': 'application/merge-patch+json' }, body);
+    if (r.status !== 200) throw new Error(`sentinel write failed: ${r.status} ${r.error ?? r.text.slice(0, 200)}`);
+    return Number(JSON.parse(r.text).metadata.resourceVersion);
   }
 }
+
+const SENTINEL = 'fuzz-sentinel';
 
 export interface Failure {
   seed: number;
@@ -589,6 +651,8 @@ export interface FuzzOptions {
   regenerateEvery?: number;
   /** Called every 500 cases. */
   progress?(r: FuzzReport): void;
+  /** See Generation.light. */
+  light?: boolean;
 }
 
 async function makeTargets(c: FuzzClient, g: number, rng: Rng): Promise<void> {
@@ -609,6 +673,16 @@ const isStatus = (text: string): boolean => {
   }
 };
 
+/** The resourceVersion of an object in a JSON answer, if it is one. */
+function resourceVersionOf(text: string): number | undefined {
+  try {
+    const rv = Number((JSON.parse(text) as { metadata?: { resourceVersion?: string } }).metadata?.resourceVersion);
+    return Number.isInteger(rv) && rv > 0 ? rv : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** Runs cases against a spawned server and checks each; the server is the caller's to stop. */
 export async function runFuzz(srv: SpawnedServer, o: FuzzOptions): Promise<FuzzReport> {
   const pid = srv.proc.pid!;
@@ -623,9 +697,12 @@ export async function runFuzz(srv: SpawnedServer, o: FuzzOptions): Promise<FuzzR
   };
   const ns = await c.send('POST', '/api/v1/namespaces', { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'Namespace', metadata: { name: FUZZ_NAMESPACE } })));
   if (ns.status !== 201 && ns.status !== 409) throw new Error(`creating the fuzz namespace failed: ${ns.status} ${ns.text}`);
-  const gen: Generation = { g: 0 };
+  const gen: Generation = { g: 0, light: o.light === true };
   await makeTargets(c, gen.g, setup);
-  let revision = await c.revision();
+  const sentinel = await c.send('POST', `/api/v1/namespaces/${FUZZ_NAMESPACE}/configmaps`, { 'content-type': 'application/json' }, Buffer.from(JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: SENTINEL } })));
+  if (sentinel.status !== 201 && sentinel.status !== 409) throw new Error(`creating the sentinel failed: ${sentinel.status} ${sentinel.text}`);
+  let writes = 0;
+  let revision = await c.sentinelWrite(++writes);
   const started = Date.now();
   const regen = o.regenerateEvery ?? 1000;
   try {
@@ -633,7 +710,7 @@ export async function runFuzz(srv: SpawnedServer, o: FuzzOptions): Promise<FuzzR
       if (i > 0 && i % regen === 0) {
         gen.g++;
         await makeTargets(c, gen.g, setup);
-        revision = await c.revision();
+        revision = await c.sentinelWrite(++writes);
       }
       const fc = nextCase(rng, gen);
       const a = await c.send(fc.method, fc.path, fc.headers, fc.body);
@@ -644,7 +721,7 @@ export async function runFuzz(srv: SpawnedServer, o: FuzzOptions): Promise<FuzzR
       if (a.error) {
         report.noAnswer++;
         fail(i, 'no HTTP answer', fc, a);
-      } else if (a.status === 504 && /Too large resource version/.test(a.text) && !fc.write) {
+      } else if (a.status === 504 && !fc.write && /resourceVersion=999999999/.test(fc.path)) {
         // upstream's answer to a read ahead of the store (a Timeout Status with retryAfterSeconds)
         report.futureReads++;
       } else if (a.status >= 500) {
@@ -654,19 +731,33 @@ export async function runFuzz(srv: SpawnedServer, o: FuzzOptions): Promise<FuzzR
         report.notStatus++;
         fail(i, 'an error without a Status body', fc, a);
       }
-      if (srv.proc.exitCode !== null) {
-        report.alive = false;
-        fail(i, `server exited (${srv.proc.exitCode})`, fc, a);
-        break;
-      }
-      if (fc.write) {
-        const after = await c.revision();
-        const accepted = !a.error && a.status >= 200 && a.status < 300;
-        if (after !== revision && (!accepted || fc.dryRun)) {
+      const accepted = !a.error && a.status >= 200 && a.status < 300;
+      const committedAt = accepted && !fc.dryRun ? resourceVersionOf(a.text) : undefined;
+      if (fc.write && committedAt !== undefined) {
+        // an accepted write names the revision it committed (or an older one, when it changed nothing)
+        revision = Math.max(revision, committedAt);
+      } else if (fc.write) {
+        let after: number;
+        try {
+          after = await c.sentinelWrite(++writes);
+        } catch (e) {
+          // a server that cannot take a small write any more has died (or is dying)
+          await new Promise((r) => setTimeout(r, 500));
+          report.alive = false;
+          fail(i, `server stopped answering after this case (${(e as Error).message}; exit ${srv.proc.exitCode ?? srv.proc.signalCode ?? 'pending'})`, fc, a);
+          break;
+        }
+        // the sentinel's own write is the one revision a rejected case may be followed by
+        if (after !== revision + 1 && (!accepted || fc.dryRun)) {
           report.changedOnReject++;
-          fail(i, `store changed (${revision} -> ${after}) by a ${accepted ? 'dry run' : 'rejected write'}`, fc, a);
+          fail(i, `store changed (revision ${revision} -> ${after - 1}) by a ${accepted ? 'dry run' : 'rejected write'}`, fc, a);
         }
         revision = after;
+      }
+      if (srv.proc.exitCode !== null || srv.proc.signalCode !== null) {
+        report.alive = false;
+        fail(i, `server exited (${srv.proc.exitCode ?? srv.proc.signalCode})`, fc, a);
+        break;
       }
       if (i % 50 === 0) {
         const rss = rssMiB(pid);
@@ -678,9 +769,11 @@ export async function runFuzz(srv: SpawnedServer, o: FuzzOptions): Promise<FuzzR
       }
       if (o.progress && report.cases % 500 === 0) o.progress(report);
     }
-    const live = await c.send('GET', '/livez');
-    report.alive = report.alive && live.status === 200;
-    report.peakRssMiB = Math.max(report.peakRssMiB, peakRssMiB(pid));
+    if (report.alive) {
+      const live = await c.send('GET', '/livez');
+      report.alive = live.status === 200;
+      report.peakRssMiB = Math.max(report.peakRssMiB, peakRssMiB(pid));
+    }
   } finally {
     c.close();
   }
