@@ -34,13 +34,13 @@ const isMergeKey = (k: unknown): boolean =>
   (!k.type || k.type === 'PLAIN') &&
   (k.value === '<<' || (typeof k.value === 'symbol' && k.value.description === '<<'));
 
-/** Children of a node in document order (keys before values), aliases not followed. */
-function* children(n: Item): Generator<Item> {
+/** Pushes the children of a node, so that they pop in document order (keys before values). */
+function pushChildren(stack: Item[], n: Item): void {
   if (isPair(n)) {
-    yield n.key as Item;
-    yield n.value as Item;
+    stack.push(n.value as Item, n.key as Item);
   } else if (isMap(n) || isSeq(n)) {
-    for (const it of (n as YAMLMap | YAMLSeq).items) yield it as Item;
+    const items = (n as YAMLMap | YAMLSeq).items as Item[];
+    for (let i = items.length - 1; i >= 0; i--) stack.push(items[i]!);
   }
 }
 
@@ -63,8 +63,7 @@ export function resolveAliases(root: Item): Map<Alias, Node> {
     }
     const anchor = (n as { anchor?: string }).anchor;
     if (anchor) anchors.set(anchor, n as Node);
-    const kids = [...children(n)];
-    for (let i = kids.length - 1; i >= 0; i--) stack.push(kids[i]!);
+    pushChildren(stack, n);
   }
   return targets;
 }

@@ -30,7 +30,6 @@ export const yamlDepthError = (line: number, limit = MAX_YAML_DEPTH): JsonSyntax
 /** What the lexer saw while the document was parsed. */
 interface LexStats {
   lexemes: number;
-  aliases: number;
 }
 
 /**
@@ -45,7 +44,6 @@ function* checkedTokens(text: string, lc: LineCounter, stats: LexStats): Generat
     if (++stats.lexemes > MAX_YAML_TOKENS) {
       throw new StatusError(413, 'RequestEntityTooLarge', `Request entity too large: a YAML body may hold at most ${MAX_YAML_TOKENS} tokens; send larger objects as JSON`);
     }
-    if (lexeme.charCodeAt(0) === 0x2a /* * */) stats.aliases++;
     yield* parser.next(lexeme);
     if (parser.stack.length - 1 > MAX_YAML_DEPTH) throw yamlDepthError(lc.linePos(parser.offset).line);
   }
@@ -66,7 +64,7 @@ function positioned(e: YAMLError, text: string, lc: LineCounter): { line: number
 
 export function decodeYaml(text: string): DecodedYaml {
   const lineCounter = new LineCounter();
-  const stats: LexStats = { lexemes: 0, aliases: 0 };
+  const stats: LexStats = { lexemes: 0 };
   const docs: Document.Parsed[] = Array.from(new Composer(composeOptions).compose(checkedTokens(text, lineCounter, stats)));
   for (const d of docs) {
     if (d.errors.length) {
@@ -79,8 +77,7 @@ export function decodeYaml(text: string): DecodedYaml {
   const doc = nonEmpty[0];
   if (!doc) return { value: null, duplicates: [] };
   const root = doc.contents;
-  const targets = stats.aliases ? resolveAliases(root) : new Map<never, never>();
-  return { value: documentValue(root, targets), duplicates: duplicateKeys(root, lineCounter) };
+  return { value: documentValue(root, resolveAliases(root)), duplicates: duplicateKeys(root, lineCounter) };
 }
 
 /** Writes a JSON value as YAML: keys sorted, sequences not indented under their key. */

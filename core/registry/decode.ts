@@ -81,11 +81,19 @@ function parseBodyRaw(body: Uint8Array, contentTypeHeader: string, accepted: rea
   }
 }
 
-/** 1-based line of `offset` in `text`. */
-function lineAt(text: string, offset: number): number {
+/** 1-based lines of ascending `offsets` in `text`, in one pass. */
+function linesAt(text: string, offsets: readonly number[]): number[] {
+  const out: number[] = [];
   let line = 1;
-  for (let i = text.indexOf('\n'); i >= 0 && i < offset; i = text.indexOf('\n', i + 1)) line++;
-  return line;
+  let nl = text.indexOf('\n');
+  for (const offset of offsets) {
+    while (nl >= 0 && nl < offset) {
+      line++;
+      nl = text.indexOf('\n', nl + 1);
+    }
+    out.push(line);
+  }
+  return out;
 }
 
 /** Parses JSON or YAML text with duplicate keys reported; syntax errors are JsonSyntaxError (callers word them). */
@@ -98,10 +106,14 @@ export function parseText(body: Uint8Array, yaml: boolean): RawBody {
       try {
         const j = decodeJson(text);
         // duplicates worded as the YAML decoder words them, with their lines
-        return { value: j.value, duplicates: j.duplicateKeys.map((d) => yamlDuplicateKey(d.key, lineAt(text, d.offset))) };
+        const lines = linesAt(
+          text,
+          j.duplicateKeys.map((d) => d.offset),
+        );
+        return { value: j.value, duplicates: j.duplicateKeys.map((d, i) => yamlDuplicateKey(d.key, lines[i]!)) };
       } catch (e) {
         // JSON nested past the limit is past go-yaml's flow-level limit too (the same 10000)
-        if (e instanceof JsonDepthError) throw yamlDepthError(lineAt(text, e.offset), MAX_JSON_DEPTH);
+        if (e instanceof JsonDepthError) throw yamlDepthError(linesAt(text, [e.offset])[0]!, MAX_JSON_DEPTH);
         if (!(e instanceof JsonSyntaxError)) throw e;
       }
     }
@@ -111,6 +123,16 @@ export function parseText(body: Uint8Array, yaml: boolean): RawBody {
   if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');
   const j = decodeJson(text);
   return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${goQuote(d)}`) };
+}
+
+/**
+ * metadata.name of a body that failed typing, for the Status: a scalar as text, anything else (an
+ * object, which might hold its own `toString`) as no name.
+ */
+export function nameInBody(raw: unknown): string {
+  const meta = (raw as { metadata?: unknown } | null)?.metadata;
+  const name = meta !== null && typeof meta === 'object' ? (meta as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? name : typeof name === 'number' || typeof name === 'boolean' ? String(name) : '';
 }
 
 const goTypeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);
@@ -161,7 +183,7 @@ export function typedObjectFrom(parsed: RawBody, rt: ResourceType, known: KnownK
   checkTypeMeta(raw, rt, known);
   const res = decodeStructural<ApiObject>(raw, rt.schema);
   const warnings = applyFieldValidation(rt, res.unknownFields, parsed.duplicates, mode);
-  if (res.errors.length) throw errors.invalid({ group: rt.group, kind: rt.kind }, String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
+  if (res.errors.length) throw errors.invalid({ group: rt.group, kind: rt.kind }, nameInBody(raw), res.errors);
   return { object: withTypeMetaFirst(res.value, rt), warnings };
 }
 

@@ -85,7 +85,12 @@ export class Registry {
     } catch (err) {
       console.error(`svc-apiserver: ${task.verb} ${task.resource}: encoding the result as ${task.mediaType} failed, answering in JSON:`, err);
       out.contentType = 'application/json';
-      out.body = encodeResult(rt, r, { mediaType: 'application/json', pretty: false });
+      try {
+        out.body = encodeResult(rt, r, { mediaType: 'application/json', pretty: false });
+      } catch {
+        // still the operation's success: a Status saying so
+        out.body = Buffer.from(`${JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: r.code })}\n`);
+      }
     }
     return out;
   }
