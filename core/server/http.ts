@@ -46,7 +46,7 @@ export function sendError(res: Res, err: unknown, mediaType: ResponseMediaType =
 
 /** What of an over-limit body is still read (and dropped), at most: enough for any client that stops on its own. */
 const DRAIN_BYTES = 16 * 1024 * 1024;
-const DRAIN_MS = 5000;
+const DRAIN_MS = 15_000;
 
 /**
  * Refuses a body over the limit (413), after reading on and dropping what the client still sends,

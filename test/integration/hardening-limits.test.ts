@@ -140,3 +140,20 @@ t.test('a client that sends all of an over-limit body before reading still gets 
     );
   }
 });
+
+t.test('a metadata.name that is not a string (an object with its own toString, a deeply nested array) is a 422 without a name (fuzzer finding)', async (t) => {
+  const CM = '/api/v1/namespaces/default/configmaps';
+  t.equal((await s.admin.post(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'named' } })).status, 201);
+  for (const name of ['{"toString":1}', `${'['.repeat(9000)}${']'.repeat(9000)}`]) {
+    const body = `{"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":${name}}}`;
+    for (const [method, path, ct] of [
+      ['POST', CM, 'application/json'],
+      ['PUT', `${CM}/named`, 'application/json'],
+      ['PATCH', `${CM}/named?fieldManager=m`, APPLY],
+    ] as const) {
+      const r = await rawRequest(s, method, path, { body, headers: { 'content-type': ct } });
+      t.equal(r.status, 422, `${method} ${name.slice(0, 20)}: ${r.text.slice(0, 200)}`);
+      t.match(r.json?.message, /^ConfigMap "" is invalid: .*metadata\.name: Invalid value: "(object|array)"/);
+    }
+  }
+});
