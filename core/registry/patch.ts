@@ -22,7 +22,7 @@ import { decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
 import { resetFieldsOf } from './managed-fields.js';
-import { applyFieldValidation, checkTypeMeta, parseText, type RawBody, withTypeMetaFirst } from './decode.js';
+import { applyFieldValidation, checkTypeMeta, nameInBody, parseText, type RawBody, withTypeMetaFirst } from './decode.js';
 import { JsonSyntaxError } from '../codec/json.js';
 import { checkName, ensureNamespace } from './lifecycle.js';
 import type { LiveObject } from './objects.js';
@@ -91,7 +91,7 @@ function typedPatched(rt: ResourceType, ctx: RegistryContext, patched: unknown, 
   checkTypeMeta(raw, rt, ctx.types.knownKinds);
   const res = decodeStructural<ApiObject>(raw, rt.schema);
   warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
-  if (res.errors.length) throw errors.invalid(groupKindOf(rt), String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
+  if (res.errors.length) throw errors.invalid(groupKindOf(rt), nameInBody(raw), res.errors);
   return withTypeMetaFirst(res.value, rt);
 }
 
@@ -190,6 +190,6 @@ function typedApplied(rt: ResourceType, applied: ApiObject, duplicates: string[]
   // typed as sent: apply owns exactly the fields written, empty maps and lists included
   const res = decodeStructural<ApiObject>(applied, rt.schema, '', true);
   warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
-  if (res.errors.length) throw errors.invalid(groupKindOf(rt), String(applied.metadata?.name ?? ''), res.errors);
+  if (res.errors.length) throw errors.invalid(groupKindOf(rt), nameInBody(applied), res.errors);
   return withTypeMetaFirst(res.value, rt);
 }
