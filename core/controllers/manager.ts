@@ -9,6 +9,7 @@ import type { MaybePromise } from '../api/maybe-async.js';
 import type { RegistryClient } from '../registry/client.js';
 import type { Listers } from '../registry/lister.js';
 import type { ResourceType } from '../registry/resource-type.js';
+import { GarbageCollector, garbageCollectorIdentity } from './garbage-collector.js';
 import { NamespaceController, namespaceControllerIdentity } from './namespace.js';
 
 /** What a controller is given when it starts. */
@@ -41,6 +42,15 @@ export const controllerCatalog: readonly ControllerSpec[] = [
     aliases: ['namespace'],
     start: (ctx) => {
       const c = new NamespaceController(ctx.client.as(namespaceControllerIdentity), ctx.listers, ctx.syncConsistent, ctx.types);
+      c.start();
+      return c;
+    },
+  },
+  {
+    name: 'garbage-collector-controller',
+    aliases: ['garbagecollector'],
+    start: (ctx) => {
+      const c = new GarbageCollector(ctx.client.as(garbageCollectorIdentity), ctx.listers, ctx.syncConsistent, ctx.types);
       c.start();
       return c;
     },
