@@ -44,19 +44,20 @@ export class WorkQueue<T> {
     this.push(key);
   }
 
-  /** Adds the key again after its failure delay (which doubles with each call until `forget`). */
-  addRateLimited(key: string, item: T): void {
-    if (this.closed) return;
+  /** Adds the key again after its failure delay (which doubles with each call until `forget`); returns the delay. */
+  addRateLimited(key: string, item: T): number {
+    if (this.closed) return 0;
     const n = (this.failures.get(key) ?? 0) + 1;
     this.failures.set(key, n);
     const delay = Math.min(this.baseDelayMs * 2 ** Math.min(n - 1, 30), this.maxDelayMs);
-    if (this.timers.has(key)) return; // an earlier retry is already due
+    if (this.timers.has(key)) return delay; // an earlier retry is already due
     const timer = setTimeout(() => {
       this.timers.delete(key);
       this.add(key, item);
     }, delay);
     timer.unref();
     this.timers.set(key, timer);
+    return delay;
   }
 
   /** Consecutive failures of a key so far. */
