@@ -16,6 +16,8 @@
  * meanwhile fails and is made again. Work items are keyed per object in a WorkQueue: one worker per key
  * at a time, failures retried with a growing delay, so no state of the data can make it spin.
  *
+ * Events are not looked at, as upstream's collector ignores them by default.
+ *
  * Bad references, as upstream treats them: a kind no served type matches keeps the dependent (logged,
  * retried later, since the kind may be served later); a name whose live object has another uid counts
  * as absent; a namespaced owner named by a cluster-scoped dependent is never followed (the dependent
@@ -67,6 +69,12 @@ const isGone = (e: unknown): boolean => e instanceof StatusError && e.code === 4
 const isConflict = (e: unknown): boolean => e instanceof StatusError && e.code === 409;
 const isPowerOfTwo = (n: number): boolean => n > 0 && (n & (n - 1)) === 0;
 
+/**
+ * Resources the collector does not look at (upstream's default ignored resources): Events, of which
+ * there are many and which may not own anything; an Event naming an owner is never collected.
+ */
+const IGNORED_RESOURCES: ReadonlySet<string> = new Set(['/events', 'events.svc.io/events']);
+
 /** Conflicting patches are retried against a fresh read this many times before the item is requeued. */
 const PATCH_ATTEMPTS = 5;
 
@@ -86,7 +94,10 @@ export class GarbageCollector {
     private readonly workers = 4,
   ) {
     const stored = types.filter((t) => !t.virtual);
-    this.graph = new OwnershipGraph(listers, stored);
+    this.graph = new OwnershipGraph(
+      listers,
+      stored.filter((t) => !IGNORED_RESOURCES.has(`${t.group}/${t.plural}`)),
+    );
     this.events = new EventRecorder(
       client,
       stored.find((t) => t.group === '' && t.plural === 'events'),

@@ -225,6 +225,35 @@ t.test('a Namespace as the owner of config maps in other namespaces', async (t) 
   t.ok(await gone(s.admin, `${CM}/owned-by-ns`), 'the dependent in another namespace is collected');
 });
 
+t.test('Events are not collected (upstream ignores them): an Event whose owner is gone stays', async (t) => {
+  const owner = await cm('ev-owner');
+  const ev = `/api/v1/namespaces/${NS}/events`;
+  const c = await s.admin.post(ev, {
+    metadata: { name: 'ev-owned', ownerReferences: [ownerRef(owner)] },
+    involvedObject: { kind: 'ConfigMap', name: 'ev-owner', namespace: NS },
+    reason: 'R',
+  });
+  t.equal(c.status, 201, c.text);
+  await cm('ev-sibling', { ownerReferences: [ownerRef(owner)] });
+  t.equal((await del(`${CM}/ev-owner`)).status, 200);
+  t.ok(await gone(s.admin, `${CM}/ev-sibling`), 'the config map of the same owner is collected');
+  t.ok(await getObj(s.admin, `${ev}/ev-owned`), 'the event stays');
+});
+
+t.test('a Namespace deleted in foreground waits for its blocking dependents elsewhere', async (t) => {
+  const ns = (await s.admin.post('/api/v1/namespaces', { metadata: { name: 'gc-fg-ns' } })).json;
+  await cm('fg-ns-dep', { ownerReferences: [ownerRef(ns, { block: true })], finalizers: [HOLD] });
+  const r = await del('/api/v1/namespaces/gc-fg-ns?propagationPolicy=Foreground');
+  t.equal(r.status, 200, r.text);
+  t.same(r.json.metadata.finalizers, ['foregroundDeletion']);
+  t.ok(await eventually(async () => Boolean((await getObj(s.admin, `${CM}/fg-ns-dep`))?.metadata.deletionTimestamp)), 'the dependent is being deleted');
+  const held = await getObj(s.admin, '/api/v1/namespaces/gc-fg-ns');
+  t.ok(held, 'the namespace waits');
+  t.same(held.metadata.finalizers, ['foregroundDeletion']);
+  await release(`${CM}/fg-ns-dep`);
+  t.ok(await gone(s.admin, '/api/v1/namespaces/gc-fg-ns'), 'then it goes');
+});
+
 t.test('dependents whose owner never existed (by uid) are collected', async (t) => {
   await cm('never-dep', { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'never-owner', uid: '00000000-0000-0000-0000-00000000dead' }] });
   t.ok(await gone(s.admin, `${CM}/never-dep`));
