@@ -78,9 +78,20 @@ export function selectControllers(flag: readonly string[]): ControllerSpec[] {
   return controllerCatalog.filter((c) => on.has(c) && !off.has(c));
 }
 
-/** Starts the selected controllers; returns a stop for all of them. */
-export async function startControllers(specs: readonly ControllerSpec[], ctx: ControllerContext): Promise<RunningController> {
+/**
+ * Starts the selected controllers, each reported by its own post-start hook (`start-<name>`);
+ * returns a stop for all of them.
+ */
+export async function startControllers(
+  specs: readonly ControllerSpec[],
+  ctx: ControllerContext,
+  addHook: (name: string, done: Promise<unknown>) => void,
+): Promise<RunningController> {
   const running: RunningController[] = [];
-  for (const spec of specs) running.push(await spec.start(ctx));
+  for (const spec of specs) {
+    const started = Promise.resolve(spec.start(ctx));
+    addHook(`start-${spec.name}`, started);
+    running.push(await started);
+  }
   return { stop: () => running.forEach((r) => r.stop()) };
 }

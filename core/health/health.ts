@@ -17,17 +17,26 @@ export type Endpoint = 'livez' | 'readyz' | 'healthz';
 export class Health {
   private readonly checks: Record<Endpoint, HealthCheck[]> = { livez: [], readyz: [], healthz: [] };
   private readonly startedAt = Date.now();
+  /** Checks that only say startup has not finished yet (upstream's boot-sequence checks). */
+  private readonly bootSequence = new Set<string>();
 
-  /** `livezGraceMs` (--livez-grace-period): while it lasts, /livez counts unfinished post-start hooks as ok. */
+  /** `livezGraceMs` (--livez-grace-period): while it lasts, /livez counts unfinished startup work as ok. */
   constructor(private readonly livezGraceMs = 0) {}
 
-  /** Whether a failing check is forgiven: a post-start hook on /livez during the grace period. */
+  /** Whether a failing check is forgiven: a post-start hook or boot-sequence check on /livez during the grace period. */
   private forgiven(endpoint: Endpoint, name: string): boolean {
-    return endpoint === 'livez' && name.startsWith('poststarthook/') && Date.now() - this.startedAt < this.livezGraceMs;
+    if (endpoint !== 'livez' || Date.now() - this.startedAt >= this.livezGraceMs) return false;
+    return name.startsWith('poststarthook/') || this.bootSequence.has(name);
   }
 
   add(check: HealthCheck, on: readonly Endpoint[] = ['livez', 'readyz', 'healthz']): void {
     for (const e of on) this.checks[e].push(check);
+  }
+
+  /** A check on every endpoint that fails only while startup is unfinished (forgiven on /livez during the grace period). */
+  addBootSequenceCheck(check: HealthCheck): void {
+    this.bootSequence.add(check.name);
+    this.add(check);
   }
 
   /** A post-start hook: healthy once `done` resolves (or reports why it failed). */

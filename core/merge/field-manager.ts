@@ -2,7 +2,8 @@
  * The API server's field manager around the SSA core, as upstream's fieldmanager chain does it:
  * decoding and encoding metadata.managedFields, manager identities (with apiVersion and subresource),
  * the "before-first-apply" owner for objects without managedFields, time stamps, stripping of type
- * meta and server-set metadata, the cap on update entries, the `[{}]` reset and no-op preservation.
+ * meta and server-set metadata, the cap on update entries, the `[{}]` reset and no-op preservation,
+ * and kubectl's move from client-side apply (last-applied.ts).
  *
  * No-op handling: an apply stamps its applier's time only when the object changed (as upstream); an
  * update stamps the writer only when it changed some field. When the object and the entries (times
@@ -18,6 +19,7 @@ import { MergeError } from './errors.js';
 import type { FieldSet } from './field-set.js';
 import { jsonEqual } from '../api/validation.js';
 import { cloneJson } from './json-values.js';
+import { LAST_APPLIED_MANAGER, conflictsBeyondLastApplied, fieldsStillAsLastApplied, refreshLastApplied } from './last-applied.js';
 import { type ManagedState, decodeManagedFields, decodeStoredManagedFields, rememberManagedFields, sameAsStored, emptyManagedState, encodeManagedFields, isResetManagedFields } from './managed-fields.js';
 import { UNKNOWN_MANAGER } from './manager-name.js';
 import { type ManagerSets, managerKey } from './managers.js';
@@ -50,19 +52,26 @@ export function applyPatch(live: ApiObject | null, applied: ApiObject, opts: App
   let state = decodeLive(live);
   if (live && state.sets.size === 0) state = recordUpdate(emptyObjectFor(), liveObj, state, { ...opts, manager: BEFORE_FIRST_APPLY_MANAGER });
   const key = managerKey({ manager: opts.manager, operation: 'Apply', subresource: opts.subresource ?? '' });
+  const run = (force: boolean) =>
+    apply(liveObj, applied as unknown as JsonObject, { manager: key, apiVersion: opts.apiVersion, managers: state.sets, force }, coreOptions(opts));
   let result;
   try {
-    result = apply(liveObj, applied as unknown as JsonObject, { manager: key, apiVersion: opts.apiVersion, managers: state.sets, force: opts.force }, coreOptions(opts));
+    result = run(opts.force);
   } catch (e) {
-    if (e instanceof OwnershipConflicts) throw toApplyConflictError(e.conflicts);
-    throw e;
+    if (!(e instanceof OwnershipConflicts)) throw e;
+    // kubectl moving from client-side apply: conflicts on fields still as last applied are taken over
+    const remaining = live && opts.manager === LAST_APPLIED_MANAGER ? conflictsBeyondLastApplied(e.conflicts, fieldsStillAsLastApplied(live, opts.schema, opts.apiVersion)) : e.conflicts;
+    if (remaining.length) throw toApplyConflictError(remaining);
+    result = run(true);
   }
   const times = new Map(state.times);
   if (result.changed) times.set(key, opts.now);
   const next = { sets: keepUnchangedSets(state.sets, stripMeta(result.managers, key)), times };
   // The merge shares untouched subtrees with the live and applied objects; callers go on to mutate
   // the result (defaulting, server-set fields), so it gets its own copy.
-  return withManagedFields(cloneJson(result.changed ? (result.object ?? {}) : liveObj), live, next, !result.changed);
+  const out = withManagedFields(cloneJson(result.changed ? (result.object ?? {}) : liveObj), live, next, !result.changed);
+  if (opts.manager === LAST_APPLIED_MANAGER) refreshLastApplied(out, applied);
+  return out;
 }
 
 /** Ownership for a create, update or non-apply patch; never fails on conflicts. */

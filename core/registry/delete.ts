@@ -5,6 +5,9 @@
  * resourceVersion) are checked against the live object; propagationPolicy Orphan / Foreground add the
  * orphan / foregroundDeletion finalizers as upstream does, and the garbage collector
  * (core/controllers/garbage-collector.ts) carries them out and removes them.
+ * The answer is upstream's: an object that stays is returned (200; 202 when the request said
+ * orphanDependents=false); one removed at once is returned for kinds whose upstream storage returns
+ * deleted objects (deletion.returnsObject), a Success Status naming it otherwise.
  */
 import { fieldErrors } from '../api/field-errors.js';
 import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS } from '../api/objectmeta.js';
@@ -52,22 +55,48 @@ function deleteOptionsOf(ctx: RegistryContext, req: OpRequest): DeleteOptions {
   return opts;
 }
 
-/** upstream's BeforeDelete check, worded with the kind as the qualified resource as it does. */
+/**
+ * upstream's BeforeDelete check, worded with the kind as the qualified resource as it does; a kind
+ * with its own delete (namespaces) words it its own way, on the plural resource.
+ */
 function checkPreconditions(rt: ResourceType, name: string, o: DeleteOptions, live: LiveObject): void {
   const p = o.preconditions;
   if (!p) return;
   const meta = live.object.metadata;
-  const byKind = { group: rt.group, resource: rt.kind };
+  const own = rt.deletion?.preconditionMessage;
+  const fail = (field: 'UID' | 'ResourceVersion', sent: string, actual: string, generic: string): never => {
+    throw own ? errors.conflict(groupResourceOf(rt), name, own(field, sent, actual)) : errors.conflict({ group: rt.group, resource: rt.kind }, name, generic);
+  };
   if (p.uid !== undefined && p.uid !== meta.uid) {
-    throw errors.conflict(byKind, name, `the UID in the precondition (${p.uid}) does not match the UID in record (${meta.uid ?? ''}). The object might have been deleted and then recreated`);
+    const actual = meta.uid ?? '';
+    fail('UID', p.uid, actual, `the UID in the precondition (${p.uid}) does not match the UID in record (${actual}). The object might have been deleted and then recreated`);
   }
   if (p.resourceVersion !== undefined && p.resourceVersion !== meta.resourceVersion) {
-    throw errors.conflict(
-      byKind,
-      name,
-      `the ResourceVersion in the precondition (${p.resourceVersion}) does not match the ResourceVersion in record (${meta.resourceVersion ?? ''}). The object might have been modified`,
+    const actual = meta.resourceVersion ?? '';
+    fail(
+      'ResourceVersion',
+      p.resourceVersion,
+      actual,
+      `the ResourceVersion in the precondition (${p.resourceVersion}) does not match the ResourceVersion in record (${actual}). The object might have been modified`,
     );
   }
+}
+
+/**
+ * The object marked Terminating, as upstream's store does for kinds without graceful deletion:
+ * deletionTimestamp set once (grace period 0) and generation bumped on that first marking. The
+ * first marking of a two-phase kind (namespaces) sets only the timestamp, as its own delete does.
+ */
+function markDeleting(rt: ResourceType, obj: ApiObject, now: string): void {
+  const meta = obj.metadata;
+  if (meta.deletionTimestamp) {
+    meta.deletionGracePeriodSeconds = 0;
+    return;
+  }
+  meta.deletionTimestamp = now;
+  if (rt.deletion?.twoPhase) return;
+  meta.deletionGracePeriodSeconds = 0;
+  if ((meta.generation ?? 0) > 0) meta.generation = meta.generation! + 1;
 }
 
 /** Whether dependents are to be orphaned (upstream's shouldOrphanDependents). */
@@ -97,13 +126,9 @@ function shouldDeleteFirst(rt: ResourceType, o: DeleteOptions, current: readonly
 
 /**
  * The finalizers after a delete request: the GC ones (orphan, foregroundDeletion) as the request's
- * propagation asks, the others kept in order (upstream's deletionFinalizersForGarbageCollection). A
- * two-phase kind (namespaces) takes them from the request that starts its deletion only; later requests
- * leave them while its own finalization is pending, as upstream's namespace storage does.
+ * propagation asks, the others kept in order (upstream's deletionFinalizersForGarbageCollection).
  */
-function propagationFinalizers(rt: ResourceType, o: DeleteOptions, cur: ApiObject): string[] {
-  const current = cur.metadata.finalizers ?? [];
-  if (rt.deletion?.twoPhase && cur.metadata.deletionTimestamp && rt.deletion.pending?.(cur)) return current;
+function propagationFinalizers(rt: ResourceType, o: DeleteOptions, current: readonly string[]): string[] {
   const next = current.filter((f) => f !== ORPHAN && f !== FOREGROUND);
   if (shouldOrphan(rt, o, current)) next.push(ORPHAN);
   if (shouldDeleteFirst(rt, o, current)) next.push(FOREGROUND);
@@ -127,10 +152,14 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
     if (!live) throw errors.notFound(groupResourceOf(rt), name);
     checkPreconditions(rt, name, o, live);
     const cur = live.object;
-    const finalizers = propagationFinalizers(rt, o, cur);
+    const rev = live.kv.modRevision;
+    // a two-phase kind already Terminating with work pending answers as it stands (upstream's namespace delete)
+    if (rt.deletion?.twoPhase && cur.metadata.deletionTimestamp && rt.deletion.pending?.(cur)) {
+      return { object: cur, stored: live.kv.value, revision: rev, removed: false, written: false };
+    }
+    const finalizers = propagationFinalizers(rt, o, cur.metadata.finalizers ?? []);
     const pending =
       finalizers.length > 0 || rt.deletion?.pending?.(cur) === true || (rt.deletion?.twoPhase === true && !cur.metadata.deletionTimestamp);
-    const rev = live.kv.modRevision;
     try {
       if (!pending) {
         if (o.dryRun) return { object: cur, stored: live.kv.value, revision: rev, removed: true, written: false };
@@ -139,10 +168,7 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
       }
       const next = structuredClone(cur);
       delete next.metadata.resourceVersion;
-      if (!next.metadata.deletionTimestamp) {
-        next.metadata.deletionTimestamp = nowRFC3339(ctx.now());
-        next.metadata.deletionGracePeriodSeconds = 0;
-      }
+      markDeleting(rt, next, nowRFC3339(ctx.now()));
       if (finalizers.length) next.metadata.finalizers = finalizers;
       else delete next.metadata.finalizers;
       rt.deletion?.onDeleteRequested?.(next);

@@ -101,8 +101,17 @@ export interface ResourceType {
   deletion?: {
     pending?(obj: ApiObject): boolean;
     onDeleteRequested?(obj: ApiObject): void;
-    /** Delete answers with the object (true) or a Success Status (false, the default). */
+    /**
+     * An object removed at once is answered with its last state (true: upstream's
+     * ReturnDeletedObject) or a Success Status naming it (false, the default). An object that stays
+     * (finalizers, pending work) is always answered with the object.
+     */
     returnsObject?: boolean;
+    /**
+     * The message of a delete precondition that does not hold, for kinds whose upstream delete words
+     * it itself (the conflict is then on the plural resource); absent: the generic store's wording.
+     */
+    preconditionMessage?(field: 'UID' | 'ResourceVersion', inPrecondition: string, inObject: string): string;
     /** Deleting one of these names is forbidden (namespaces: default, svc-system, svc-public). */
     protectedNames?: readonly string[];
     /**

@@ -18,6 +18,7 @@ export type ScalarType = 'string' | 'integer' | 'number' | 'boolean' | 'int-or-s
 export type ScalarFormat = 'int32' | 'int64' | 'double' | 'byte' | 'date-time' | 'date-time-micro' | 'quantity';
 
 interface Common {
+  /** What the field holding this value means (OpenAPI `description`, shown by `kubectl explain`). */
   description?: string;
   /** Go pointer field: an explicit zero value is kept; only absence (or null) means unset. */
   ptr?: boolean;
@@ -41,6 +42,8 @@ export interface StructSchema extends Common {
   required?: readonly string[];
   /** x-kubernetes-map-type on a struct: atomic structs are owned and replaced as a whole. */
   mapType?: MapType;
+  /** What the type itself is (its OpenAPI definition's description); `description` is the field's. */
+  typeDescription?: string;
 }
 
 export interface MapSchema extends Common {
@@ -90,7 +93,7 @@ export const s = {
   microTime: scalar('string', 'date-time-micro'),
   quantity: scalar('string', 'quantity'),
   intOrString: scalar('int-or-string'),
-  struct: (name: string, fields: Record<string, Schema>, o: Opts & { required?: readonly string[]; mapType?: MapType } = {}): StructSchema => ({
+  struct: (name: string, fields: Record<string, Schema>, o: Opts & { required?: readonly string[]; mapType?: MapType; typeDescription?: string } = {}): StructSchema => ({
     kind: 'struct',
     name,
     fields,

@@ -62,6 +62,20 @@ export function buildDiscovery(types: readonly ResourceType[], serverAddress: st
   return { byPath };
 }
 
+/**
+ * Group versions of the served types that discovery does not list yet, as `<version>.<group>` (the
+ * APIService names upstream's autoregister-completion check reports); empty once all are listed.
+ */
+export function unlistedGroupVersions(docs: DiscoveryDocs, types: readonly ResourceType[]): string[] {
+  const missing = new Set<string>();
+  for (const rt of types) {
+    const path = rt.group ? `/apis/${rt.group}/${rt.version}` : `/api/${rt.version}`;
+    const list = docs.byPath.get(path) as { resources?: { name: string }[] } | undefined;
+    if (!list?.resources?.some((r) => r.name === rt.plural)) missing.add(rt.group ? `${rt.version}.${rt.group}` : rt.version);
+  }
+  return [...missing].sort();
+}
+
 export function versionInfo(): Record<string, string> {
   return {
     major: '1',

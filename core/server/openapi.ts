@@ -8,8 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { NonResourceRoute } from './endpoints/non-resource.js';
-import { listMetaSchema } from '../schema/meta.js';
-import type { Schema, StructSchema } from '../schema/schema.js';
+import { listMetaSchema, typeMetaFields } from '../schema/meta.js';
+import { s, type Schema, type StructSchema } from '../schema/schema.js';
 import { allVerbs, type ResourceType } from '../registry/resource-type.js';
 
 type Json = Record<string, unknown>;
@@ -54,7 +54,8 @@ function toOpenApi(sch: Schema, defs: Map<string, Json>): Json {
     }
     case 'struct':
       defineStruct(sch, defs);
-      return ref(sch.name);
+      // a $ref takes no siblings: the field's own description rides beside it in an allOf, as upstream publishes it
+      return sch.description ? { description: sch.description, allOf: [ref(sch.name)] } : ref(sch.name);
   }
 }
 
@@ -62,7 +63,7 @@ function defineStruct(sch: StructSchema, defs: Map<string, Json>): void {
   if (defs.has(sch.name)) return;
   const def: Json = { type: 'object' };
   defs.set(sch.name, def); // placeholder first: recursive definitions terminate
-  if (sch.description) def.description = sch.description;
+  if (sch.typeDescription) def.description = sch.typeDescription;
   const props: Json = {};
   for (const [k, v] of Object.entries(sch.fields)) props[k] = toOpenApi(v, defs);
   def.properties = props;
@@ -121,10 +122,17 @@ function operations(rt: ResourceType, defs: Map<string, Json>, paths: Json): voi
   const gvk = { 'x-kubernetes-group-version-kind': { group: rt.group, kind: rt.kind, version: rt.version } };
   const obj = ref(rt.schema.name);
   const listName = `${rt.schema.name}List`;
+  const typeMeta = typeMetaFields();
   defs.set(listName, {
     type: 'object',
+    description: `A list of ${rt.kind} objects.`,
     required: ['items'],
-    properties: { apiVersion: { type: 'string' }, items: { type: 'array', items: obj }, kind: { type: 'string' }, metadata: toOpenApi(listMetaSchema, defs) },
+    properties: {
+      apiVersion: toOpenApi(typeMeta.apiVersion!, defs),
+      items: { type: 'array', description: `The ${rt.kind} objects.`, items: obj },
+      kind: toOpenApi(typeMeta.kind!, defs),
+      metadata: toOpenApi(listMetadata, defs),
+    },
     'x-kubernetes-group-version-kind': [{ group: rt.group, kind: `${rt.kind}List`, version: rt.version }],
   });
   const status = ref('io.svc.apimachinery.pkg.apis.meta.v1.Status');
@@ -197,17 +205,24 @@ function operations(rt: ResourceType, defs: Map<string, Json>, paths: Json): voi
   }
 }
 
+const listMetadata = s.field(listMetaSchema, { description: 'List metadata: the version the list was read at, and paging.' });
+
 const statusSchema: Json = {
   type: 'object',
+  description: 'The result of a request that returns no object: every failure, and some successes such as a delete.',
   properties: {
-    apiVersion: { type: 'string' },
-    code: { type: 'integer', format: 'int32' },
-    details: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true },
-    kind: { type: 'string' },
-    message: { type: 'string' },
-    metadata: ref('io.svc.apimachinery.pkg.apis.meta.v1.ListMeta'),
-    reason: { type: 'string' },
-    status: { type: 'string' },
+    apiVersion: toOpenApi(typeMetaFields().apiVersion!, new Map()),
+    code: { type: 'integer', format: 'int32', description: 'HTTP status code of the result; 0 when not set.' },
+    details: {
+      type: 'object',
+      'x-kubernetes-preserve-unknown-fields': true,
+      description: 'More about the object concerned (name, group, kind, uid) and, for invalid requests, one cause per field.',
+    },
+    kind: toOpenApi(typeMetaFields().kind!, new Map()),
+    message: { type: 'string', description: 'Human-readable description of the result.' },
+    metadata: { description: 'List metadata; unused.', allOf: [ref('io.svc.apimachinery.pkg.apis.meta.v1.ListMeta')] },
+    reason: { type: 'string', description: 'Machine-readable CamelCase reason of a failure (for example NotFound); empty when none is known.' },
+    status: { type: 'string', description: 'Success or Failure.' },
   },
   'x-kubernetes-group-version-kind': [{ group: '', kind: 'Status', version: 'v1' }],
 };

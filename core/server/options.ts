@@ -19,7 +19,7 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   authorizationMode: string[];
   workers: number;
   storageBackend: 'lmdb';
-  /** Compaction interval in ms (history kept between one and two intervals); 0 disables compaction. */
+  /** Compaction interval in ms: each run compacts to the revision seen one interval earlier (history kept one to two intervals); 0 disables compaction. */
   compactionIntervalMs: number;
   /** Events kept per resource in the watch cache ring. */
   watchCacheSize: number;
@@ -65,7 +65,7 @@ const flags: FlagSpec[] = [
   { name: 'authorization-mode', key: 'authorizationMode', kind: 'list', def: ['AlwaysAllow'], help: 'Ordered list of authorization plugins: AlwaysAllow, AlwaysDeny.' },
   { name: 'workers', key: 'workers', kind: 'int', def: 2, help: 'Worker threads for decode/validate/merge/store/encode; 0 runs everything on the main thread.' },
   { name: 'storage-backend', key: 'storageBackend', kind: 'string', def: 'lmdb', help: 'Storage backend: lmdb (embedded, in --data-dir).' },
-  { name: 'etcd-compaction-interval', key: 'compactionIntervalMs', kind: 'duration', def: 5 * 60_000, help: 'Interval of compaction; history is kept at least this long. 0 disables compaction.' },
+  { name: 'etcd-compaction-interval', key: 'compactionIntervalMs', kind: 'duration', def: 5 * 60_000, help: 'Interval of compaction. Each run compacts the store to the revision seen one interval earlier, so continue tokens, Exact lists and watch resumptions older than one interval may still be served and those older than two intervals are answered 410 Expired. 0 disables compaction.' },
   { name: 'watch-cache-size', key: 'watchCacheSize', kind: 'int', def: 10_000, help: 'Events kept per resource in the watch cache ring (older resumptions read the store history).' },
   { name: 'watch-bookmark-interval', key: 'watchBookmarkIntervalMs', kind: 'duration', def: 60_000, help: 'How often watches that allow bookmarks receive one.' },
   { name: 'watch-buffer-bytes', key: 'watchBufferBytes', kind: 'int', def: 16 * 1024 * 1024, help: 'Bytes a watch may have unsent before the server closes it as too slow.' },

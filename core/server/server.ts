@@ -34,7 +34,7 @@ import { Listers } from '../registry/lister.js';
 import type { Executor } from '../registry/task.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
-import { buildDiscovery, versionInfo } from './discovery.js';
+import { buildDiscovery, unlistedGroupVersions, versionInfo } from './discovery.js';
 import { buildChain } from './chain.js';
 import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
@@ -132,7 +132,8 @@ export class ApiServer {
         return this.cacher.healthy ? undefined : 'watch cache is not following the store';
       },
     });
-    this.health.addPostStartHook('start-watch-cache', cacheReady);
+    // upstream's name for the hook that waits for the watch caches to be initialized
+    this.health.addPostStartHook('storage-readiness', cacheReady);
     await cacheReady;
 
     this.executor = makeExecutor(registry, { ...settings, storePath });
@@ -141,17 +142,19 @@ export class ApiServer {
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)));
 
+    // admission (NamespaceLifecycle) runs with the registry in the executor
+    this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
+
     const nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
-    this.health.addPostStartHook('bootstrap-controller', bootstrap);
+    this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
     const controllersStarted = startControllers(selectControllers(o.controllers), {
       client,
       listers,
       types: types.filter((t) => !t.virtual),
       syncConsistent: () => this.cacher.syncConsistent(),
-    });
-    this.health.addPostStartHook('start-controllers', controllersStarted);
+    }, (name, done) => this.health.addPostStartHook(name, done));
     this.controllers = await controllersStarted;
     const events = types.find((t) => t.group === '' && t.plural === 'events');
     if (events) {
@@ -162,6 +165,16 @@ export class ApiServer {
     this.compactor = new Compactor(this.store, o.compactionIntervalMs);
     this.compactor.start();
     this.health.addPostStartHook('start-compactor', Promise.resolve());
+    // upstream's name for the in-flight limits when priority and fairness is off, as it is here
+    this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
+    const discovery = buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`);
+    this.health.addBootSequenceCheck({
+      name: 'autoregister-completion',
+      check: () => {
+        const missing = unlistedGroupVersions(discovery, types);
+        return missing.length ? `missing APIService: [${missing.join(' ')}]` : undefined;
+      },
+    });
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
     const typesById = new Map(types.map((t) => [resourceId(t), t]));
@@ -189,7 +202,7 @@ export class ApiServer {
     const nonResources = nonResourceEndpoint({
       health: this.health,
       version: versionInfo(),
-      discovery: buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`),
+      discovery,
       routes: openApiRoutes(buildOpenApi(types)),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.

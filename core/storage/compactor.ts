@@ -1,12 +1,15 @@
 /**
- * Compactor: every interval, compacts the store to the revision it saw one interval earlier, so
- * history (resumable watches, Exact lists, continue tokens) is kept between one and two intervals,
- * as upstream's compactor does with etcd (default interval 5 minutes).
+ * Compactor: every interval, compacts the store to the revision it saw one interval earlier, as
+ * upstream's compactor does with etcd (default interval 5 minutes; the first run only records the
+ * revision). Right after a run the oldest revision kept is about one interval old; just before the
+ * next it is about two. So a continue token, Exact list or watch resumption older than one interval
+ * may still be served, and one older than two intervals is always answered 410 Expired.
  */
 import type { Store } from './interface.js';
 
 export class Compactor {
   private timer: NodeJS.Timeout | undefined;
+  /** The revision seen at the previous run: the next run compacts to it. 0: nothing seen yet. */
   private previous = 0;
   private running = false;
 
@@ -17,19 +20,27 @@ export class Compactor {
 
   start(): void {
     if (this.intervalMs <= 0) return;
-    this.timer = setInterval(() => void this.tick(), this.intervalMs);
+    this.timer = setInterval(() => void this.runOnce(), this.intervalMs);
     this.timer.unref();
   }
 
-  private async tick(): Promise<void> {
-    if (this.running) return;
+  /**
+   * One run: compacts to the revision seen at the previous run and remembers the current one. As
+   * upstream, the remembered revision moves on even when compacting fails, so the next run tries
+   * the newer one. Returns the revision compacted to (0 when none).
+   */
+  async runOnce(): Promise<number> {
+    if (this.running) return 0;
     this.running = true;
     try {
-      const current = await this.store.currentRevision();
-      if (this.previous > 0) await this.store.compact(this.previous);
-      this.previous = current;
+      const target = this.previous;
+      this.previous = await this.store.currentRevision();
+      if (target <= 0) return 0;
+      await this.store.compact(target);
+      return target;
     } catch (err) {
       console.warn(`svc-apiserver: compaction failed: ${(err as Error).message}`);
+      return 0;
     } finally {
       this.running = false;
     }

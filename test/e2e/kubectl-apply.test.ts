@@ -192,3 +192,58 @@ t.test('kubectl create -f --dry-run=server and create configmap --dry-run=server
   t.not(dup.code, 0, 'dry-run create of an existing name fails');
   t.match(dup.stderr, /configmaps "ssa" already exists/, 'kubectl prints the AlreadyExists error');
 });
+
+const LAST_APPLIED = 'kubectl.kubernetes.io/last-applied-configuration';
+
+t.test('client-side kubectl apply, then --server-side on the same object: takes over without --force-conflicts', async (t) => {
+  const csa = await kubectl(['apply', '-f', file('move-1.yaml', cmYaml('move', { a: '1', b: '1' }, { app: 'demo' }))]);
+  t.equal(csa.code, 0, csa.stderr);
+  t.match(csa.stdout, /configmap\/move created/);
+  let live = await get(`${CM_PATH}/move`);
+  t.ok(live.json?.metadata?.annotations?.[LAST_APPLIED], 'client-side apply wrote its annotation');
+  t.same(owners(live.json), [['kubectl-client-side-apply', 'Update']]);
+
+  // a value changed in the manifest while switching: owned by the client-side manager, still as last applied
+  const ssa = await kubectl(['apply', '--server-side', '-f', file('move-2.yaml', cmYaml('move', { a: '2', b: '1' }, { app: 'demo' }))]);
+  t.equal(ssa.code, 0, `no conflict: ${ssa.stderr}`);
+  t.match(ssa.stdout, /configmap\/move serverside-applied/);
+  live = await get(`${CM_PATH}/move`);
+  t.same(live.json?.data, { a: '2', b: '1' });
+  t.ok(owners(live.json).some(([m, op]) => m === 'kubectl' && op === 'Apply'), 'kubectl now applies server-side');
+  t.same(fieldsOf(live.json, 'kubectl', 'Apply')?.['f:data'], { 'f:a': {}, 'f:b': {} }, 'kubectl owns the data it applied');
+  const annotation = JSON.parse(live.json?.metadata?.annotations?.[LAST_APPLIED] ?? '{}');
+  t.same(annotation.data, { a: '2', b: '1' }, 'the annotation follows the server-side applied configuration');
+
+  // and on: a later server-side apply keeps the annotation current
+  const again = await kubectl(['apply', '--server-side', '-f', file('move-3.yaml', cmYaml('move', { a: '3' }, { app: 'demo' }))]);
+  t.equal(again.code, 0, again.stderr);
+  live = await get(`${CM_PATH}/move`);
+  t.same(live.json?.data, { a: '3' }, 'b, no longer applied by anyone, is gone');
+  t.same(JSON.parse(live.json?.metadata?.annotations?.[LAST_APPLIED] ?? '{}').data, { a: '3' });
+});
+
+t.test('a field changed since the client-side apply by another writer still conflicts', async (t) => {
+  const csa = await kubectl(['apply', '-f', file('drift-1.yaml', cmYaml('drift', { a: '1', b: '1' }))]);
+  t.equal(csa.code, 0, csa.stderr);
+  const patched = await kubectl(['patch', 'configmap', 'drift', '-n', NS, '--type', 'merge', '-p', '{"data":{"b":"9"}}']);
+  t.equal(patched.code, 0, patched.stderr);
+  const ssa = await kubectl(['apply', '--server-side', '-f', file('drift-2.yaml', cmYaml('drift', { a: '2', b: '2' }))]);
+  t.not(ssa.code, 0, 'conflict');
+  t.match(ssa.stderr, /Apply failed with 1 conflict: conflict with "kubectl-patch" using v1: \.data\.b/, 'only the drifted field is reported');
+  t.same((await get(`${CM_PATH}/drift`)).json?.data, { a: '1', b: '9' }, 'nothing written');
+});
+
+t.test('a last-applied annotation that is not JSON is ignored: the conflict stands, the server keeps serving', async (t) => {
+  const csa = await kubectl(['apply', '-f', file('bad-1.yaml', cmYaml('bad-annotation', { a: '1' }))]);
+  t.equal(csa.code, 0, csa.stderr);
+  const ann = await kubectl(['annotate', 'configmap', 'bad-annotation', '-n', NS, '--overwrite', `${LAST_APPLIED}={not json`]);
+  t.equal(ann.code, 0, ann.stderr);
+  const ssa = await kubectl(['apply', '--server-side', '-f', file('bad-2.yaml', cmYaml('bad-annotation', { a: '2' }))]);
+  t.not(ssa.code, 0, 'the conflict is not taken over');
+  t.match(ssa.stderr, /conflict with "kubectl-client-side-apply" using v1: \.data\.a/);
+  const forced = await kubectl(['apply', '--server-side', '--force-conflicts', '-f', file('bad-2.yaml', cmYaml('bad-annotation', { a: '2' }))]);
+  t.equal(forced.code, 0, forced.stderr);
+  const live = await get(`${CM_PATH}/bad-annotation`);
+  t.same(live.json?.data, { a: '2' });
+  t.same(JSON.parse(live.json?.metadata?.annotations?.[LAST_APPLIED]).data, { a: '2' }, 'the annotation is rewritten from the applied configuration');
+});

@@ -27,3 +27,16 @@ t.test('verbose output lists every check and ends with the verdict; exclude and 
   t.match(f.body, /\[-\]bad failed: reason withheld\nhealthz check failed\n$/);
   t.equal((await h.run('healthz', 'nope', q())).code, 404, 'an unknown per-check path is 404');
 });
+
+t.test('a boot-sequence check fails every endpoint until startup is done, but is forgiven on /livez during the grace period', async (t) => {
+  let missing = 'missing APIService: [v1.storage.svc.io]';
+  const strict = new Health(0);
+  strict.addBootSequenceCheck({ name: 'autoregister-completion', check: () => missing || undefined });
+  for (const ep of ['livez', 'readyz', 'healthz'] as const) t.equal((await strict.run(ep, '', q())).code, 500, `${ep} fails while incomplete`);
+  const lenient = new Health(60_000);
+  lenient.addBootSequenceCheck({ name: 'autoregister-completion', check: () => missing || undefined });
+  t.equal((await lenient.run('livez', '', q())).code, 200, 'forgiven on /livez during the grace period');
+  t.equal((await lenient.run('readyz', '', q())).code, 500, 'never forgiven on /readyz');
+  missing = '';
+  for (const ep of ['livez', 'readyz', 'healthz'] as const) t.equal((await strict.run(ep, '', q())).code, 200, `${ep} passes once complete`);
+});

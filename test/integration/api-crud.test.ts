@@ -30,6 +30,8 @@ interface KindCase {
   mutate(o: Obj): void;
   /** Upstream AllowCreateOnUpdate. */
   createOnPut: boolean;
+  /** What a delete that removes the object answers (upstream's ReturnDeletedObject). */
+  deleteAnswer: 'object' | 'status';
 }
 
 const kinds: KindCase[] = [
@@ -44,6 +46,7 @@ const kinds: KindCase[] = [
     body: { data: { a: '1' } },
     mutate: (o) => (o.data = { a: '2', b: '3' }),
     createOnPut: false,
+    deleteAnswer: 'status',
   },
   {
     kind: 'Secret',
@@ -56,6 +59,7 @@ const kinds: KindCase[] = [
     body: { type: 'Opaque', data: { a: Buffer.from('one').toString('base64') } },
     mutate: (o) => (o.data = { a: Buffer.from('two').toString('base64') }),
     createOnPut: false,
+    deleteAnswer: 'status',
   },
   {
     kind: 'ServiceAccount',
@@ -68,6 +72,7 @@ const kinds: KindCase[] = [
     body: {},
     mutate: (o) => (o.metadata.labels = { changed: 'yes' }),
     createOnPut: false,
+    deleteAnswer: 'object',
   },
   {
     kind: 'Event',
@@ -80,6 +85,7 @@ const kinds: KindCase[] = [
     body: { involvedObject: { kind: 'Pod', name: 'p1', namespace: 'default' }, reason: 'Started', message: 'started', type: 'Normal', count: 1 },
     mutate: (o) => (o.count = 2),
     createOnPut: true,
+    deleteAnswer: 'status',
   },
   {
     kind: 'Lease',
@@ -92,6 +98,7 @@ const kinds: KindCase[] = [
     body: { spec: { holderIdentity: 'node-a', leaseDurationSeconds: 40 } },
     mutate: (o) => (o.spec.holderIdentity = 'node-b'),
     createOnPut: true,
+    deleteAnswer: 'status',
   },
   {
     kind: 'CSIDriver',
@@ -104,6 +111,7 @@ const kinds: KindCase[] = [
     body: { spec: { attachRequired: true } },
     mutate: (o) => (o.spec.podInfoOnMount = true),
     createOnPut: false,
+    deleteAnswer: 'object',
   },
   {
     kind: 'Namespace',
@@ -116,6 +124,7 @@ const kinds: KindCase[] = [
     body: {},
     mutate: (o) => (o.metadata.labels = { ...(o.metadata.labels ?? {}), changed: 'yes' }),
     createOnPut: false,
+    deleteAnswer: 'object',
   },
 ];
 
@@ -197,6 +206,10 @@ for (const k of kinds) {
       t.equal(d.json.kind, 'Namespace', 'namespace delete returns the namespace');
       t.equal(d.json.status?.phase, 'Terminating', 'namespace delete answers a Terminating namespace');
       await waitGone(s, item);
+    } else if (k.deleteAnswer === 'object') {
+      t.equal(d.json.kind, k.kind, 'delete answers the removed object');
+      t.equal(d.json.metadata?.uid, c.json.metadata.uid, 'the removed object');
+      t.notOk(d.json.metadata?.deletionTimestamp, 'removed at once, never marked');
     } else {
       t.equal(d.json.kind, 'Status', 'delete of a plain object answers a Status');
       t.equal(d.json.status, 'Success', 'Status Success');

@@ -18,6 +18,36 @@ t.teardown(() => s?.stop());
 
 const endpoints = ['livez', 'readyz', 'healthz'] as const;
 
+// spec rule 4's names, and upstream's post-start hook names for what this server starts the same way
+// (storage-readiness, start-apiserver-admission-initializer, start-system-namespaces-controller,
+// max-in-flight-filter); the other hooks are this server's own (worker pool, namespace, garbage
+// collector and event TTL controllers, compactor), which upstream's API server does not start
+const CHECKS = [
+  'ping',
+  'log',
+  'store',
+  'poststarthook/storage-readiness',
+  'poststarthook/start-worker-pool',
+  'poststarthook/start-apiserver-admission-initializer',
+  'poststarthook/start-system-namespaces-controller',
+  'poststarthook/start-namespace-controller',
+  'poststarthook/start-garbage-collector-controller',
+  'poststarthook/start-event-ttl-controller',
+  'poststarthook/start-compactor',
+  'poststarthook/max-in-flight-filter',
+  'autoregister-completion',
+];
+const expectedChecks = { livez: CHECKS, healthz: CHECKS, readyz: [...CHECKS, 'shutdown'] };
+
+for (const ep of endpoints) {
+  t.test(`/${ep}?verbose lists exactly the expected checks, in order`, async (t) => {
+    const r = await s.admin.get(`/${ep}?verbose`);
+    t.equal(r.status, 200);
+    const names = r.text.trimEnd().split('\n').slice(0, -1).map((l) => l.slice(3, -3));
+    t.same(names, expectedChecks[ep]);
+  });
+}
+
 for (const ep of endpoints) {
   t.test(`/${ep}`, async (t) => {
     t.test('200 "ok" when healthy, plain text', async (t) => {

@@ -117,7 +117,9 @@ t.test('chunks stay on their snapshot while writers keep writing', async (t) => 
     }
     token = r.json.metadata.continue ?? '';
     if (!token) break;
-    await new Promise((res) => setTimeout(res, 5));
+    // every next chunk is asked for only after the writers have changed the collection again
+    const target = writes + 1;
+    while (writes < target) await new Promise((res) => setTimeout(res, 5));
     r = await s.admin.get(`${CM}?limit=7&continue=${enc(token)}`);
   }
   stop = true;

@@ -12,7 +12,7 @@ export const userInfoSchema = s.struct('io.svc.api.authentication.v1.UserInfo', 
   uid: s.string({ description: 'A unique value that identifies this user across time.' }),
   groups: s.list(s.string(), { listType: 'atomic', description: 'The names of groups this user is a part of.' }),
   extra: s.map(s.list(s.string(), { listType: 'atomic' }), { description: 'Any additional information provided by the authenticator.' }),
-});
+}, { typeDescription: 'The attributes of an authenticated user.' });
 
 export const selfSubjectReviews: ResourceType = {
   group: 'authentication.svc.io',
@@ -24,7 +24,16 @@ export const selfSubjectReviews: ResourceType = {
   verbs: ['create'],
   virtual: true,
   protobufPackage: 'svc.io.api.authentication.v1',
-  schema: objectSchema('io.svc.api.authentication.v1.SelfSubjectReview', {
-    status: s.struct('io.svc.api.authentication.v1.SelfSubjectReviewStatus', { userInfo: userInfoSchema }, { description: 'Filled in by the server with the user attributes.' }),
-  }),
+  schema: objectSchema(
+    'io.svc.api.authentication.v1.SelfSubjectReview',
+    {
+      status: s.struct(
+        'io.svc.api.authentication.v1.SelfSubjectReviewStatus',
+        { userInfo: s.field(userInfoSchema, { description: 'The user attributes of the caller.' }) },
+        { description: 'Filled in by the server with the user attributes.', typeDescription: 'What the server knows of the caller.' },
+      ),
+    },
+    [],
+    'The identity the server sees for the caller: a create answers with the request\'s user attributes.',
+  ),
 };

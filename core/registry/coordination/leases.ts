@@ -32,17 +32,32 @@ interface Lease extends ApiObject {
 
 const COORDINATION = 'io.svc.api.coordination.v1';
 
-export const leaseSchema = objectSchema(`${COORDINATION}.Lease`, {
-  spec: s.struct(`${COORDINATION}.LeaseSpec`, {
-    holderIdentity: s.string({ ptr: true }),
-    leaseDurationSeconds: s.int32({ ptr: true }),
-    acquireTime: s.microTime({ ptr: true }),
-    renewTime: s.microTime({ ptr: true }),
-    leaseTransitions: s.int32({ ptr: true }),
-    strategy: s.string({ ptr: true }),
-    preferredHolder: s.string({ ptr: true }),
-  }),
-});
+export const leaseSchema = objectSchema(
+  `${COORDINATION}.Lease`,
+  {
+    spec: s.struct(
+      `${COORDINATION}.LeaseSpec`,
+      {
+        holderIdentity: s.string({ ptr: true, description: 'Identity of the current holder.' }),
+        leaseDurationSeconds: s.int32({
+          ptr: true,
+          description: 'How long, counted from renewTime, other candidates wait before they may take the lease over. Greater than 0.',
+        }),
+        acquireTime: s.microTime({ ptr: true, description: 'When the current holder took the lease.' }),
+        renewTime: s.microTime({ ptr: true, description: 'When the current holder last renewed the lease.' }),
+        leaseTransitions: s.int32({ ptr: true, description: 'How many times the lease has changed holders. Not negative.' }),
+        strategy: s.string({
+          ptr: true,
+          description: 'How a coordinator picks the holder in coordinated leader election (alpha, gate CoordinatedLeaderElection): OldestEmulationVersion, or a domain-prefixed name.',
+        }),
+        preferredHolder: s.string({ ptr: true, description: 'Holder the coordinator wants to hand the lease to (alpha; only with strategy).' }),
+      },
+      { description: 'The holder of the lease and its timing.', typeDescription: 'Specification of a lease.' },
+    ),
+  },
+  [],
+  'A lock held for a while and renewed by its holder, for leader election and heartbeats.',
+);
 
 function validateStrategy(strategy: string, path: string): FieldError[] {
   // upstream nests the path once more: spec.strategy.strategy.

@@ -21,11 +21,21 @@ interface ConfigMap extends ApiObject {
   binaryData?: Record<string, string>;
 }
 
-export const configMapSchema = objectSchema('io.svc.api.core.v1.ConfigMap', {
-  immutable: s.boolean({ ptr: true }),
-  data: s.map(s.string()),
-  binaryData: s.map(s.bytes()),
-});
+export const configMapSchema = objectSchema(
+  'io.svc.api.core.v1.ConfigMap',
+  {
+    immutable: s.boolean({
+      ptr: true,
+      description: 'When true, data and binaryData can no longer be changed and the flag cannot be unset; the object can only be deleted.',
+    }),
+    data: s.map(s.string(), {
+      description: "Text values by key. Keys are made of alphanumerics, '-', '_' and '.'; a key may not also be in binaryData. At most 1 MiB with binaryData.",
+    }),
+    binaryData: s.map(s.bytes(), { description: 'Byte values by key (base64 in JSON), for content that is not UTF-8 text. Keys follow the rules of data.' }),
+  },
+  [],
+  'Configuration that is not secret, as key/value pairs for workloads to read.',
+);
 
 function validateData(cm: ConfigMap): FieldError[] {
   const errs: FieldError[] = [];

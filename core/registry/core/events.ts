@@ -50,22 +50,37 @@ const CORE = 'io.svc.api.core.v1';
 export const eventSchema = objectSchema(
   `${CORE}.Event`,
   {
-    involvedObject: objectReferenceSchema,
-    reason: s.string(),
-    message: s.string(),
-    source: s.struct(`${CORE}.EventSource`, { component: s.string(), host: s.string() }),
-    firstTimestamp: s.time(),
-    lastTimestamp: s.time(),
-    count: s.int32(),
-    type: s.string(),
-    eventTime: s.microTime(),
-    series: s.struct(`${CORE}.EventSeries`, { count: s.int32(), lastObservedTime: s.microTime() }, { ptr: true }),
-    action: s.string(),
-    related: s.field(objectReferenceSchema, { ptr: true }),
-    reportingComponent: s.string({ always: true }),
-    reportingInstance: s.string({ always: true }),
+    involvedObject: s.field(objectReferenceSchema, { description: 'The object the event is about.' }),
+    reason: s.string({ description: 'Short machine-readable CamelCase cause of the event (for example Started).' }),
+    message: s.string({ description: 'Human-readable description of what happened.' }),
+    source: s.struct(
+      `${CORE}.EventSource`,
+      {
+        component: s.string({ description: 'Component that reported the event.' }),
+        host: s.string({ description: 'Host on which the event happened.' }),
+      },
+      { description: 'Who reported the event, for reporters that do not set reportingComponent.', typeDescription: 'Where an event came from.' },
+    ),
+    firstTimestamp: s.time({ description: 'When the event was first seen.' }),
+    lastTimestamp: s.time({ description: 'When the event was most recently seen.' }),
+    count: s.int32({ description: 'How many times the event has been seen.' }),
+    type: s.string({ description: 'Normal or Warning; more types may come.' }),
+    eventTime: s.microTime({ description: 'When the event was first observed, to the microsecond (set by newer reporters).' }),
+    series: s.struct(
+      `${CORE}.EventSeries`,
+      {
+        count: s.int32({ description: 'Occurrences in the series so far.' }),
+        lastObservedTime: s.microTime({ description: 'When the latest occurrence was observed.' }),
+      },
+      { ptr: true, description: 'For an event that keeps happening: how often and when last.', typeDescription: 'A series of repeated events.' },
+    ),
+    action: s.string({ description: 'What was done, or failed, about the object (set by newer reporters).' }),
+    related: s.field(objectReferenceSchema, { ptr: true, description: 'A second object the event concerns, if any.' }),
+    reportingComponent: s.string({ always: true, description: 'Name of the component that reported the event (for example svc.io/kubelet).' }),
+    reportingInstance: s.string({ always: true, description: 'Which instance of the component reported the event (for example its host name).' }),
   },
   ['metadata', 'involvedObject'],
+  'A report of something that happened to an object. Events are removed a while after their last write (--event-ttl).',
 );
 
 function tooLong(path: string, value: string | undefined, limit: number): FieldError[] {

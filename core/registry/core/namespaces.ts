@@ -34,22 +34,46 @@ const CORE = 'io.svc.api.core.v1';
 const namespaceConditionSchema = s.struct(
   `${CORE}.NamespaceCondition`,
   {
-    type: s.string({ always: true }),
-    status: s.string({ always: true }),
-    lastTransitionTime: s.time(),
-    reason: s.string(),
-    message: s.string(),
+    type: s.string({ always: true, description: 'What the condition is about (for example NamespaceDeletionContentFailure).' }),
+    status: s.string({ always: true, description: 'True, False or Unknown.' }),
+    lastTransitionTime: s.time({ description: 'When status last changed.' }),
+    reason: s.string({ description: 'Machine-readable CamelCase cause of the last change.' }),
+    message: s.string({ description: 'Human-readable details of the last change.' }),
   },
-  { required: ['type', 'status'] },
+  { required: ['type', 'status'], typeDescription: 'One observation of the state of a namespace.' },
 );
 
-export const namespaceSchema = objectSchema(`${CORE}.Namespace`, {
-  spec: s.struct(`${CORE}.NamespaceSpec`, { finalizers: s.list(s.string(), { listType: 'atomic' }) }),
-  status: s.struct(`${CORE}.NamespaceStatus`, {
-    phase: s.string(),
-    conditions: s.list(namespaceConditionSchema, { patchStrategy: 'merge', patchMergeKey: 'type', listType: 'map', listMapKeys: ['type'] }),
-  }),
-});
+export const namespaceSchema = objectSchema(
+  `${CORE}.Namespace`,
+  {
+    spec: s.struct(
+      `${CORE}.NamespaceSpec`,
+      {
+        finalizers: s.list(s.string(), {
+          listType: 'atomic',
+          description: 'Cleanups that must finish before the namespace is removed (svc: emptying it). Changed only through the finalize subresource.',
+        }),
+      },
+      { description: 'What must happen before the namespace can be removed.', typeDescription: 'Desired state of a namespace.' },
+    ),
+    status: s.struct(
+      `${CORE}.NamespaceStatus`,
+      {
+        phase: s.string({ description: 'Active, or Terminating once deletion has started (no new objects may then be created in it).' }),
+        conditions: s.list(namespaceConditionSchema, {
+          patchStrategy: 'merge',
+          patchMergeKey: 'type',
+          listType: 'map',
+          listMapKeys: ['type'],
+          description: 'Latest observations of the namespace, one per type.',
+        }),
+      },
+      { description: 'Observed state: phase and conditions. Changed only through the status subresource.', typeDescription: 'Observed state of a namespace.' },
+    ),
+  },
+  [],
+  'A scope for names and access rules. Deleting a namespace deletes everything in it.',
+);
 
 /** Terminating: deletion requested, or the phase says so (the namespace controller then empties it). */
 export function isNamespaceTerminating(obj: ApiObject): boolean {
@@ -157,6 +181,7 @@ export const namespaces: ResourceType = {
       (ns.status ??= {}).phase = NAMESPACE_TERMINATING;
     },
     returnsObject: true,
+    preconditionMessage: (field, sent, actual) => `Precondition failed: ${field} in precondition: ${sent}, ${field} in object meta: ${actual}`,
     protectedNames: PROTECTED_NAMESPACES,
   },
 };

@@ -44,12 +44,24 @@ interface Secret extends ApiObject {
   type?: string;
 }
 
-export const secretSchema = objectSchema('io.svc.api.core.v1.Secret', {
-  immutable: s.boolean({ ptr: true }),
-  data: s.map(s.bytes()),
-  stringData: s.map(s.string()),
-  type: s.string(),
-});
+export const secretSchema = objectSchema(
+  'io.svc.api.core.v1.Secret',
+  {
+    immutable: s.boolean({ ptr: true, description: 'When true, data can no longer be changed and the flag cannot be unset; the object can only be deleted.' }),
+    data: s.map(s.bytes(), {
+      description: "Secret values by key (base64 in JSON). Keys are made of alphanumerics, '-', '_' and '.'; at most 1 MiB in total.",
+    }),
+    stringData: s.map(s.string(), {
+      description: 'Write-only convenience: plain-text values folded into data on every write (they win over data); never stored or returned.',
+    }),
+    type: s.string({
+      description:
+        'What the data holds, checked against the keys the type requires (for example svc.io/tls needs tls.crt and tls.key). Defaults to Opaque; cannot be changed.',
+    }),
+  },
+  [],
+  'Sensitive data such as passwords, tokens or keys, kept apart from the objects that use it.',
+);
 
 const decoded = (b64: string | undefined): Buffer => Buffer.from(b64 ?? '', 'base64');
 

@@ -19,11 +19,28 @@ interface ServiceAccount extends ApiObject {
   automountServiceAccountToken?: boolean;
 }
 
-export const serviceAccountSchema = objectSchema('io.svc.api.core.v1.ServiceAccount', {
-  secrets: s.list(objectReferenceSchema, { patchStrategy: 'merge', patchMergeKey: 'name', listType: 'map', listMapKeys: ['name'] }),
-  imagePullSecrets: s.list(localObjectReferenceSchema, { listType: 'atomic' }),
-  automountServiceAccountToken: s.boolean({ ptr: true }),
-});
+export const serviceAccountSchema = objectSchema(
+  'io.svc.api.core.v1.ServiceAccount',
+  {
+    secrets: s.list(objectReferenceSchema, {
+      patchStrategy: 'merge',
+      patchMergeKey: 'name',
+      listType: 'map',
+      listMapKeys: ['name'],
+      description: 'Secrets in the same namespace that pods running as this account may use; only the names are kept.',
+    }),
+    imagePullSecrets: s.list(localObjectReferenceSchema, {
+      listType: 'atomic',
+      description: 'Secrets in the same namespace with image registry credentials, given to the pods that use this account.',
+    }),
+    automountServiceAccountToken: s.boolean({
+      ptr: true,
+      description: 'Whether pods running as this account get an API token mounted unless they say otherwise.',
+    }),
+  },
+  [],
+  'An identity for processes that run in pods, and the credentials they may use.',
+);
 
 /** Secret references keep only their name. */
 function cleanSecretReferences(obj: ApiObject): void {
@@ -56,6 +73,8 @@ export const serviceAccounts: ResourceType = {
   validateCreate: validate,
   validateUpdate: (next) => validate(next),
   warnings,
+  // upstream's storage answers a delete with the removed ServiceAccount
+  deletion: { returnsObject: true },
   tableColumns: [
     metadataNameColumn,
     { name: 'Secrets', type: 'string', description: 'Number of secrets referenced.', cell: (obj) => (obj as ServiceAccount).secrets?.length ?? 0 },

@@ -44,27 +44,67 @@ interface CSIDriver extends ApiObject {
 
 const STORAGE = 'io.svc.api.storage.v1';
 
+// Descriptions follow the spec's CSIDriver tables, in this project's words.
 const tokenRequestSchema = s.struct(
   `${STORAGE}.TokenRequest`,
-  { audience: s.string({ always: true }), expirationSeconds: s.int64({ ptr: true }) },
-  { required: ['audience'] },
+  {
+    audience: s.string({
+      always: true,
+      description: "Audience the token is for; empty means the API server's own audiences. Audiences must differ between entries.",
+    }),
+    expirationSeconds: s.int64({
+      ptr: true,
+      description: 'How long the token is valid, in seconds: at least 10 minutes, at most 2^32 seconds. Defaults as for any token request.',
+    }),
+  },
+  { required: ['audience'], typeDescription: 'A service account token the driver is given on mount.' },
 );
 
 export const csiDriverSchema = objectSchema(
   `${STORAGE}.CSIDriver`,
   {
-    spec: s.struct(`${STORAGE}.CSIDriverSpec`, {
-      attachRequired: s.boolean({ ptr: true }),
-      podInfoOnMount: s.boolean({ ptr: true }),
-      volumeLifecycleModes: s.list(s.string(), { listType: 'set' }),
-      storageCapacity: s.boolean({ ptr: true }),
-      fsGroupPolicy: s.string({ ptr: true }),
-      tokenRequests: s.list(tokenRequestSchema, { listType: 'atomic' }),
-      requiresRepublish: s.boolean({ ptr: true }),
-      seLinuxMount: s.boolean({ ptr: true }),
-    }),
+    spec: s.struct(
+      `${STORAGE}.CSIDriverSpec`,
+      {
+        attachRequired: s.boolean({
+          ptr: true,
+          description: 'Whether volumes need an attach step: if so, the attach/detach controller waits for it before the volume is mounted. Default true. Immutable.',
+        }),
+        podInfoOnMount: s.boolean({
+          ptr: true,
+          description: 'When true, the pod name, namespace and UID, and whether the volume is ephemeral, are passed to the driver as volume context on mount. Default false.',
+        }),
+        volumeLifecycleModes: s.list(s.string(), {
+          listType: 'set',
+          description: 'Volume modes the driver supports: Persistent (assumed when empty) and Ephemeral (a volume declared inside a pod, living as long as the pod). Immutable.',
+        }),
+        storageCapacity: s.boolean({
+          ptr: true,
+          description: 'When true, scheduling takes into account the capacity the driver reports in CSIStorageCapacity objects. Default false; may be changed later.',
+        }),
+        fsGroupPolicy: s.string({
+          ptr: true,
+          description:
+            "Whether the volume's ownership and permissions are changed to the pod's fsGroup on mount: ReadWriteOnceWithFSType (default: only with an fstype and a ReadWriteOnce access mode), File or None.",
+        }),
+        tokenRequests: s.list(tokenRequestSchema, {
+          listType: 'atomic',
+          description: 'Service account tokens the driver needs, one per audience; replaced as a whole on merge.',
+        }),
+        requiresRepublish: s.boolean({
+          ptr: true,
+          description: 'When true, the mount call is repeated periodically so contents such as tokens can be refreshed; running containers do not see new mount points. Default false.',
+        }),
+        seLinuxMount: s.boolean({
+          ptr: true,
+          description: "When true, the driver supports the '-o context' mount option, so each volume is mounted with a single SELinux context. Default false.",
+        }),
+      },
+      { description: 'How the cluster works with the driver.', typeDescription: 'Settings of one CSI driver.' },
+    ),
   },
   ['spec'],
+  "A Container Storage Interface volume driver installed on the cluster: whether its volumes need attaching and what it is told on mount. The object's name is the driver's own name (at most 63 characters).",
 );
 
 function defaults(obj: ApiObject): void {
@@ -177,6 +217,8 @@ export const csiDrivers: ResourceType = {
   prepareForUpdate,
   validateCreate,
   validateUpdate,
+  // upstream's storage answers a delete with the removed CSIDriver
+  deletion: { returnsObject: true },
   tableColumns: [
     metadataNameColumn,
     { name: 'AttachRequired', type: 'boolean', description: 'Whether volumes need an attach step before mount.', cell: (o) => spec(o).attachRequired ?? true },
