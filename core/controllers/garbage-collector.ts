@@ -299,8 +299,13 @@ export class GarbageCollector {
     try {
       await this.client.delete(ref.rt, ref.namespace, ref.name, {}, { kind: 'DeleteOptions', apiVersion: 'v1', preconditions: { uid: ref.uid }, propagationPolicy });
     } catch (e) {
-      // gone, or replaced by another object of the same name (uid precondition): nothing left to collect
-      if (isGone(e) || isConflict(e)) return;
+      if (isGone(e)) return;
+      if (isConflict(e)) {
+        // replaced by another object of the same name (uid precondition): nothing left to collect;
+        // the same object still there means some other conflict, retried later
+        await this.syncConsistent();
+        if (!this.graph.live(ref)) return;
+      }
       throw e;
     }
   }
