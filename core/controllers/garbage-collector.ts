@@ -85,6 +85,7 @@ export class GarbageCollector {
   /** dependent uid -> owner uids already reported as invalid (once each, not on every pass). */
   private readonly reported = new Map<string, Set<string>>();
   private unsubscribe: (() => void) | undefined;
+  private stopped = false;
 
   constructor(
     private readonly client: TypedClient,
@@ -112,6 +113,7 @@ export class GarbageCollector {
   }
 
   stop(): void {
+    this.stopped = true;
     this.unsubscribe?.();
     this.queue.shutDown();
   }
@@ -167,6 +169,7 @@ export class GarbageCollector {
         else await this.processOrphan(item.ref);
         this.queue.forget(key);
       } catch (err) {
+        if (this.stopped) return; // a write cut short by shutdown
         this.queue.addRateLimited(key, item);
         const n = this.queue.failuresOf(key);
         // first failure and then ever more rarely: a lasting condition is visible without flooding the log

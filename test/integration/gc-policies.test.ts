@@ -254,6 +254,16 @@ t.test('a Namespace deleted in foreground waits for its blocking dependents else
   t.ok(await gone(s.admin, '/api/v1/namespaces/gc-fg-ns'), 'then it goes');
 });
 
+t.test("an owner reference spelling our group as upstream's (storage.k8s.io) names the same kind", async (t) => {
+  const owner = (await s.admin.post(CSI, { metadata: { name: 'alias.csi.example.com' }, spec: {} })).json;
+  await cm('alias-dep', { ownerReferences: [{ ...ownerRef(owner), apiVersion: 'storage.k8s.io/v1' }] });
+  await cm('alias-sentinel', { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'none', uid: '00000000-0000-0000-0000-00000000beef' }] });
+  t.ok(await gone(s.admin, `${CM}/alias-sentinel`), 'the collector has worked through what came before');
+  t.ok(await getObj(s.admin, `${CM}/alias-dep`), 'the owner is found: the dependent stays');
+  t.equal((await del(`${CSI}/alias.csi.example.com`)).status, 200);
+  t.ok(await gone(s.admin, `${CM}/alias-dep`), 'and is collected once the owner is gone');
+});
+
 t.test('dependents whose owner never existed (by uid) are collected', async (t) => {
   await cm('never-dep', { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: 'never-owner', uid: '00000000-0000-0000-0000-00000000dead' }] });
   t.ok(await gone(s.admin, `${CM}/never-dep`));
