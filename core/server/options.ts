@@ -6,6 +6,7 @@
 import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
+import { type StorageBackend, storageBackends } from '../storage/factory.js';
 
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions {
   securePort: number;
@@ -18,11 +19,13 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   anonymousAuth: boolean;
   authorizationMode: string[];
   workers: number;
-  storageBackend: 'lmdb';
+  storageBackend: StorageBackend;
   /** Compaction interval in ms: each run compacts to the revision seen one interval earlier (history kept one to two intervals); 0 disables compaction. */
   compactionIntervalMs: number;
   /** Events kept per resource in the watch cache ring. */
   watchCacheSize: number;
+  /** Bytes the watch cache ring of one resource may hold. */
+  watchCacheBytes: number;
   /** Bookmark interval for watches that allow bookmarks, in ms. */
   watchBookmarkIntervalMs: number;
   /** Watcher send buffer limit in bytes before a slow watcher is closed. */
@@ -68,7 +71,8 @@ const flags: FlagSpec[] = [
   { name: 'etcd-compaction-interval', key: 'compactionIntervalMs', kind: 'duration', def: 5 * 60_000, help: 'Interval of compaction. Each run compacts the store to the revision seen one interval earlier, so continue tokens, Exact lists and watch resumptions older than one interval may still be served and those older than two intervals are answered 410 Expired. 0 disables compaction.' },
   { name: 'watch-cache-size', key: 'watchCacheSize', kind: 'int', def: 10_000, help: 'Events kept per resource in the watch cache ring (older resumptions read the store history).' },
   { name: 'watch-bookmark-interval', key: 'watchBookmarkIntervalMs', kind: 'duration', def: 60_000, help: 'How often watches that allow bookmarks receive one.' },
-  { name: 'watch-buffer-bytes', key: 'watchBufferBytes', kind: 'int', def: 16 * 1024 * 1024, help: 'Bytes a watch may have unsent before the server closes it as too slow.' },
+  { name: 'watch-cache-bytes', key: 'watchCacheBytes', kind: 'int', def: 128 * 1024 * 1024, help: 'Bytes of old object versions and encoded events the watch cache ring of one resource may hold; beyond them the oldest events are dropped (resumptions from before them read the store history).' },
+  { name: 'watch-buffer-bytes', key: 'watchBufferBytes', kind: 'int', def: 256 * 1024, help: 'Bytes a watch may have unsent before the server closes it as too slow (the client resumes from its last resourceVersion); 1,000 stuck watchers hold at most about 1,000 times this.' },
   { name: 'min-request-timeout', key: 'minRequestTimeoutSeconds', kind: 'int', def: 1800, help: 'Minimum watch timeout in seconds; the server picks a random timeout in [min, 2*min).' },
   { name: 'request-timeout', key: 'requestTimeoutMs', kind: 'duration', def: 60_000, help: 'Default timeout of non-long-running requests.' },
   { name: 'max-requests-inflight', key: 'maxRequestsInflight', kind: 'int', def: 400, help: 'Maximum number of non-mutating requests in flight; more are answered 429. 0 means no limit.' },
@@ -159,7 +163,9 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   }
   const opts = o as unknown as ServerOptions;
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
-  if (opts.storageBackend !== 'lmdb') throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: "lmdb"`);
+  if (!storageBackends.includes(opts.storageBackend)) {
+    throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: ${storageBackends.map((b) => JSON.stringify(b)).join(', ')}`);
+  }
   for (const m of opts.authorizationMode) {
     if (!Object.hasOwn(authorizationModes, m)) throw new FlagError(`authorization-mode ${JSON.stringify(m)} is not a valid mode`);
   }

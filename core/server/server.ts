@@ -7,10 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import type { Socket } from 'node:net';
 import { buildAuthenticator } from '../authn/factory.js';
 import { selfSubjectReview } from '../authn/reviews.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
@@ -27,7 +24,8 @@ import { Registry } from '../registry/registry.js';
 import { resourceId } from '../registry/context.js';
 import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
-import { LmdbStore } from '../storage/lmdb/store.js';
+import { openStore, type StorageOptions } from '../storage/factory.js';
+import type { Store } from '../storage/interface.js';
 import { RegistryClient } from '../registry/client.js';
 import { GroupAliases } from '../api/group-aliases.js';
 import { Listers } from '../registry/lister.js';
@@ -40,6 +38,7 @@ import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
+import { SecureListener } from './listener.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
 import { withAuthentication } from './stages/authenticate.js';
@@ -49,7 +48,7 @@ import { withRequestInfo } from './stages/request-info.js';
 import { DeadlineSweeper, withTimeout } from './stages/timeout.js';
 
 /** Creates the executor once the registry settings are known (the pool lives in workers/). */
-export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storePath: string }) => Executor;
+export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storage: StorageOptions }) => Executor;
 
 function loadTls(o: ServerOptions): TlsMaterial {
   if (!!o.tlsCertFile !== !!o.tlsPrivateKeyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
@@ -72,13 +71,11 @@ function continueKeyHex(dataDir: string): string {
 }
 
 export class ApiServer {
-  private listener!: Http2SecureServer;
-  private readonly sessions = new Set<Http2Session>();
-  private readonly sockets = new Set<Socket>();
+  private listener!: SecureListener;
   private readonly watches = new Set<WatchStream>();
   private shuttingDown = false;
   readonly health: Health;
-  private store!: LmdbStore;
+  private store!: Store;
   private cacher!: Cacher;
   private executor!: Executor;
   private controllers: RunningController | undefined;
@@ -93,7 +90,7 @@ export class ApiServer {
   }
 
   get port(): number {
-    return (this.listener.address() as AddressInfo).port;
+    return this.listener.port;
   }
 
   get url(): string {
@@ -106,8 +103,8 @@ export class ApiServer {
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
     this.tls = loadTls(o);
-    const storePath = join(o.dataDir, 'store');
-    this.store = new LmdbStore({ path: storePath });
+    const storage: StorageOptions = { backend: o.storageBackend, path: join(o.dataDir, 'store') };
+    this.store = openStore(storage);
     const featureGates = resolveFeatureGates(o.featureGates);
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
     const types = servedTypesFor(featureGates, o.runtimeConfig);
@@ -119,6 +116,7 @@ export class ApiServer {
       this.cacher.register({
         prefix: resourcePrefix(rt),
         capacity: o.watchCacheSize,
+        maxBytes: o.watchCacheBytes,
         describe: (key, stored, rev) => describeStored(rt, key, stored, rev),
       });
     }
@@ -136,7 +134,7 @@ export class ApiServer {
     this.health.addPostStartHook('storage-readiness', cacheReady);
     await cacheReady;
 
-    this.executor = makeExecutor(registry, { ...settings, storePath });
+    this.executor = makeExecutor(registry, { ...settings, storage });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
@@ -217,32 +215,11 @@ export class ApiServer {
       route(resources, nonResources),
     );
 
-    this.listener = createSecureServer(
-      {
-        cert: this.tls.cert,
-        key: this.tls.key,
-        allowHTTP1: true,
-        ...(this.tls.clientCA ? { ca: this.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
-      },
+    this.listener = new SecureListener(
+      { cert: this.tls.cert, key: this.tls.key, ...(this.tls.clientCA ? { clientCA: this.tls.clientCA } : {}) },
       httpAdapter(chain, featureGates.APIResponseCompression === true),
     );
-    this.listener.on('session', (s: Http2Session) => {
-      this.sessions.add(s);
-      s.on('close', () => this.sessions.delete(s));
-    });
-    this.listener.on('secureConnection', (sock: Socket) => {
-      // streamed responses end with a small write; without this it waits for a delayed ACK
-      sock.setNoDelay(true);
-      this.sockets.add(sock);
-      sock.on('close', () => this.sockets.delete(sock));
-    });
-    await new Promise<void>((res, rej) => {
-      this.listener.once('error', rej);
-      this.listener.listen(o.securePort, o.bindAddress, () => {
-        this.listener.off('error', rej);
-        res();
-      });
-    });
+    await this.listener.listen(o.securePort, o.bindAddress);
     if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
   }
 
@@ -251,12 +228,12 @@ export class ApiServer {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     if (this.opts.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.opts.shutdownDelayMs));
-    const closed = new Promise<void>((r) => this.listener.close(() => r()));
+    const closed = this.listener.close();
     for (const w of [...this.watches]) w.close('');
-    for (const s of this.sessions) s.close();
-    for (const sock of this.sockets) sock.end();
+    for (const s of this.listener.sessions) s.close();
+    for (const sock of this.listener.sockets) sock.end();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
-    for (const sock of this.sockets) sock.destroy();
+    for (const sock of this.listener.sockets) sock.destroy();
     this.deadlines.stop();
     this.controllers?.stop();
     this.compactor?.stop();
