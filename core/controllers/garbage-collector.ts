@@ -108,8 +108,27 @@ export class GarbageCollector {
 
   start(): void {
     this.unsubscribe = this.graph.watch((rt, ev) => this.onChange(rt, ev));
-    for (const rt of this.graph.types) for (const o of this.graph.list(rt)) this.observe(rt, o, undefined);
+    this.recheckAll();
     for (let i = 0; i < this.workers; i++) void this.work();
+  }
+
+  /**
+   * A kind served from now on (custom resources, once their definitions are established): its objects
+   * are followed, and every dependent is looked at again, since references that named an unknown kind
+   * may name this one.
+   */
+  addType(rt: ResourceType): void {
+    if (rt.virtual || IGNORED_RESOURCES.has(`${rt.group}/${rt.plural}`) || !this.graph.add(rt)) return;
+    this.recheckAll();
+  }
+
+  /** A kind no longer served: references to it now name an unknown kind (dependents are kept). */
+  removeType(rt: ResourceType): void {
+    this.graph.remove(rt);
+  }
+
+  private recheckAll(): void {
+    for (const rt of this.graph.types) for (const o of this.graph.list(rt)) this.observe(rt, o, undefined);
   }
 
   stop(): void {

@@ -57,25 +57,56 @@ export class OwnershipGraph {
   private readonly listers = new Map<ResourceType, Lister>();
   /** `group/version/kind` -> type */
   private readonly byKind = new Map<string, ResourceType>();
+  private readonly followers = new Set<(rt: ResourceType, ev: ListerEvent<ApiObject>) => void>();
+  /** Per type, the unsubscribes of the followers' lister handlers. */
+  private readonly subscriptions = new Map<ResourceType, (() => void)[]>();
 
-  constructor(listers: Listers, types: readonly ResourceType[]) {
-    for (const rt of types) {
-      const l = listers.for(rt);
-      l.addIndex(OWNER_UID_INDEX, (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
-      l.addIndex(UID_INDEX, (o) => (o.metadata.uid ? [o.metadata.uid] : []));
-      this.listers.set(rt, l);
-      this.byKind.set(`${rt.group}/${rt.version}/${rt.kind}`, rt);
-    }
+  constructor(
+    private readonly listerSource: Listers,
+    types: readonly ResourceType[],
+  ) {
+    for (const rt of types) this.add(rt);
   }
 
   get types(): IterableIterator<ResourceType> {
     return this.listers.keys();
   }
 
-  /** Calls `fn` for every change of every kind; returns an unsubscribe. */
+  /** Starts following a kind (at start, or served later: custom resources); false if already followed. */
+  add(rt: ResourceType): boolean {
+    if (this.listers.has(rt)) return false;
+    const l = this.listerSource.for(rt);
+    l.addIndex(OWNER_UID_INDEX, (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
+    l.addIndex(UID_INDEX, (o) => (o.metadata.uid ? [o.metadata.uid] : []));
+    this.listers.set(rt, l);
+    this.byKind.set(`${rt.group}/${rt.version}/${rt.kind}`, rt);
+    this.subscriptions.set(
+      rt,
+      [...this.followers].map((fn) => l.onChange((ev) => fn(rt, ev))),
+    );
+    return true;
+  }
+
+  /** Stops following a kind no longer served; references to it become references to an unknown kind. */
+  remove(rt: ResourceType): void {
+    for (const off of this.subscriptions.get(rt) ?? []) off();
+    this.subscriptions.delete(rt);
+    this.listers.delete(rt);
+    if (this.byKind.get(`${rt.group}/${rt.version}/${rt.kind}`) === rt) this.byKind.delete(`${rt.group}/${rt.version}/${rt.kind}`);
+  }
+
+  /** Calls `fn` for every change of every followed kind (also kinds added later); returns an unsubscribe. */
   watch(fn: (rt: ResourceType, ev: ListerEvent<ApiObject>) => void): () => void {
-    const offs = [...this.listers].map(([rt, l]) => l.onChange((ev) => fn(rt, ev)));
-    return () => offs.forEach((off) => off());
+    this.followers.add(fn);
+    const offs = [...this.listers].map(([rt, l]) => {
+      const off = l.onChange((ev) => fn(rt, ev));
+      this.subscriptions.get(rt)!.push(off);
+      return off;
+    });
+    return () => {
+      this.followers.delete(fn);
+      offs.forEach((off) => off());
+    };
   }
 
   list(rt: ResourceType): Obj[] {
