@@ -11,6 +11,7 @@ import type { Listers } from '../registry/lister.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import { BootstrapSigner, bootstrapSignerIdentity, type ServingInfo } from './bootstrapsigner.js';
+import { GarbageCollector, garbageCollectorIdentity } from './garbage-collector.js';
 import { NamespaceController, namespaceControllerIdentity } from './namespace.js';
 import { ServiceAccountController, serviceAccountControllerIdentity } from './serviceaccounts.js';
 import { TokenCleaner, tokenCleanerIdentity } from './tokencleaner.js';
@@ -86,6 +87,15 @@ export const controllerCatalog: readonly ControllerSpec[] = [
     start: (ctx) => {
       const secrets = coreType(ctx, 'secrets');
       const c = new TokenCleaner(ctx.client.as(tokenCleanerIdentity), ctx.listers.for(secrets), secrets);
+      c.start();
+      return c;
+    },
+  },
+  {
+    name: 'garbage-collector-controller',
+    aliases: ['garbagecollector'],
+    start: (ctx) => {
+      const c = new GarbageCollector(ctx.client.as(garbageCollectorIdentity), ctx.listers, ctx.syncConsistent, ctx.types);
       c.start();
       return c;
     },

@@ -126,6 +126,13 @@ export interface ResourceType {
      * controller finishes the work and deletes it again (namespaces).
      */
     twoPhase?: boolean;
+    /**
+     * What a delete without a propagation policy does to dependents (upstream's
+     * DefaultGarbageCollectionPolicy): DeleteDependents (the default: Background), OrphanDependents
+     * (adds the `orphan` finalizer), Unsupported (propagation options ignored, no GC finalizers kept:
+     * core/v1 Events).
+     */
+    garbageCollection?: 'DeleteDependents' | 'OrphanDependents' | 'Unsupported';
   };
 
   /**
