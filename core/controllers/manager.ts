@@ -95,9 +95,19 @@ export const controllerCatalog: readonly ControllerSpec[] = [
     name: 'garbage-collector-controller',
     aliases: ['garbagecollector'],
     start: (ctx) => {
-      const c = new GarbageCollector(ctx.client.as(garbageCollectorIdentity), ctx.listers, ctx.syncConsistent, ctx.types);
+      const c = new GarbageCollector(ctx.client.as(garbageCollectorIdentity), ctx.listers, ctx.syncConsistent, ctx.types.all());
+      // kinds that come and go while running (custom resources) are followed too
+      const unsubscribe = ctx.types.subscribe((ch) => {
+        if (ch.kind !== 'added') c.removeType(ch.old ?? ch.rt);
+        if (ch.kind !== 'removed') c.addType(ch.rt);
+      });
       c.start();
-      return c;
+      return {
+        stop: () => {
+          unsubscribe();
+          c.stop();
+        },
+      };
     },
   },
 ];
