@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn aliases overload`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -10,6 +10,7 @@ import { applyThreeManagers, putWhole, strategicPatch } from './scenarios/apply.
 import { watchFanout } from './scenarios/watch.js';
 import { getOneByCredential } from './scenarios/authn.js';
 import { aliasGetAndList } from './scenarios/aliases.js';
+import { overload } from './scenarios/overload.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -123,6 +124,11 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario (storage.svc.io vs storage.k8s.io)', 'mode', 'canonical req/s', 'alias req/s', 'alias p99', 'alias / canonical', 'target >= 97%'], rows));
+  }
+  if (want('overload')) {
+    // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
+    const rows = (await overload(modes[1]!)).map((r) => [r.scenario, r.mode, r.observed, r.after, r.target]);
+    sections.push(table(['overload case', 'mode', 'well-behaved traffic meanwhile', 'afterwards', 'target'], rows));
   }
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);

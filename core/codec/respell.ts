@@ -5,7 +5,7 @@
  * group names in a Status. The stored object is not touched: a respelled source is a view over it,
  * memoized per spelling on the object version like any other encoding.
  */
-import type { ObjectSource } from './serializer.js';
+import { itemValue, type ObjectSource } from './serializer.js';
 
 /** The group as stored (canonical) and as the request spelled it. */
 export interface Respelling {
@@ -55,7 +55,7 @@ export function respelledSource(src: ObjectSource, r: Respelling): ObjectSource 
       if (!b) {
         const v = view.value();
         // nothing to respell: the stored JSON is already right
-        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(v));
+        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(itemValue(v)));
         src.setMemo(`item${suffix}`, b);
       }
       return b;

@@ -245,11 +245,21 @@ const statusSchema: Json = {
   'x-kubernetes-group-version-kind': [{ group: '', kind: 'Status', version: 'v1' }],
 };
 
-export function buildOpenApi(types: readonly ResourceType[]): OpenApiDocs {
+/**
+ * `aliasOf`: the upstream spelling discovery advertises for a group, if any; that group version gets
+ * a document of its own, with paths and group-version-kinds spelled as upstream spells them, so a
+ * client validating an upstream manifest (kubectl apply of `storage.k8s.io/v1`) finds its schema.
+ */
+export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: string) => string | undefined = () => undefined): OpenApiDocs {
   const groups = new Map<string, ResourceType[]>();
-  for (const rt of types) {
+  const add = (rt: ResourceType) => {
     const key = rt.group ? `apis/${rt.group}/${rt.version}` : 'api/v1';
     groups.set(key, [...(groups.get(key) ?? []), rt]);
+  };
+  for (const rt of types) add(rt);
+  for (const rt of types) {
+    const alias = rt.group ? aliasOf(rt.group) : undefined;
+    if (alias) add({ ...rt, group: alias });
   }
   const byGroupVersion = new Map<string, Json>();
   const hashes = new Map<string, string>();

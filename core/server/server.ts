@@ -287,7 +287,7 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all)), ...issuerRoutes])),
+      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
