@@ -15,6 +15,10 @@ t.test('the catalog lists every served kind once', async (t) => {
       'coordination.svc.io/v1 Lease leases',
       'authentication.svc.io/v1 SelfSubjectReview selfsubjectreviews',
       'authentication.svc.io/v1 TokenReview tokenreviews',
+      'authorization.svc.io/v1 SelfSubjectAccessReview selfsubjectaccessreviews',
+      'authorization.svc.io/v1 SubjectAccessReview subjectaccessreviews',
+      'authorization.svc.io/v1 LocalSubjectAccessReview localsubjectaccessreviews',
+      'authorization.svc.io/v1 SelfSubjectRulesReview selfsubjectrulesreviews',
     ],
   );
 });
