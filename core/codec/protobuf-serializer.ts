@@ -7,10 +7,20 @@
  */
 import protobuf from 'protobufjs';
 import { listMetaValue } from './json-serializer.js';
-import { encodeProtobufMessage, encodeProtobufWatchFrame, envelopeProtobuf, PROTOBUF_MAGIC, PROTOBUF_MEDIA_TYPE, UPSTREAM_PROTOBUF_MEDIA_TYPE } from './protobuf.js';
+import {
+  decodeProtobufObject,
+  encodeProtobufMessage,
+  encodeProtobufWatchFrame,
+  envelopeProtobuf,
+  PROTOBUF_MAGIC,
+  PROTOBUF_MEDIA_TYPE,
+  ProtobufDecodeError,
+  UPSTREAM_PROTOBUF_MEDIA_TYPE,
+} from './protobuf.js';
 import { messageFromJson } from './protobuf/json-to-message.js';
+import { envelopeApiVersion } from './protobuf/kinds.js';
 import { META_V1, RUNTIME, messageType } from './protobuf/proto-root.js';
-import { type ObjectSource, registerSerializer, type Serializer } from './serializer.js';
+import { BodyDecodeError, type ObjectSource, registerSerializer, type Serializer } from './serializer.js';
 
 const listMetaType = messageType(`${META_V1}.ListMeta`);
 const typeMetaType = messageType(`${RUNTIME}.TypeMeta`);
@@ -41,7 +51,11 @@ export const protobufSerializer: Serializer = {
     return b;
   },
 
-  encodeValue: (v) => envelopeProtobuf(String(v.apiVersion ?? ''), String(v.kind ?? ''), encodeProtobufMessage(String(v.apiVersion ?? ''), String(v.kind ?? ''), v)),
+  encodeValue(v) {
+    const kind = String(v.kind ?? '');
+    const apiVersion = envelopeApiVersion(v.apiVersion as string | undefined, kind);
+    return envelopeProtobuf(apiVersion, kind, encodeProtobufMessage(apiVersion, kind, v));
+  },
 
   *encodeList(t, meta, items) {
     const itemKind = t.kind.slice(0, -'List'.length);
@@ -78,6 +92,15 @@ export const protobufSerializer: Serializer = {
   },
 
   encodeWatchFrame: (type, object) => encodeProtobufWatchFrame(type, object),
+
+  decodeBody(body) {
+    try {
+      return { value: decodeProtobufObject(body).object, duplicates: [] };
+    } catch (e) {
+      if (e instanceof ProtobufDecodeError) throw new BodyDecodeError(e.message, e.typeMeta);
+      throw e;
+    }
+  },
 };
 
 registerSerializer(protobufSerializer, [UPSTREAM_PROTOBUF_MEDIA_TYPE]);

@@ -59,7 +59,10 @@ function collectDuplicates(node: Node | null, lc: LineCounter, out: string[]): v
   }
 }
 
-/** Writes a JSON value as YAML: keys sorted, sequences not indented under their key. */
+/**
+ * Writes a JSON value as YAML: keys sorted, sequences not indented under their key, and an object that
+ * occurs twice in the value written twice (never as an anchor and alias, which JSON cannot express).
+ */
 export function encodeYaml(value: unknown): string {
-  return stringify(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0, version: '1.1' });
+  return stringify(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0, version: '1.1', aliasDuplicateObjects: false });
 }

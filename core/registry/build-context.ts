@@ -2,6 +2,7 @@
  * Builds the registry context (types, known kinds, clock, continue-token key, feature gates) the same
  * way on the main thread and in every worker.
  */
+import { cborShapeOf, registerCborKind } from '../codec/cbor.js';
 import { registerProtobufKind } from '../codec/protobuf/kinds.js';
 import type { Store } from '../storage/interface.js';
 import { type RegistryContext, resourceId } from './context.js';
@@ -16,7 +17,10 @@ export interface RegistrySettings {
 }
 
 export function buildRegistryContext(store: Store, s: RegistrySettings, types: readonly ResourceType[] = servedTypesFor(s.featureGates, s.runtimeConfig)): RegistryContext {
-  for (const t of types) if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
+  for (const t of types) {
+    if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
+    registerCborKind(apiVersionOf(t), t.kind, cborShapeOf(t.schema));
+  }
   return {
     store,
     types: new Map(types.map((t) => [resourceId(t), t])),
@@ -24,5 +28,6 @@ export function buildRegistryContext(store: Store, s: RegistrySettings, types: r
     now: () => new Date(),
     continueKey: Buffer.from(s.continueKeyHex, 'hex'),
     featureGates: new Map(Object.entries(s.featureGates)),
+    bodyFormats: { cbor: s.featureGates.CBORServingAndStorage === true },
   };
 }

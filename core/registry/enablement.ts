@@ -20,6 +20,7 @@ interface GateSpec {
 export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
   AllowUnsafeMalformedObjectDeletion: { stage: 'ALPHA', default: false },
   APIResponseCompression: { stage: 'BETA', default: true },
+  CBORServingAndStorage: { stage: 'ALPHA', default: false },
   CoordinatedLeaderElection: { stage: 'ALPHA', default: false },
   WatchList: { stage: 'BETA', default: true },
   ServerSideApply: { stage: 'GA', default: true, locked: true },

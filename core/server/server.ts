@@ -196,6 +196,7 @@ export class ApiServer {
       virtual: {
         handlers: new Map([[resourceId(selfSubjectReviews), selfSubjectReview]]),
         knownKinds: registry.ctx.knownKinds,
+        bodyFormats: registry.ctx.bodyFormats,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
     });

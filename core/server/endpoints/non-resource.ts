@@ -23,8 +23,10 @@ export interface NonResourceDeps {
 }
 
 const healthEndpoints = new Set(['livez', 'readyz', 'healthz']);
-/** Discovery and /version: JSON or YAML (their protobuf messages are not served). */
-const documentOffer: OutputOffer = { stream: false, protobuf: false, cbor: false, transforms: 'none' };
+/** Discovery documents: JSON, YAML or protobuf (meta/v1 APIVersions, APIGroupList, APIGroup, APIResourceList). */
+const discoveryOffer: OutputOffer = { stream: false, protobuf: true, cbor: false, transforms: 'none' };
+/** /version has no protobuf message upstream. */
+const versionOffer: OutputOffer = { ...discoveryOffer, protobuf: false };
 
 export function nonResourceEndpoint(d: NonResourceDeps): Handler {
   const health = async (s: RequestScope, endpoint: Endpoint, check: string): Promise<void> => {
@@ -45,8 +47,9 @@ export function nonResourceEndpoint(d: NonResourceDeps): Handler {
     const doc = path === '/version' ? d.version : d.discovery.byPath.get(path);
     if (doc === undefined) throw errors.pathNotFound();
     if (!readOnly) throw errors.methodNotAllowed();
-    const choice = negotiateOutput(headerOf(s, 'accept'), documentOffer);
-    if (!choice) throw errors.notAcceptable(offeredMediaTypes(documentOffer));
+    const offer = path === '/version' ? versionOffer : discoveryOffer;
+    const choice = negotiateOutput(headerOf(s, 'accept'), offer);
+    if (!choice) throw errors.notAcceptable(offeredMediaTypes(offer));
     s.form = { mediaType: choice.serializer.mediaType, contentType: choice.contentType, pretty: isPretty(s.query, headerOf(s, 'user-agent')) };
     s.sink.send(200, s.form.contentType, encodeValueIn(s.form, doc as Record<string, unknown>));
   };

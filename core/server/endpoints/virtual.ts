@@ -7,8 +7,7 @@ import type { MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import type { ApiObject } from '../../api/types.js';
 import { encodeValueIn } from '../../registry/respond.js';
-import type { KnownKinds } from '../../registry/decode.js';
-import { decodeObjectBody } from '../../registry/decode.js';
+import { type DecodeContext, decodeObjectBody } from '../../registry/decode.js';
 import { writeOptionsFromQuery } from '../../request/write-options.js';
 import type { RequestScope } from '../scope.js';
 import type { ResolvedRequest } from './resource.js';
@@ -16,10 +15,9 @@ import type { ResolvedRequest } from './resource.js';
 /** Computes the answer of a review: the request object with its status filled in. */
 export type VirtualHandler = (review: ApiObject, s: RequestScope, r: ResolvedRequest) => MaybePromise<ApiObject>;
 
-export interface VirtualDeps {
+export interface VirtualDeps extends DecodeContext {
   /** Handlers by resource id (`group/version/plural`, with `/subresource` for a subresource). */
   handlers: ReadonlyMap<string, VirtualHandler>;
-  knownKinds: KnownKinds;
   maxRequestBodyBytes: number;
 }
 
@@ -29,7 +27,7 @@ export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedR
   const opts = writeOptionsFromQuery(s.query, 'CreateOptions');
   const body = await s.readBody(d.maxRequestBodyBytes);
   if (body.length === 0) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
-  const { object, warnings } = decodeObjectBody(body, contentType, r.rt, d.knownKinds, opts.fieldValidation);
+  const { object, warnings } = decodeObjectBody(body, contentType, r.rt, d, opts.fieldValidation);
   const answer = await handler(object, s, r);
   // answered in the spelling of the path (authorization.k8s.io for kubectl)
   if (s.info.requestedGroup !== s.info.apiGroup) answer.apiVersion = `${s.info.requestedGroup}/${r.rt.version}`;
