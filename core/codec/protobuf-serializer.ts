@@ -6,6 +6,7 @@
  * frames are a 4-byte big-endian length and a WatchEvent whose object is the enveloped object.
  */
 import protobuf from 'protobufjs';
+import { exceedsDepth, tooDeep } from './json.js';
 import { listMetaValue } from './json-serializer.js';
 import {
   decodeProtobufObject,
@@ -95,7 +96,10 @@ export const protobufSerializer: Serializer = {
 
   decodeBody(body) {
     try {
-      return { value: decodeProtobufObject(body).object, duplicates: [] };
+      const { object, kind, apiVersion } = decodeProtobufObject(body);
+      // messages nest only as deep as their types; the JSON inside fieldsV1 / raw extensions may not
+      if (exceedsDepth(object)) throw new ProtobufDecodeError(`json: ${tooDeep('{')}`, { apiVersion, kind });
+      return { value: object, duplicates: [] };
     } catch (e) {
       if (e instanceof ProtobufDecodeError) throw new BodyDecodeError(e.message, e.typeMeta);
       throw e;

@@ -2,7 +2,7 @@
  * JSON and YAML request bodies as text: the value and the duplicate keys field validation reports.
  * JSON is YAML, so a YAML body that parses as JSON takes the fast JSON path.
  */
-import { decodeJson, JsonSyntaxError } from './json.js';
+import { decodeJson, exceedsDepth, JsonSyntaxError, tooDeep } from './json.js';
 import type { DecodedBody } from './serializer.js';
 import { decodeYaml } from './yaml.js';
 
@@ -21,6 +21,7 @@ export function parseTextBody(body: Uint8Array, yaml: boolean): DecodedBody {
       }
     }
     const y = decodeYaml(text);
+    if (exceedsDepth(y.value)) throw new JsonSyntaxError(`error converting YAML to JSON: yaml: ${tooDeep('[')}`);
     return { value: y.value, duplicates: y.duplicates };
   }
   if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');

@@ -17,6 +17,16 @@ const withoutTimestamps = (tags: unknown[]): unknown[] =>
   tags.filter((t) => (t as { tag?: string }).tag !== 'tag:yaml.org,2002:timestamp');
 
 export function decodeYaml(text: string): DecodedYaml {
+  try {
+    return decodeYamlDocument(text);
+  } catch (e) {
+    // the parser nests by recursion: a document too deep for the stack is refused as too deep
+    if (e instanceof RangeError) throw new JsonSyntaxError('error converting YAML to JSON: yaml: exceeded max depth');
+    throw e;
+  }
+}
+
+function decodeYamlDocument(text: string): DecodedYaml {
   const lineCounter = new LineCounter();
   const docs = parseAllDocuments(text, {
     version: '1.1',
@@ -30,7 +40,8 @@ export function decodeYaml(text: string): DecodedYaml {
     if (d.errors.length) {
       const e = d.errors[0]!;
       const line = e.linePos?.[0]?.line;
-      throw new JsonSyntaxError(`error converting YAML to JSON: yaml: ${line ? `line ${line}: ` : ''}${e.message.split('\n')[0]}`);
+      const what = /Maximum call stack size exceeded/.test(e.message) ? 'exceeded max depth' : e.message.split('\n')[0];
+      throw new JsonSyntaxError(`error converting YAML to JSON: yaml: ${line ? `line ${line}: ` : ''}${what}`);
     }
   }
   if (nonEmpty.length > 1) throw new JsonSyntaxError('error converting YAML to JSON: yaml: the body holds more than one document');
