@@ -19,7 +19,7 @@ import {
   REQUEST_LIMITS,
   forCbor,
 } from './cbor.js';
-import { BodyDecodeError, type ListMeta, type ObjectSource, registerSerializer, type Serializer, type TypeInfo } from './serializer.js';
+import { BodyDecodeError, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer, type TypeInfo } from './serializer.js';
 
 const CHUNK = 64 * 1024;
 
@@ -54,7 +54,7 @@ const jsonShaped = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as unk
 function itemBytes(src: ObjectSource, itemKind: TypeInfo): Uint8Array {
   let b = src.memo('ci');
   if (!b) {
-    const { kind: _k, apiVersion: _a, ...fields } = src.value();
+    const fields = itemValue(src.value());
     const shape = cborShapeFor(itemKind.apiVersion, itemKind.kind);
     src.setMemo('ci', (b = encodeCborBare(shape ? forCbor(fields, shape) : fields)));
   }
@@ -74,8 +74,7 @@ export const cborSerializer: Serializer = {
     let b = src.memo(key);
     if (!b) {
       const shape = cborShapeFor(t.apiVersion, t.kind);
-      const { kind: _k, apiVersion: _a, ...fields } = src.value();
-      const v = { kind: t.kind, apiVersion: t.apiVersion, ...fields };
+      const v = objectValue(t, src.value());
       src.setMemo(key, (b = encodeCbor(shape ? forCbor(v, shape) : v)));
     }
     return b;

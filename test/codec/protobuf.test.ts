@@ -24,7 +24,9 @@ import {
   ProtobufDecodeError,
   ProtobufEncodeError,
 } from '../../core/codec/protobuf.js';
-import { registerProtobufKind, servedKindPairs } from '../../core/codec/protobuf/kinds.js';
+import { messageTypeForKind, registerProtobufKind, servedKindPairs } from '../../core/codec/protobuf/kinds.js';
+import { messageFromJson } from '../../core/codec/protobuf/json-to-message.js';
+import { encodeJsonMessage } from '../../core/codec/protobuf/json-to-wire.js';
 import { builtinResourceTypes } from '../../core/registry/catalog.js';
 import { apiVersionOf } from '../../core/registry/resource-type.js';
 import { findProtoDir, messageType, protoRoot } from '../../core/codec/protobuf/proto-root.js';
@@ -149,6 +151,26 @@ t.test('JSON -> protobuf -> JSON round trips', async (t) => {
     // Encoding is deterministic and stable under a second trip.
     t.same(Buffer.from(encodeProtobufObject(f.apiVersion, f.kind, decoded.object)), Buffer.from(body), `${f.kind}: re-encodes identically`);
   }
+});
+
+t.test("the one-pass encoder writes exactly the bytes of protobufjs's generated encoder", async (t) => {
+  const long = 'ü'.repeat(50) + 'x'.repeat(200);
+  const extra: { apiVersion: string; kind: string; object: Json }[] = [
+    { apiVersion: 'v1', kind: 'ConfigMap', object: { metadata: { name: long, annotations: { [long]: long, '': '' } }, data: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, long])) } },
+    { apiVersion: 'v1', kind: 'Event', object: { metadata: { name: 'e', generation: -5, deletionGracePeriodSeconds: -9007199254740991 }, count: -1, series: { count: 2147483647 } } },
+    { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: { metadata: { name: 'd', generation: 2 ** 53 - 1 }, spec: { tokenRequests: [{ audience: '', expirationSeconds: 2 ** 40 }] } } },
+    // keys out of field-number order (the writer walks keys in object order when it can)
+    { apiVersion: 'v1', kind: 'ConfigMap', object: { data: { b: '1', a: '2' }, metadata: { uid: 'u', name: 'n', labels: { z: '', a: '' } }, immutable: true, binaryData: { x: 'AA==' } } },
+    { apiVersion: 'v1', kind: 'Event', object: { count: 3, reason: 'r', metadata: { name: 'e' }, lastTimestamp: null, firstTimestamp: null, involvedObject: { name: 'x', kind: 'K' } } },
+  ];
+  for (const f of [...allFixtures, ...extra]) {
+    const type = messageTypeForKind(f.apiVersion, f.kind)!;
+    const reference = Buffer.from(type.encode(messageFromJson(type, f.object)).finish());
+    t.same(Buffer.from(encodeJsonMessage(type, f.object)), reference, `${f.apiVersion} ${f.kind}`);
+  }
+  // a value that does not fit is reported with its path by the reference converter
+  const cm = messageType('svc.io.api.core.v1.ConfigMap');
+  t.throws(() => encodeJsonMessage(cm, { metadata: { labels: { a: 1 } } }), { name: 'ProtobufEncodeError', message: 'metadata.labels[a]: expected a string, got number' });
 });
 
 t.test('presence: absent fields stay absent, explicit zero values are kept', async (t) => {

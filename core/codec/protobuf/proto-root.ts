@@ -40,9 +40,13 @@ function loadRoot(): protobuf.Root {
 
 export const protoRoot: protobuf.Root = loadRoot();
 
+const typesByName = new Map<string, protobuf.Type>();
+
 /** The message type with this fully-qualified name (no leading dot); throws if it is not defined. */
 export function messageType(fullName: string): protobuf.Type {
-  return protoRoot.lookupType(fullName);
+  let t = typesByName.get(fullName);
+  if (!t) typesByName.set(fullName, (t = protoRoot.lookupType(fullName)));
+  return t;
 }
 
 /** A type's fully-qualified name without protobufjs's leading dot. */
