@@ -4,6 +4,7 @@
  * boundary as plain data (encoded by core/registry/respond.ts).
  */
 import type { Status } from '../api/status.js';
+import type { BodyFormats } from '../codec/serializer.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
 import type { Store } from '../storage/interface.js';
 import type { ResourceType } from './resource-type.js';
@@ -19,6 +20,8 @@ export interface RegistryContext {
   continueKey: Buffer;
   /** Feature gates as parsed from --feature-gates. */
   featureGates: ReadonlyMap<string, boolean>;
+  /** Request body formats served beyond JSON, YAML and protobuf (CBOR under its gate). */
+  bodyFormats: BodyFormats;
 }
 
 export interface OpRequest {
