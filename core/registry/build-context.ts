@@ -6,6 +6,7 @@ import { registerProtobufKind } from '../codec/protobuf/kinds.js';
 import type { Store } from '../storage/interface.js';
 import type { RegistryContext } from './context.js';
 import { TypeRegistry } from './type-registry.js';
+import { CustomTypeResolver } from '../apiextensions/resolver.js';
 import { servedTypesFor } from './enablement.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 
@@ -24,5 +25,6 @@ export function buildRegistryContext(store: Store, s: RegistrySettings, types: r
     now: () => new Date(),
     continueKey: Buffer.from(s.continueKeyHex, 'hex'),
     featureGates: new Map(Object.entries(s.featureGates)),
+    customTypes: new CustomTypeResolver(store),
   };
 }

@@ -2,6 +2,7 @@
  * The resource types the server serves first. Discovery, routing, the registry, codecs, OpenAPI and
  * Table output all start from this list; adding a kind is one file plus one line here.
  */
+import { customResourceDefinitions } from './apiextensions/customresourcedefinitions.js';
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
@@ -12,4 +13,4 @@ import { serviceAccounts } from './core/serviceaccounts.js';
 import type { ResourceType } from './resource-type.js';
 import { csiDrivers } from './storage/csidrivers.js';
 
-export const builtinResourceTypes: readonly ResourceType[] = [namespaces, configMaps, secrets, serviceAccounts, events, csiDrivers, leases, selfSubjectReviews];
+export const builtinResourceTypes: readonly ResourceType[] = [namespaces, configMaps, secrets, serviceAccounts, events, csiDrivers, leases, selfSubjectReviews, customResourceDefinitions];

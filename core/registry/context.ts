@@ -8,6 +8,7 @@ import type { ApiObject, UserInfo } from '../api/types.js';
 import type { Store } from '../storage/interface.js';
 import type { ResourceType } from './resource-type.js';
 import type { TypeRegistry } from './type-registry.js';
+import type { CustomTypeResolver } from '../apiextensions/resolver.js';
 
 export interface RegistryContext {
   store: Store;
@@ -19,6 +20,8 @@ export interface RegistryContext {
   continueKey: Buffer;
   /** Feature gates as parsed from --feature-gates. */
   featureGates: ReadonlyMap<string, boolean>;
+  /** Builds custom resource types the type registry does not hold (in pool workers) from their stored definitions. */
+  customTypes?: CustomTypeResolver;
 }
 
 export interface OpRequest {

@@ -24,9 +24,24 @@ export class Registry {
     return rt;
   }
 
+  /**
+   * The task's type: the registry's, or, for a custom resource whose definition revision the registry
+   * does not have (pool workers), the one built from the stored definition.
+   */
+  async typeFor(task: ApiTask): Promise<ResourceType> {
+    const def = task.definition;
+    const rt = this.ctx.types.get(task.resource);
+    if (!def || (rt?.custom?.definition === def.name && rt.custom.revision >= def.revision)) {
+      if (!rt) throw errors.pathNotFound();
+      return rt;
+    }
+    if (!this.ctx.customTypes) throw errors.pathNotFound();
+    return this.ctx.customTypes.resolve(def, task.resource);
+  }
+
   /** Runs an operation and returns its result (errors are thrown as StatusError). */
-  async op(task: ApiTask): Promise<OpResult> {
-    const rt = this.typeOf(task.resource);
+  async op(task: ApiTask, rt?: ResourceType): Promise<OpResult> {
+    rt ??= await this.typeFor(task);
     const req: OpRequest = {
       rt,
       subresource: task.subresource,
@@ -60,8 +75,9 @@ export class Registry {
   /** Runs a task to completion: an encoded response, success or Status. */
   async run(task: ApiTask): Promise<ApiTaskResult> {
     try {
-      const r = await this.op(task);
-      const out: ApiTaskResult = { code: r.code, contentType: task.form.contentType, body: encodeResult(this.typeOf(task.resource), r, task.form), warnings: r.warnings };
+      const rt = await this.typeFor(task);
+      const r = await this.op(task, rt);
+      const out: ApiTaskResult = { code: r.code, contentType: task.form.contentType, body: encodeResult(rt, r, task.form), warnings: r.warnings };
       if (r.revision) out.revision = r.revision;
       if (r.headers) out.headers = r.headers;
       return out;
