@@ -69,6 +69,7 @@ export class TypedClient {
       userAgent: this.identity.userAgent,
     };
     if (body !== undefined) t.body = Buffer.from(JSON.stringify(body));
+    if (rt.custom) t.definition = { name: rt.custom.definition, revision: rt.custom.revision };
     return t;
   }
 
