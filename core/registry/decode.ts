@@ -6,6 +6,7 @@
  * Strict).
  */
 import { errors } from '../api/status.js';
+import { goQuote } from '../api/validation.js';
 import type { ApiObject } from '../api/types.js';
 import { BodyDecodeError, type BodyFormats, bodyMediaTypes, bodySerializerFor, type DecodedBody } from '../codec/serializer.js';
 import type { FieldValidation } from '../request/write-options.js';
@@ -101,7 +102,7 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
 /** Applies fieldValidation to unknown and duplicate fields; returns the warnings to send. */
 export function applyFieldValidation(rt: ResourceType, unknown: readonly string[], duplicates: readonly string[], mode: FieldValidation): string[] {
   if (mode === 'Ignore' || (unknown.length === 0 && duplicates.length === 0)) return [];
-  const problems = [...unknown.map((u) => `unknown field ${JSON.stringify(u)}`), ...duplicates];
+  const problems = [...unknown.map((u) => `unknown field ${goQuote(u)}`), ...duplicates];
   if (mode === 'Strict') {
     throw errors.badRequest(`${rt.kind} in version ${JSON.stringify(rt.version)} cannot be handled as a ${rt.kind}: strict decoding error: ${problems.join(', ')}`);
   }
