@@ -84,7 +84,9 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
     }
   }
   // a body may spell the group as upstream does (storage.k8s.io/v1 for storage.svc.io/v1): the same kind
-  const apiVersion = respellApiVersion((raw.apiVersion as string | undefined) || apiVersionOf(rt), canonicalSpelling);
+  // (only an alias of the type's own group: a custom group under k8s.io is its own group)
+  const sent = (raw.apiVersion as string | undefined) || apiVersionOf(rt);
+  const apiVersion = sent === apiVersionOf(rt) ? sent : respellApiVersion(sent, canonicalSpelling);
   const kind = (raw.kind as string | undefined) || rt.kind;
   if (apiVersion === apiVersionOf(rt) && kind === rt.kind) return;
   const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
