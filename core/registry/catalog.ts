@@ -9,7 +9,24 @@ import { events } from './core/events.js';
 import { namespaces } from './core/namespaces.js';
 import { secrets } from './core/secrets.js';
 import { serviceAccounts } from './core/serviceaccounts.js';
+import { clusterRoleBindings } from './rbac/clusterrolebindings.js';
+import { clusterRoles } from './rbac/clusterroles.js';
+import { roleBindings } from './rbac/rolebindings.js';
+import { roles } from './rbac/roles.js';
 import type { ResourceType } from './resource-type.js';
 import { csiDrivers } from './storage/csidrivers.js';
 
-export const builtinResourceTypes: readonly ResourceType[] = [namespaces, configMaps, secrets, serviceAccounts, events, csiDrivers, leases, selfSubjectReviews];
+export const builtinResourceTypes: readonly ResourceType[] = [
+  namespaces,
+  configMaps,
+  secrets,
+  serviceAccounts,
+  events,
+  csiDrivers,
+  leases,
+  selfSubjectReviews,
+  roles,
+  clusterRoles,
+  roleBindings,
+  clusterRoleBindings,
+];

@@ -62,7 +62,7 @@ const flags: FlagSpec[] = [
   { name: 'client-ca-file', key: 'clientCAFile', kind: 'string', def: '', help: 'Client certificates signed by these CAs are authenticated (CN user, O groups). Defaults to the generated CA when the serving certificate is generated.' },
   { name: 'token-auth-file', key: 'tokenAuthFile', kind: 'string', def: '', help: 'CSV file of static bearer tokens: token,user,uid[,"group1,group2"].' },
   { name: 'anonymous-auth', key: 'anonymousAuth', kind: 'bool', def: true, help: 'Enables anonymous requests (system:anonymous, group system:unauthenticated).' },
-  { name: 'authorization-mode', key: 'authorizationMode', kind: 'list', def: ['AlwaysAllow'], help: 'Ordered list of authorization plugins: AlwaysAllow, AlwaysDeny.' },
+  { name: 'authorization-mode', key: 'authorizationMode', kind: 'list', def: ['RBAC'], help: 'Ordered list of authorization plugins: AlwaysAllow, AlwaysDeny, RBAC. Group system:masters is always allowed.' },
   { name: 'workers', key: 'workers', kind: 'int', def: 2, help: 'Worker threads for decode/validate/merge/store/encode; 0 runs everything on the main thread.' },
   { name: 'storage-backend', key: 'storageBackend', kind: 'string', def: 'lmdb', help: 'Storage backend: lmdb (embedded, in --data-dir).' },
   { name: 'etcd-compaction-interval', key: 'compactionIntervalMs', kind: 'duration', def: 5 * 60_000, help: 'Interval of compaction. Each run compacts the store to the revision seen one interval earlier, so continue tokens, Exact lists and watch resumptions older than one interval may still be served and those older than two intervals are answered 410 Expired. 0 disables compaction.' },

@@ -15,6 +15,12 @@ import { buildAuthenticator } from '../authn/factory.js';
 import { selfSubjectReview } from '../authn/reviews.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
 import { buildAuthorizer } from '../authz/factory.js';
+import { bootstrapPolicy } from '../authz/rbac/bootstrap-policy.js';
+import { escalationCheck } from '../authz/rbac/escalation.js';
+import { reconcileBootstrapPolicy } from '../authz/rbac/reconcile.js';
+import { rbacKindsOf, rbacResolverFor } from '../authz/rbac/resolver.js';
+import { controllerCatalog } from '../controllers/manager.js';
+import { ESCALATION_CHECK } from '../registry/rbac/policy.js';
 import { type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
@@ -139,8 +145,18 @@ export class ApiServer {
     this.executor = makeExecutor(registry, { ...settings, storePath });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
-    const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)));
+    const authorizer = buildAuthorizer(o, { listers, types });
+    const rbacKinds = rbacKindsOf(types);
+    if (rbacKinds) {
+      // RBAC writes are checked against escalation where the authorizer and listers live: this thread
+      registry.ctx.writeChecks.set(ESCALATION_CHECK, escalationCheck({ resolver: rbacResolverFor(listers, rbacKinds), authorizer: () => authorizer }));
+    }
+    const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev), {
+      executor: { run: (task) => registry.run(task), close: async () => undefined },
+      resources: new Set(types.filter((t) => t.writeCheck).map(resourceId)),
+      visible: (rev) => this.cacher.waitFor(rev),
+    });
 
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
@@ -149,6 +165,12 @@ export class ApiServer {
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
+    if (rbacKinds) {
+      const policy = bootstrapPolicy(types, controllerCatalog.map((c) => c.name));
+      const roles = reconcileBootstrapPolicy(client, listers, rbacKinds, policy);
+      this.health.addPostStartHook('rbac/bootstrap-roles', roles);
+      await roles;
+    }
     const controllersStarted = startControllers(selectControllers(o.controllers), {
       client,
       listers,
@@ -212,7 +234,7 @@ export class ApiServer {
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
-        withAuthorization(buildAuthorizer(o, {})),
+        withAuthorization(authorizer),
       ],
       route(resources, nonResources),
     );

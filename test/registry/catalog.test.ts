@@ -14,6 +14,10 @@ t.test('the catalog lists every served kind once', async (t) => {
       'storage.svc.io/v1 CSIDriver csidrivers',
       'coordination.svc.io/v1 Lease leases',
       'authentication.svc.io/v1 SelfSubjectReview selfsubjectreviews',
+      'rbac.authorization.svc.io/v1 Role roles',
+      'rbac.authorization.svc.io/v1 ClusterRole clusterroles',
+      'rbac.authorization.svc.io/v1 RoleBinding rolebindings',
+      'rbac.authorization.svc.io/v1 ClusterRoleBinding clusterrolebindings',
     ],
   );
 });
