@@ -212,7 +212,31 @@ const resourceFixtures: { apiVersion: string; kind: string; object: Json }[] = [
   { apiVersion: 'v1', kind: 'Event', object: event },
   { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: csiDriver },
   { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', object: lease },
+  ...rbacFixtures(),
 ];
+
+/** The RBAC kinds: rules, aggregation selectors (LabelSelector with both forms), subjects and roleRef. */
+function rbacFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'rbac.authorization.svc.io/v1';
+  const rules = [
+    { verbs: ['get', 'list'], apiGroups: ['', 'storage.svc.io'], resources: ['configmaps', 'csidrivers/status'], resourceNames: ['a'] },
+    { verbs: ['get'], nonResourceURLs: ['/healthz', '/livez/*'] },
+  ];
+  const subjects = [
+    { kind: 'User', apiGroup: 'rbac.authorization.svc.io', name: 'alice' },
+    { kind: 'ServiceAccount', name: 'robot', namespace: 'ns1' },
+  ];
+  const roleRef = { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'view' };
+  const aggregationRule = {
+    clusterRoleSelectors: [{ matchLabels: { 'rbac.authorization.svc.io/aggregate-to-view': 'true' } }, { matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }, { key: 'x', operator: 'Exists' }] }],
+  };
+  return [
+    { apiVersion: av, kind: 'Role', object: { metadata: { name: 'r', namespace: 'ns1' }, rules: [rules[0]] } },
+    { apiVersion: av, kind: 'ClusterRole', object: { metadata: { name: 'c' }, rules, aggregationRule } },
+    { apiVersion: av, kind: 'RoleBinding', object: { metadata: { name: 'b', namespace: 'ns1' }, subjects, roleRef } },
+    { apiVersion: av, kind: 'ClusterRoleBinding', object: { metadata: { name: 'cb' }, subjects, roleRef } },
+  ];
+}
 
 const allFixtures = [
   ...resourceFixtures,
@@ -631,6 +655,35 @@ t.test('bodies captured from kubectl create', { skip: existsSync(KUBECTL) ? fals
     const { url, object } = await capture(t, ['create', 'namespace', 'team-a']);
     t.match(url, /^\/api\/v1\/namespaces\?/);
     t.strictSame(object, { kind: 'Namespace', apiVersion: 'v1', metadata: writtenMeta('team-a'), spec: {}, status: { phase: '' } });
+  });
+
+  // kubectl create role checks resources against discovery, which this capture server does not serve
+  t.test('rolebinding (sent under rbac.authorization.k8s.io, decoded as ours)', async (t) => {
+    const { url, object } = await capture(t, ['create', 'rolebinding', 'readers', '--role=reader', '--user=alice', '-n', 'ns1']);
+    t.match(url, /^\/apis\/rbac\.authorization\.k8s\.io\/v1\/namespaces\/ns1\/rolebindings\?/);
+    t.strictSame(object, {
+      kind: 'RoleBinding',
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      metadata: writtenMeta('readers', 'ns1'),
+      // Go writes every non-pointer string of a subject, empty or not
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice', namespace: '' }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+    });
+  });
+
+  t.test('clusterrolebinding', async (t) => {
+    const { object } = await capture(t, ['create', 'clusterrolebinding', 'readers', '--clusterrole=view', '--user=alice', '--group=dev', '--serviceaccount=ns1:robot']);
+    t.strictSame(object, {
+      kind: 'ClusterRoleBinding',
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      metadata: writtenMeta('readers'),
+      subjects: [
+        { kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice', namespace: '' },
+        { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'dev', namespace: '' },
+        { kind: 'ServiceAccount', apiGroup: '', name: 'robot', namespace: 'ns1' },
+      ],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    });
   });
 
   t.test('serviceaccount', async (t) => {
