@@ -84,7 +84,7 @@ export function collectionOf(obj: { kind: string; metadata: { namespace?: string
 export const pathOf = (obj: { kind: string; metadata: { name: string; namespace?: string } }): string => `${collectionOf(obj)}/${obj.metadata.name}`;
 
 /** Creates objects as `c` (the admin by default), failing the test on anything but 201. */
-export async function createAll(t: Test, c: Client, objects: { kind: string; apiVersion?: string; metadata: { name: string; namespace?: string } }[]): Promise<void> {
+export async function createAll(t: Test, c: Client, objects: { kind: string; apiVersion?: string; metadata: { name: string; namespace?: string; labels?: Record<string, string> } }[]): Promise<void> {
   for (const o of objects) {
     const path = o.kind === 'Namespace' ? '/api/v1/namespaces' : o.kind === 'ConfigMap' ? `/api/v1/namespaces/${o.metadata.namespace}/configmaps` : collectionOf(o);
     const r = await c.post(path, o);
@@ -94,3 +94,13 @@ export async function createAll(t: Test, c: Client, objects: { kind: string; api
 
 export const namespace = (name: string) => ({ apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
 export const configMap = (ns: string, name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name, namespace: ns }, data: { a: 'b' } });
+
+/** Polls `what` until it holds (for controllers, which act after the write that triggers them). */
+export async function waitFor(what: () => Promise<boolean>, ms = 15000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await what()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return false;
+}
