@@ -1,13 +1,15 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
 import { largeList } from './scenarios/large-list.js';
 import { applyThreeManagers, putWhole, strategicPatch } from './scenarios/apply.js';
 import { watchFanout } from './scenarios/watch.js';
+import { getOneByCredential } from './scenarios/authn.js';
+import { aliasGetAndList } from './scenarios/aliases.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -49,6 +51,16 @@ async function main(): Promise<void> {
     const header = ['scenario', 'mode', 'req/s', 'p50', 'p99', 'peak RSS MiB', 'vs bare', 'errors'];
     const bareRow = ['bare node:https 1 KB', '-', fmt(base.rps), `${fmt(base.p50)} ms`, `${fmt(base.p99)} ms`, fmt(base.rss), '100%', ''];
     sections.push(table(header, [bareRow, ...rows.map((r) => rowCells(r, base.rps))]));
+  }
+  if (want('authn')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await getOneByCredential(m, duration)) {
+        console.log(`  GET one CSIDriver, ${r.credential} [${m.name}]: ${fmt(r.result.rps)} req/s`);
+        rows.push([`GET one CSIDriver, ${r.credential}`, m.name, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt(r.ofStatic)}%`, r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '']);
+      }
+    }
+    sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs static token', 'errors'], rows));
   }
   if (want('apply')) {
     const rows: string[][] = [];
@@ -100,6 +112,17 @@ async function main(): Promise<void> {
       console.log(`  large list [${m.name}]: ${fmt(r.unchunkedMs)} ms whole, ${fmt(r.chunkedMs)} ms chunked`);
     }
     sections.push(table(['scenario', 'mode', 'response', 'unchunked (one list)', 'chunked (whole list)', 'RSS MiB: before -> peak after unchunked -> after chunked'], rows));
+  }
+  if (want('aliases')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await aliasGetAndList(m, duration)) {
+        const ratio = (100 * r.alias.rps) / r.canonical.rps;
+        console.log(`  ${r.scenario} [${r.mode}]: canonical ${fmt(r.canonical.rps)}, alias ${fmt(r.alias.rps)} req/s`);
+        rows.push([r.scenario, r.mode, fmt(r.canonical.rps), fmt(r.alias.rps), `${fmt(r.alias.p99)} ms`, `${fmt(ratio)}%`, ratio >= 97 ? 'holds' : 'below 97%']);
+      }
+    }
+    sections.push(table(['scenario (storage.svc.io vs storage.k8s.io)', 'mode', 'canonical req/s', 'alias req/s', 'alias p99', 'alias / canonical', 'target >= 97%'], rows));
   }
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);

@@ -8,6 +8,7 @@ import { FlagError, helpText, parseFlags } from '../core/server/options.js';
 import { InlineExecutor, PoolExecutor } from '../workers/pool.js';
 import { EnablementError } from '../core/registry/enablement.js';
 import { DataDirLockedError } from '../core/server/data-dir-lock.js';
+import { StartError } from '../core/api/start-error.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -29,7 +30,7 @@ async function main(): Promise<void> {
   try {
     await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));
   } catch (e) {
-    if (e instanceof EnablementError || e instanceof DataDirLockedError) {
+    if (e instanceof EnablementError || e instanceof DataDirLockedError || e instanceof StartError) {
       console.error(`Error: ${e.message}`);
       process.exit(2);
     }

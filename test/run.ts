@@ -21,6 +21,28 @@ if (!existsSync(tap)) {
 }
 requireTool('kubectl', 'the kubectl end-to-end tests will fail');
 
+let aptUpdated = false;
+/** Installs a Debian package when `check` fails (the tests drive real programs; CI machines start bare). */
+function ensureDebianPackage(pkg: string, check: string): void {
+  if (spawnSync('sh', ['-c', check], { stdio: 'ignore' }).status === 0) return;
+  if (process.getuid?.() !== 0) return console.warn(`note: ${pkg} is missing and only root can install it; tests that need it will fail`);
+  console.log(`installing ${pkg} (Debian) for the tests`);
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (!aptUpdated) aptUpdated = spawnSync('apt-get', ['update', '-qq'], { stdio: 'inherit', env }).status === 0;
+  spawnSync('apt-get', ['install', '-y', '-qq', pkg], { stdio: 'inherit', env });
+}
+
+/** The upstream client libraries of test/clients (their own package, with the Node 22 they need). */
+function ensureClientModules(): void {
+  const dir = join(root, 'test', 'clients');
+  if (existsSync(join(dir, 'node_modules', '@kubernetes', 'client-node')) && existsSync(join(dir, 'node_modules', '.bin', 'node'))) return;
+  console.log('installing the upstream client libraries of test/clients');
+  spawnSync('npm', ['ci', '--no-audit', '--no-fund'], { cwd: dir, stdio: 'inherit' });
+}
+
+ensureDebianPackage('python3-kubernetes', '/usr/bin/python3 -c "import kubernetes"');
+ensureClientModules();
+
 const files = process.argv.slice(2);
 const args = [
   '--disable-coverage',

@@ -1,19 +1,19 @@
 /**
- * Pool worker: opens the shared LMDB store and runs registry tasks (decode, validate, merge, store,
- * encode). Thin by design: everything it does lives in core/registry.
+ * Pool worker: opens the store (the same factory as the main thread) and runs registry tasks
+ * (decode, validate, merge, store, encode). Thin by design: everything it does lives in core/.
  */
 import { workerData, move, transferableSymbol, valueSymbol } from 'piscina';
 import { Registry } from '../core/registry/registry.js';
 import { buildRegistryContext, type RegistrySettings } from '../core/registry/build-context.js';
-import { LmdbStore } from '../core/storage/lmdb/store.js';
+import { openStore, type StorageOptions } from '../core/storage/factory.js';
 import { type ApiTask, type ApiTaskResult, movableBytes } from '../core/registry/task.js';
 
 export interface WorkerSettings extends RegistrySettings {
-  storePath: string;
+  storage: StorageOptions;
 }
 
 const settings = workerData as WorkerSettings;
-const registry = new Registry(buildRegistryContext(new LmdbStore({ path: settings.storePath }), settings));
+const registry = new Registry(buildRegistryContext(openStore(settings.storage), settings));
 
 /** Transfers the body's memory back to the main thread when it owns its ArrayBuffer (no copy). */
 function transferable(r: ApiTaskResult): unknown {

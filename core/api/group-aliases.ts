@@ -32,28 +32,46 @@ export function respellApiVersion(apiVersion: string, spell: (group: string) => 
   return slash < 0 ? apiVersion : `${spell(apiVersion.slice(0, slash))}${apiVersion.slice(slash)}`;
 }
 
+/** Where the served groups come from (the type registry): re-read when its generation moves. */
+export interface GroupSource {
+  readonly generation: number;
+  groups(): ReadonlySet<string>;
+}
+
 export class GroupAliases {
   /** alias -> canonical */
-  private readonly toCanonical = new Map<string, string>();
+  private toCanonical = new Map<string, string>();
   /** canonical -> alias, for advertised aliases */
-  private readonly advertisedAlias = new Map<string, string>();
+  private advertisedAlias = new Map<string, string>();
+  private seen = -1;
 
-  constructor(servedGroups: Iterable<string>, allAliases: boolean) {
-    for (const g of servedGroups) {
+  constructor(
+    private readonly source: GroupSource,
+    private readonly allAliases: boolean,
+  ) {}
+
+  private refresh(): void {
+    if (this.seen === this.source.generation) return;
+    this.seen = this.source.generation;
+    this.toCanonical = new Map();
+    this.advertisedAlias = new Map();
+    for (const g of this.source.groups()) {
       const alias = upstreamSpelling(g);
       if (!alias) continue;
-      if (allAliases) this.advertisedAlias.set(g, alias);
-      if (allAliases || alwaysAliased.has(g)) this.toCanonical.set(alias, g);
+      if (this.allAliases) this.advertisedAlias.set(g, alias);
+      if (this.allAliases || alwaysAliased.has(g)) this.toCanonical.set(alias, g);
     }
   }
 
   /** The canonical group a path's group names, or undefined when it is not an alias. */
   canonical(group: string): string | undefined {
+    this.refresh();
     return this.toCanonical.get(group);
   }
 
   /** The alias discovery lists after `canonical`, if any. */
   advertised(canonical: string): string | undefined {
+    this.refresh();
     return this.advertisedAlias.get(canonical);
   }
 }

@@ -17,9 +17,15 @@ export type Headers = Readonly<Record<string, HeaderValue>>;
 export interface PeerIdentity {
   /** The client certificate, if one was presented (undefined otherwise). */
   certificate(): (PeerCertificate & { ext_key_usage?: string[] }) | undefined;
-  /** Whether that certificate chained to --client-ca-file, and why not. */
+  /** Whether that certificate chained to a CA the listener trusts (--client-ca-file, --requestheader-client-ca-file), and why not. */
   readonly authorized: boolean;
   readonly authorizationError: string | undefined;
+  /**
+   * DER of the client certificate and of the certificates above it as the transport lists them
+   * (intermediates the client sent, issuers it looked up), leaf first. With `authorized` this tells
+   * which CA bundle the certificate chains to (core/authn/client-ca.ts).
+   */
+  certificateChain(): readonly Buffer[];
   /** A stable object per connection, for per-connection memos. */
   readonly connection: object;
   readonly remoteAddress: string | undefined;
@@ -29,6 +35,13 @@ export interface PeerIdentity {
 export interface AuthnRequest {
   headers: Headers;
   peer: PeerIdentity | undefined;
+  /**
+   * The audiences the credential must be meant for (a TokenReview's spec.audiences); absent: this
+   * server's own (--api-audiences), which every token authenticator knows.
+   */
+  audiences?: readonly string[];
+  /** Set by the token authenticator that accepted the credential: the requested audiences it is valid for. */
+  acceptedAudiences?: readonly string[];
 }
 
 export class AuthenticationError extends Error {}
@@ -42,14 +55,29 @@ export const ALL_AUTHENTICATED = 'system:authenticated';
 export const ANONYMOUS_USER = 'system:anonymous';
 export const UNAUTHENTICATED = 'system:unauthenticated';
 
-/** The bearer token of an `Authorization: Bearer <token>` header, if any. */
+const BEARER_PREFIX = /^\s*bearer\s+/i;
+const REPEATED_AUTHORIZATION = new AuthenticationError('more than one Authorization header');
+
+/**
+ * The bearer token of an `Authorization: Bearer <token>` header, if any (only the prefix is matched:
+ * tokens are long). Several Authorization headers are refused rather than one picked: a proxy in
+ * front may have read another one.
+ */
 export function bearerToken(req: AuthnRequest): string | undefined {
-  const h = req.headers.authorization;
-  const v = Array.isArray(h) ? h[0] : h;
+  const v = req.headers.authorization;
+  if (Array.isArray(v)) throw REPEATED_AUTHORIZATION;
   if (!v) return undefined;
-  const m = /^Bearer\s+(.+)$/i.exec(v.trim());
-  return m ? m[1]!.trim() : undefined;
+  // every token method asks in turn: parse each header once, and hand out one string (hashed once by the caches)
+  if (v === lastHeader) return lastToken;
+  const m = BEARER_PREFIX.exec(v);
+  const token = m ? v.slice(m[0].length).trim() : '';
+  lastHeader = v;
+  lastToken = token === '' ? undefined : token;
+  return lastToken;
 }
+
+let lastHeader: string | undefined;
+let lastToken: string | undefined;
 
 function withAuthenticatedGroup(u: UserInfo): UserInfo {
   if (u.username === ANONYMOUS_USER || u.groups.includes(ALL_AUTHENTICATED)) return u;
@@ -60,6 +88,11 @@ function withAuthenticatedGroup(u: UserInfo): UserInfo {
  * Tries each authenticator; returns the first user found. If none recognised the request but some
  * rejected a credential, throws the first rejection; if none saw a credential, returns null.
  */
+/** Intersection of two audience lists, in the order of `a` (upstream's Audiences.Intersect). */
+export function intersectAudiences(a: readonly string[], b: readonly string[]): string[] {
+  return a.filter((x) => b.includes(x));
+}
+
 export function union(authenticators: readonly Authenticator[]): Authenticator {
   /** Tries authenticators from index `i` on; stays synchronous until one of them returns a promise. */
   const tryFrom = (req: AuthnRequest, i: number, firstError: Error | undefined): MaybePromise<UserInfo | null> => {

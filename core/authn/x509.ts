@@ -6,6 +6,7 @@
  */
 import type { UserInfo } from '../api/types.js';
 import { AuthenticationError, type Authenticator, type PeerIdentity } from './authenticator.js';
+import type { CABundle } from './client-ca.js';
 
 const CLIENT_AUTH_EKU = '1.3.6.1.5.5.7.3.2';
 
@@ -15,12 +16,12 @@ interface CertIdentity {
   notAfter: number;
 }
 
-const perConnection = new WeakMap<object, CertIdentity | AuthenticationError | null>();
-
-function identityOf(peer: PeerIdentity): CertIdentity | AuthenticationError | null {
+function identityOf(peer: PeerIdentity, trusted: CABundle | undefined): CertIdentity | AuthenticationError | null {
   const cert = peer.certificate();
   if (!cert) return null;
   if (!peer.authorized) return new AuthenticationError(`x509: ${peer.authorizationError ?? 'certificate signed by unknown authority'}`);
+  // the listener may also trust the front proxy's CA: only --client-ca-file makes users
+  if (trusted && !trusted.verifies(peer)) return new AuthenticationError('x509: certificate signed by unknown authority');
   if (cert.ext_key_usage && !cert.ext_key_usage.includes(CLIENT_AUTH_EKU)) {
     return new AuthenticationError('x509: certificate specifies an incompatible key usage');
   }
@@ -32,14 +33,16 @@ function identityOf(peer: PeerIdentity): CertIdentity | AuthenticationError | nu
   return { user: { username, groups }, notBefore: Date.parse(cert.valid_from), notAfter: Date.parse(cert.valid_to) };
 }
 
-export function x509Authenticator(now: () => number = Date.now): Authenticator {
+/** `trusted`: the --client-ca-file bundle, needed when the listener trusts other CAs too. */
+export function x509Authenticator(now: () => number = Date.now, trusted?: CABundle): Authenticator {
+  const perConnection = new WeakMap<object, CertIdentity | AuthenticationError | null>();
   return {
     name: 'x509',
     authenticate({ peer }) {
       if (!peer) return null;
       let id = perConnection.get(peer.connection);
       if (id === undefined) {
-        id = identityOf(peer);
+        id = identityOf(peer, trusted);
         perConnection.set(peer.connection, id);
       }
       if (id instanceof AuthenticationError) throw id;

@@ -8,19 +8,33 @@
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { RegistryClient } from '../registry/client.js';
 import type { Listers } from '../registry/lister.js';
+import type { TypeRegistry } from '../registry/type-registry.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import { ClusterRoleAggregationController, clusterRoleAggregationIdentity } from './clusterrole-aggregation.js';
+import { BootstrapSigner, bootstrapSignerIdentity, type ServingInfo } from './bootstrapsigner.js';
+import { GarbageCollector, garbageCollectorIdentity } from './garbage-collector.js';
 import { NamespaceController, namespaceControllerIdentity } from './namespace.js';
+import { ServiceAccountController, serviceAccountControllerIdentity } from './serviceaccounts.js';
+import { TokenCleaner, tokenCleanerIdentity } from './tokencleaner.js';
 
 /** What a controller is given when it starts. */
 export interface ControllerContext {
   client: RegistryClient;
   listers: Listers;
-  /** The served resource types. */
-  types: readonly ResourceType[];
+  /** The served resource types, as they come and go. */
+  types: TypeRegistry;
   /** Resolves once the watch cache holds every acknowledged write. */
   syncConsistent(): MaybePromise<unknown>;
+  /** This server's URL and CA, once the listener is bound (for cluster-info). */
+  serving: Promise<ServingInfo>;
 }
+
+/** A served core/v1 type by plural (controllers of core kinds look theirs up). */
+const coreType = (ctx: ControllerContext, plural: string): ResourceType => {
+  const rt = ctx.types.all().find((t) => t.group === '' && t.plural === plural);
+  if (!rt) throw new Error(`the controller needs ${plural}, which is not served (--runtime-config)`);
+  return rt;
+};
 
 export interface RunningController {
   stop(): void;
@@ -50,11 +64,62 @@ export const controllerCatalog: readonly ControllerSpec[] = [
     name: 'clusterrole-aggregation-controller',
     aliases: ['clusterrole-aggregation'],
     start: (ctx) => {
-      const rt = ctx.types.find((t) => t.group === 'rbac.authorization.svc.io' && t.plural === 'clusterroles');
+      const rt = ctx.types.all().find((t) => t.group === 'rbac.authorization.svc.io' && t.plural === 'clusterroles');
       if (!rt) return { stop: () => undefined }; // the RBAC API is turned off (--runtime-config): nothing to aggregate
       const c = new ClusterRoleAggregationController(ctx.client.as(clusterRoleAggregationIdentity), ctx.listers.for(rt), rt);
       // the server is ready only once the roles present at start are aggregated (admin, edit, view)
       return c.start().then(() => c);
+    },
+  },
+  {
+    name: 'serviceaccount-controller',
+    aliases: ['serviceaccount'],
+    start: async (ctx) => {
+      const sa = coreType(ctx, 'serviceaccounts');
+      const c = new ServiceAccountController(ctx.client.as(serviceAccountControllerIdentity), ctx.listers.for(coreType(ctx, 'namespaces')), ctx.listers.for(sa), sa);
+      await c.start();
+      return c;
+    },
+  },
+  {
+    name: 'bootstrap-signer-controller',
+    aliases: ['bootstrapsigner'],
+    offByDefault: true,
+    start: (ctx) => {
+      const cm = coreType(ctx, 'configmaps');
+      const c = new BootstrapSigner(ctx.client.as(bootstrapSignerIdentity), ctx.listers.for(coreType(ctx, 'secrets')), ctx.listers.for(cm), cm, ctx.serving);
+      c.start();
+      return c;
+    },
+  },
+  {
+    name: 'token-cleaner-controller',
+    aliases: ['tokencleaner'],
+    offByDefault: true,
+    start: (ctx) => {
+      const secrets = coreType(ctx, 'secrets');
+      const c = new TokenCleaner(ctx.client.as(tokenCleanerIdentity), ctx.listers.for(secrets), secrets);
+      c.start();
+      return c;
+    },
+  },
+  {
+    name: 'garbage-collector-controller',
+    aliases: ['garbagecollector'],
+    start: (ctx) => {
+      const c = new GarbageCollector(ctx.client.as(garbageCollectorIdentity), ctx.listers, ctx.syncConsistent, ctx.types.all());
+      // kinds that come and go while running (custom resources) are followed too
+      const unsubscribe = ctx.types.subscribe((ch) => {
+        if (ch.kind !== 'added') c.removeType(ch.old ?? ch.rt);
+        if (ch.kind !== 'removed') c.addType(ch.rt);
+      });
+      c.start();
+      return {
+        stop: () => {
+          unsubscribe();
+          c.stop();
+        },
+      };
     },
   },
 ];

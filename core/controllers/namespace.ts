@@ -12,6 +12,7 @@ import type { TypedClient } from '../registry/client.js';
 import { isNamespaceTerminating as isTerminating } from '../registry/core/namespaces.js';
 import type { Lister, Listers } from '../registry/lister.js';
 import type { ResourceType } from '../registry/resource-type.js';
+import type { TypeRegistry } from '../registry/type-registry.js';
 
 export const systemNamespaces: readonly string[] = ['default', 'svc-system', 'svc-public', 'svc-node-lease'];
 
@@ -49,18 +50,16 @@ export class NamespaceController {
   private timer: NodeJS.Timeout | undefined;
   private busy = false;
   private readonly nsType: ResourceType;
-  private readonly namespaced: ResourceType[];
   private readonly namespaces: Lister<Ns>;
 
   constructor(
     private readonly client: TypedClient,
     private readonly listers: Listers,
     private readonly syncConsistent: () => unknown,
-    types: readonly ResourceType[],
+    private readonly types: TypeRegistry,
     private readonly intervalMs = 500,
   ) {
-    this.nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
-    this.namespaced = types.filter((t) => t.namespaced && !t.virtual);
+    this.nsType = types.get('/v1/namespaces')!;
     this.namespaces = listers.for<Ns>(this.nsType);
   }
 
@@ -103,7 +102,9 @@ export class NamespaceController {
     const ns = this.liveNamespace(name);
     if (!ns || !isTerminating(ns)) return true;
     const remaining: { resource: string; count: number; finalizers: Map<string, number> }[] = [];
-    for (const rt of this.namespaced) {
+    // every namespaced stored type served now, custom resources included
+    for (const rt of this.types.all()) {
+      if (!rt.namespaced || rt.virtual) continue;
       let count = 0;
       const finalizers = new Map<string, number>();
       for (const obj of this.listers.for(rt).list(name)) {

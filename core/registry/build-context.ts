@@ -4,7 +4,8 @@
  */
 import { registerProtobufKind } from '../codec/protobuf/kinds.js';
 import type { Store } from '../storage/interface.js';
-import { type RegistryContext, resourceId } from './context.js';
+import type { RegistryContext } from './context.js';
+import { TypeRegistry } from './type-registry.js';
 import { servedTypesFor } from './enablement.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 
@@ -16,11 +17,12 @@ export interface RegistrySettings {
 }
 
 export function buildRegistryContext(store: Store, s: RegistrySettings, types: readonly ResourceType[] = servedTypesFor(s.featureGates, s.runtimeConfig)): RegistryContext {
-  for (const t of types) if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
+  // the kinds of virtual subresources (TokenRequest) are known too, though not served on their own
+  const kinds = types.flatMap((t) => [t, ...Object.values(t.subresources ?? {}).flatMap((sub) => (sub.kind ? [sub.kind] : []))]);
+  for (const t of kinds) if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
   return {
     store,
-    types: new Map(types.map((t) => [resourceId(t), t])),
-    knownKinds: new Set(types.map((t) => `${apiVersionOf(t)}/${t.kind}`)),
+    types: new TypeRegistry(types),
     now: () => new Date(),
     continueKey: Buffer.from(s.continueKeyHex, 'hex'),
     featureGates: new Map(Object.entries(s.featureGates)),

@@ -3,6 +3,11 @@
  * Table output all start from this list; adding a kind is one file plus one line here.
  */
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
+import { tokenReviews } from './authentication/tokenreviews.js';
+import { localSubjectAccessReviews } from './authorization/localsubjectaccessreviews.js';
+import { selfSubjectAccessReviews } from './authorization/selfsubjectaccessreviews.js';
+import { selfSubjectRulesReviews } from './authorization/selfsubjectrulesreviews.js';
+import { subjectAccessReviews } from './authorization/subjectaccessreviews.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
 import { events } from './core/events.js';
@@ -25,6 +30,11 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   csiDrivers,
   leases,
   selfSubjectReviews,
+  tokenReviews,
+  selfSubjectAccessReviews,
+  subjectAccessReviews,
+  localSubjectAccessReviews,
+  selfSubjectRulesReviews,
   roles,
   clusterRoles,
   roleBindings,

@@ -115,8 +115,11 @@ export class TypedClient {
     return this.call(this.task('patch', rt, namespace, name, patch, { patchType: 'application/merge-patch+json', ...o }));
   }
 
-  /** Deletes; the answer is the object (kept by finalizers, or returned by kinds that do) or a Status. */
-  delete(rt: ResourceType, namespace: string, name: string, o: WriteOptions = {}): Promise<ApiObject> {
-    return this.call(this.task('delete', rt, namespace, name, undefined, o));
+  /**
+   * Deletes; the answer is the object (kept by finalizers, or returned by kinds that do) or a Status.
+   * `options` is the DeleteOptions body (preconditions, propagationPolicy).
+   */
+  delete(rt: ResourceType, namespace: string, name: string, o: WriteOptions = {}, options?: Record<string, unknown>): Promise<ApiObject> {
+    return this.call(this.task('delete', rt, namespace, name, options, o));
   }
 }

@@ -8,13 +8,12 @@ import type { Status } from '../api/status.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
 import type { Store } from '../storage/interface.js';
 import type { ResourceType } from './resource-type.js';
+import type { TypeRegistry } from './type-registry.js';
 
 export interface RegistryContext {
   store: Store;
-  /** Resource types by `group/version/plural` (core group: `/v1/plural`). */
-  types: ReadonlyMap<string, ResourceType>;
-  /** `apiVersion/kind` of every served kind, for TypeMeta checks. */
-  knownKinds: ReadonlySet<string>;
+  /** The served resource types (by `group/version/plural`; core group: `/v1/plural`), observable. */
+  types: TypeRegistry;
   /** Current time, injectable for tests. */
   now(): Date;
   /** Secret that signs continue tokens. */

@@ -5,7 +5,7 @@
 import type { ApiObject } from '../api/types.js';
 import { writeOptionsFromQuery } from '../request/write-options.js';
 import { StoreError } from '../storage/interface.js';
-import { admitCreate } from './admission.js';
+import { admitCreate, admitNodeCreate } from './admission.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { decodeObjectBody } from './decode.js';
 import { objectKey } from './keys.js';
@@ -22,7 +22,7 @@ const GENERATE_NAME_ATTEMPTS = 8;
 export async function create(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   if (!req.body) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
   const opts = writeOptionsFromQuery(req.query, 'CreateOptions');
-  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, req.rt, ctx.knownKinds, opts.fieldValidation);
+  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, req.rt, ctx.types.knownKinds, opts.fieldValidation);
   ensureNamespace(decoded, req.rt, req.namespace);
   return createObject(ctx, req, decoded, opts.dryRun, opts.fieldManager, warnings);
 }
@@ -46,6 +46,7 @@ export async function createObject(
   const prepared = beforeCreate(rt, track(decoded), ctx.now());
   warnings.push(...prepared.warnings);
   await admitCreate(ctx.store, rt, prepared.object);
+  admitNodeCreate(req.user, rt, prepared.object);
   const obj = prepared.object;
   await runWriteCheck(ctx, req, 'create', obj);
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);

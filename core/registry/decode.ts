@@ -4,11 +4,13 @@
  * errors 422; unknown and duplicate fields per fieldValidation: dropped, warned, or 400 Strict).
  */
 import { errors } from '../api/status.js';
+import { goQuote } from '../api/validation.js';
 import type { ApiObject } from '../api/types.js';
-import { decodeJson, JsonSyntaxError } from '../codec/json.js';
+import { decodeJson, JsonDepthError, JsonSyntaxError } from '../codec/json.js';
+import { MAX_JSON_DEPTH } from '../codec/limits.js';
 import { decodeProtobufObject, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError } from '../codec/protobuf.js';
 import { contentTypeOf, requestMediaTypes } from '../codec/media-types.js';
-import { decodeYaml } from '../codec/yaml.js';
+import { decodeYaml, yamlDepthError, yamlDuplicateKey } from '../codec/yaml.js';
 import type { FieldValidation } from '../request/write-options.js';
 import { decodeStructural } from '../schema/structural.js';
 import { canonicalSpelling, respellApiVersion } from '../api/group-aliases.js';
@@ -20,6 +22,8 @@ export type KnownKinds = ReadonlySet<string>;
 export interface DecodedObject {
   object: ApiObject;
   warnings: string[];
+  /** The apiVersion as the body spelled it, if it did (authentication.k8s.io/v1 for a canonical svc.io kind). */
+  sentApiVersion?: string;
 }
 
 export interface RawBody {
@@ -80,18 +84,39 @@ function parseBodyRaw(body: Uint8Array, contentTypeHeader: string, accepted: rea
   }
 }
 
+/** 1-based lines of ascending `offsets` in `text`, in one pass. */
+function linesAt(text: string, offsets: readonly number[]): number[] {
+  const out: number[] = [];
+  let line = 1;
+  let nl = text.indexOf('\n');
+  for (const offset of offsets) {
+    while (nl >= 0 && nl < offset) {
+      line++;
+      nl = text.indexOf('\n', nl + 1);
+    }
+    out.push(line);
+  }
+  return out;
+}
+
 /** Parses JSON or YAML text with duplicate keys reported; syntax errors are JsonSyntaxError (callers word them). */
 export function parseText(body: Uint8Array, yaml: boolean): RawBody {
   const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
   if (yaml) {
-    // JSON is YAML: a body that parses as JSON has the same value either way, and JSON parses ~20x
-    // faster (kubectl sends apply bodies as JSON). Anything else, or duplicate keys (whose message is
-    // worded by the YAML decoder), goes through YAML.
+    // JSON is YAML: a body that parses as JSON has the same value either way, and JSON parses far
+    // faster (kubectl sends apply bodies as JSON), at any size. Anything else goes through YAML.
     if (/^\s*\{/.test(text)) {
       try {
         const j = decodeJson(text);
-        if (j.duplicates.length === 0) return { value: j.value, duplicates: [] };
+        // duplicates worded as the YAML decoder words them, with their lines
+        const lines = linesAt(
+          text,
+          j.duplicateKeys.map((d) => d.offset),
+        );
+        return { value: j.value, duplicates: j.duplicateKeys.map((d, i) => yamlDuplicateKey(d.key, lines[i]!)) };
       } catch (e) {
+        // JSON nested past the limit is past go-yaml's flow-level limit too (the same 10000)
+        if (e instanceof JsonDepthError) throw yamlDepthError(linesAt(text, [e.offset])[0]!, MAX_JSON_DEPTH);
         if (!(e instanceof JsonSyntaxError)) throw e;
       }
     }
@@ -100,7 +125,17 @@ export function parseText(body: Uint8Array, yaml: boolean): RawBody {
   }
   if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');
   const j = decodeJson(text);
-  return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`) };
+  return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${goQuote(d)}`) };
+}
+
+/**
+ * metadata.name of a body that failed typing, for the Status: a scalar as text, anything else (an
+ * object, which might hold its own `toString`) as no name.
+ */
+export function nameInBody(raw: unknown): string {
+  const meta = (raw as { metadata?: unknown } | null)?.metadata;
+  const name = meta !== null && typeof meta === 'object' ? (meta as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? name : typeof name === 'number' || typeof name === 'boolean' ? String(name) : '';
 }
 
 const goTypeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);
@@ -134,7 +169,8 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
 /** Applies fieldValidation to unknown and duplicate fields; returns the warnings to send. */
 export function applyFieldValidation(rt: ResourceType, unknown: readonly string[], duplicates: readonly string[], mode: FieldValidation): string[] {
   if (mode === 'Ignore' || (unknown.length === 0 && duplicates.length === 0)) return [];
-  const problems = [...unknown.map((u) => `unknown field ${JSON.stringify(u)}`), ...duplicates];
+  // Go's strconv.Quote: control characters escaped, printable Unicode kept
+  const problems = [...unknown.map((u) => `unknown field ${goQuote(u)}`), ...duplicates];
   if (mode === 'Strict') {
     throw errors.badRequest(`${rt.kind} in version ${JSON.stringify(rt.version)} cannot be handled as a ${rt.kind}: strict decoding error: ${problems.join(', ')}`);
   }
@@ -151,8 +187,10 @@ export function typedObjectFrom(parsed: RawBody, rt: ResourceType, known: KnownK
   checkTypeMeta(raw, rt, known);
   const res = decodeStructural<ApiObject>(raw, rt.schema);
   const warnings = applyFieldValidation(rt, res.unknownFields, parsed.duplicates, mode);
-  if (res.errors.length) throw errors.invalid({ group: rt.group, kind: rt.kind }, String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
-  return { object: withTypeMetaFirst(res.value, rt), warnings };
+  if (res.errors.length) throw errors.invalid({ group: rt.group, kind: rt.kind }, nameInBody(raw), res.errors);
+  const out: DecodedObject = { object: withTypeMetaFirst(res.value, rt), warnings };
+  if (typeof raw.apiVersion === 'string' && raw.apiVersion) out.sentApiVersion = raw.apiVersion;
+  return out;
 }
 
 /** The whole decode of an object body: parse, then type against `rt`. */

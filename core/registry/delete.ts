@@ -3,7 +3,8 @@
  * finalize themselves, pending work) is only marked Terminating (deletionTimestamp set, grace 0) and
  * stays until the last finalizer is removed; otherwise it is removed at once. Preconditions (uid,
  * resourceVersion) are checked against the live object; propagationPolicy Orphan / Foreground add the
- * orphan / foregroundDeletion finalizers as upstream does (a garbage collector removes them).
+ * orphan / foregroundDeletion finalizers as upstream does, and the garbage collector
+ * (core/controllers/garbage-collector.ts) carries them out and removes them.
  * The answer is upstream's: an object that stays is returned (200; 202 when the request said
  * orphanDependents=false); one removed at once is returned for kinds whose upstream storage returns
  * deleted objects (deletion.returnsObject), a Success Status naming it otherwise.
@@ -98,21 +99,41 @@ function markDeleting(rt: ResourceType, obj: ApiObject, now: string): void {
   if ((meta.generation ?? 0) > 0) meta.generation = meta.generation! + 1;
 }
 
-/** The finalizers the requested propagation adds or removes (upstream's orphan/foreground rules). */
-function propagationFinalizers(o: DeleteOptions, current: readonly string[]): string[] {
-  const set = new Set(current);
-  const policy = o.propagationPolicy ?? (o.orphanDependents === true ? 'Orphan' : o.orphanDependents === false ? 'Background' : undefined);
-  if (policy === 'Orphan') {
-    set.add(ORPHAN);
-    set.delete(FOREGROUND);
-  } else if (policy === 'Foreground') {
-    set.add(FOREGROUND);
-    set.delete(ORPHAN);
-  } else if (policy === 'Background') {
-    set.delete(ORPHAN);
-    set.delete(FOREGROUND);
+/** Whether dependents are to be orphaned (upstream's shouldOrphanDependents). */
+function shouldOrphan(rt: ResourceType, o: DeleteOptions, current: readonly string[]): boolean {
+  const policy = rt.deletion?.garbageCollection ?? 'DeleteDependents';
+  if (policy === 'Unsupported') return false;
+  if (o.orphanDependents !== undefined) return o.orphanDependents;
+  if (o.propagationPolicy) return o.propagationPolicy === 'Orphan';
+  for (const f of current) {
+    if (f === ORPHAN) return true;
+    if (f === FOREGROUND) return false;
   }
-  return [...set];
+  return policy === 'OrphanDependents';
+}
+
+/** Whether dependents are to be deleted first (upstream's shouldDeleteDependents). */
+function shouldDeleteFirst(rt: ResourceType, o: DeleteOptions, current: readonly string[]): boolean {
+  if (rt.deletion?.garbageCollection === 'Unsupported') return false;
+  if (o.orphanDependents !== undefined) return false;
+  if (o.propagationPolicy) return o.propagationPolicy === 'Foreground';
+  for (const f of current) {
+    if (f === FOREGROUND) return true;
+    if (f === ORPHAN) return false;
+  }
+  return false;
+}
+
+/**
+ * The finalizers after a delete request: the GC ones (orphan, foregroundDeletion) as the request's
+ * propagation asks, the others kept in order (upstream's deletionFinalizersForGarbageCollection).
+ */
+function propagationFinalizers(rt: ResourceType, o: DeleteOptions, current: readonly string[]): string[] {
+  const next = current.filter((f) => f !== ORPHAN && f !== FOREGROUND);
+  if (shouldOrphan(rt, o, current)) next.push(ORPHAN);
+  if (shouldDeleteFirst(rt, o, current)) next.push(FOREGROUND);
+  const same = next.length === current.length && next.every((f) => current.includes(f));
+  return same ? [...current] : next;
 }
 
 interface DeleteOutcome {
@@ -136,7 +157,7 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
     if (rt.deletion?.twoPhase && cur.metadata.deletionTimestamp && rt.deletion.pending?.(cur)) {
       return { object: cur, stored: live.kv.value, revision: rev, removed: false, written: false };
     }
-    const finalizers = propagationFinalizers(o, cur.metadata.finalizers ?? []);
+    const finalizers = propagationFinalizers(rt, o, cur.metadata.finalizers ?? []);
     const pending =
       finalizers.length > 0 || rt.deletion?.pending?.(cur) === true || (rt.deletion?.twoPhase === true && !cur.metadata.deletionTimestamp);
     try {

@@ -20,7 +20,11 @@ interface GateSpec {
 export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
   AllowUnsafeMalformedObjectDeletion: { stage: 'ALPHA', default: false },
   APIResponseCompression: { stage: 'BETA', default: true },
+  AuthorizeNodeWithSelectors: { stage: 'BETA', default: true },
+  AuthorizeWithSelectors: { stage: 'BETA', default: true },
   CoordinatedLeaderElection: { stage: 'ALPHA', default: false },
+  RemoteRequestHeaderUID: { stage: 'ALPHA', default: false },
+  StructuredAuthenticationConfiguration: { stage: 'BETA', default: true },
   WatchList: { stage: 'BETA', default: true },
   ServerSideApply: { stage: 'GA', default: true, locked: true },
   ServerSideFieldValidation: { stage: 'GA', default: true, locked: true },

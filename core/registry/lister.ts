@@ -13,6 +13,7 @@ import { decodeStored } from '../codec/object-bytes.js';
 import type { CacheEvent, CachedObject, CacheObserver, WatchCache } from '../storage/watch-cache.js';
 import { collectionPrefix, objectKey } from './keys.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
+import type { TypeRegistry } from './type-registry.js';
 
 export type DeepReadonly<T> = T extends (infer E)[] ? readonly DeepReadonly<E>[] : T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
 
@@ -140,7 +141,15 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
 export class Listers {
   private readonly byPrefix = new Map<string, Lister<ApiObject>>();
 
-  constructor(private readonly cacheFor: (rt: ResourceType) => WatchCache) {}
+  constructor(
+    private readonly cacheFor: (rt: ResourceType) => WatchCache,
+    types?: TypeRegistry,
+  ) {
+    // a type that goes away takes its cache with it: a later lister of the same resource starts afresh
+    types?.subscribe((c) => {
+      if (c.kind === 'removed') this.byPrefix.delete(collectionPrefix(c.rt, ''));
+    });
+  }
 
   for<T extends ApiObject = ApiObject>(rt: ResourceType): Lister<T> {
     const prefix = collectionPrefix(rt, '');

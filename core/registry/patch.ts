@@ -22,10 +22,11 @@ import { decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
 import { resetFieldsOf } from './managed-fields.js';
-import { applyFieldValidation, checkTypeMeta, parseText, type RawBody, withTypeMetaFirst } from './decode.js';
+import { applyFieldValidation, checkTypeMeta, nameInBody, parseText, type RawBody, withTypeMetaFirst } from './decode.js';
 import { JsonSyntaxError } from '../codec/json.js';
 import { checkName, ensureNamespace } from './lifecycle.js';
 import type { LiveObject } from './objects.js';
+import { canonicalSpelling, respellApiVersion } from '../api/group-aliases.js';
 import { apiVersionOf, groupKindOf, type ResourceType } from './resource-type.js';
 import { checkPrecondition, guaranteedUpdate, prepareUpdate } from './update.js';
 
@@ -87,10 +88,10 @@ function patchedObject(rt: ResourceType, t: Exclude<PatchType, 'apply'>, doc: Js
 function typedPatched(rt: ResourceType, ctx: RegistryContext, patched: unknown, duplicates: string[], o: WriteOptions, warnings: string[]): ApiObject {
   if (typeof patched !== 'object' || patched === null || Array.isArray(patched)) throw errors.badRequest('the patched object is not a JSON object');
   const raw = patched as Record<string, unknown>;
-  checkTypeMeta(raw, rt, ctx.knownKinds);
+  checkTypeMeta(raw, rt, ctx.types.knownKinds);
   const res = decodeStructural<ApiObject>(raw, rt.schema);
   warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
-  if (res.errors.length) throw errors.invalid(groupKindOf(rt), String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
+  if (res.errors.length) throw errors.invalid(groupKindOf(rt), nameInBody(raw), res.errors);
   return withTypeMetaFirst(res.value, rt);
 }
 
@@ -180,13 +181,15 @@ async function applyOp(
 function typedApplied(rt: ResourceType, applied: ApiObject, duplicates: string[], o: WriteOptions, warnings: string[]): ApiObject {
   if (Array.isArray(applied.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
   // upstream's version check: an applied object names exactly the endpoint's group, version and kind
-  if (applied.apiVersion !== apiVersionOf(rt) || applied.kind !== rt.kind) {
+  // (either spelling of the group: storage.k8s.io/v1 is storage.svc.io/v1)
+  const appliedVersion = typeof applied.apiVersion === 'string' ? respellApiVersion(applied.apiVersion, canonicalSpelling) : applied.apiVersion;
+  if (appliedVersion !== apiVersionOf(rt) || applied.kind !== rt.kind) {
     const av = typeof applied.apiVersion === 'string' ? applied.apiVersion : '';
     throw errors.badRequest(`invalid object type: ${av.includes('/') ? av : `/${av}`}, Kind=${typeof applied.kind === 'string' ? applied.kind : ''}`);
   }
   // typed as sent: apply owns exactly the fields written, empty maps and lists included
   const res = decodeStructural<ApiObject>(applied, rt.schema, '', true);
   warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
-  if (res.errors.length) throw errors.invalid(groupKindOf(rt), String(applied.metadata?.name ?? ''), res.errors);
+  if (res.errors.length) throw errors.invalid(groupKindOf(rt), nameInBody(applied), res.errors);
   return withTypeMetaFirst(res.value, rt);
 }

@@ -30,15 +30,22 @@ export interface TableColumn {
   cell: (obj: ApiObject) => unknown;
 }
 
-/** A subresource such as `status` or `finalize`: which part of the object a write through it may change. */
+/**
+ * A subresource. Stored ones (`status`, `finalize`) say which part of the object a write through them
+ * may change. A virtual one (`serviceaccounts/token`, upstream's NamedCreater) takes a create of
+ * another kind (`kind`, e.g. TokenRequest), answered on the main thread by the handler registered for
+ * `<group>/<version>/<plural>/<subresource>`; nothing is stored and the parent is only read.
+ */
 export interface SubresourceType {
   verbs: readonly Verb[];
   /**
    * Builds the object to store from the live object and the object sent to the subresource:
    * e.g. status copies only `.status` from the request, finalize only `.spec.finalizers`.
    */
-  prepareForUpdate(next: ApiObject, old: ApiObject): void;
+  prepareForUpdate?(next: ApiObject, old: ApiObject): void;
   validateUpdate?(next: ApiObject, old: ApiObject): FieldError[];
+  /** For a virtual subresource: the kind posted to it and answered (its verbs are ['create']). */
+  kind?: ResourceType;
 }
 
 export interface ResourceType {
@@ -119,6 +126,13 @@ export interface ResourceType {
      * controller finishes the work and deletes it again (namespaces).
      */
     twoPhase?: boolean;
+    /**
+     * What a delete without a propagation policy does to dependents (upstream's
+     * DefaultGarbageCollectionPolicy): DeleteDependents (the default: Background), OrphanDependents
+     * (adds the `orphan` finalizer), Unsupported (propagation options ignored, no GC finalizers kept:
+     * core/v1 Events).
+     */
+    garbageCollection?: 'DeleteDependents' | 'OrphanDependents' | 'Unsupported';
   };
 
   /**

@@ -9,6 +9,7 @@ import '../codec/yaml-serializer.js';
 import { bytesSource, type ListMeta, type ObjectSource, type Serializer, serializerFor, storedSource, type TypeInfo, valueSource } from '../codec/serializer.js';
 import { jsonSerializer } from '../codec/json-serializer.js';
 import { withResourceVersion } from '../codec/object-bytes.js';
+import { type Respelling, respelledSource, respellStatus } from '../codec/respell.js';
 import type { OpResult } from './context.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 import type { ResponseForm } from './task.js';
@@ -16,23 +17,35 @@ import { transformList, transformObject } from './transform.js';
 
 export const serializerOf = (form: ResponseForm): Serializer => serializerFor(form.mediaType) ?? jsonSerializer;
 
-export const typeInfoOf = (rt: ResourceType): TypeInfo => ({ apiVersion: apiVersionOf(rt), kind: rt.kind });
-const listTypeInfoOf = (rt: ResourceType): TypeInfo => ({ apiVersion: apiVersionOf(rt), kind: `${rt.kind}List` });
+/** The apiVersion of `rt` as the answer spells it (an upstream alias spells the group its way). */
+const spelledApiVersion = (rt: ResourceType, r: Respelling | undefined): string => (r && rt.group === r.from ? `${r.to}/${rt.version}` : apiVersionOf(rt));
+
+export const typeInfoOf = (rt: ResourceType, r?: Respelling): TypeInfo => ({ apiVersion: spelledApiVersion(rt, r), kind: rt.kind });
+const listTypeInfoOf = (rt: ResourceType, r?: Respelling): TypeInfo => ({ apiVersion: spelledApiVersion(rt, r), kind: `${rt.kind}List` });
+
+/** A source as the form spells it. */
+export const spelled = (src: ObjectSource, form: Pick<ResponseForm, 'respell'>): ObjectSource => (form.respell ? respelledSource(src, form.respell) : src);
+
+function* spelledAll(items: Iterable<ObjectSource>, r: Respelling): Generator<ObjectSource> {
+  for (const it of items) yield respelledSource(it, r);
+}
 
 /** One object of `rt` in the form asked for. */
 export function encodeObjectIn(rt: ResourceType, form: ResponseForm, src: ObjectSource): Uint8Array {
   const s = serializerOf(form);
   const o = { pretty: form.pretty };
-  if (form.transform) return s.encodeValue(transformObject(rt, form.transform, typeInfoOf(rt), src), o);
-  return s.encodeObject(src, typeInfoOf(rt), o);
+  const t = typeInfoOf(rt, form.respell);
+  if (form.transform) return s.encodeValue(transformObject(rt, form.transform, t, spelled(src, form)), o);
+  return s.encodeObject(spelled(src, form), t, o);
 }
 
 /** A page of a list of `rt` in the form asked for, as chunks. */
 export function encodeListIn(rt: ResourceType, form: ResponseForm, meta: ListMeta, items: Iterable<ObjectSource>): Iterable<Uint8Array> {
   const s = serializerOf(form);
   const o = { pretty: form.pretty };
-  if (form.transform) return [s.encodeValue(transformList(rt, form.transform, typeInfoOf(rt), items, meta), o)];
-  return s.encodeList(listTypeInfoOf(rt), meta, items, o);
+  const sources = form.respell ? spelledAll(items, form.respell) : items;
+  if (form.transform) return [s.encodeValue(transformList(rt, form.transform, typeInfoOf(rt, form.respell), sources, meta), o)];
+  return s.encodeList(listTypeInfoOf(rt, form.respell), meta, sources, o);
 }
 
 /** A plain value (Status, review answers): the transform does not apply. */
@@ -62,7 +75,8 @@ export function encodeResult(rt: ResourceType, r: OpResult, form: ResponseForm):
 /** A Status in the form's serializer (never transformed: errors of a Table request are Status objects). */
 export function encodeError(err: unknown, form: ResponseForm): { code: number; body: Uint8Array; headers: Record<string, string>; error: StatusError } {
   const e = toStatusError(err);
-  return { code: e.code, body: encodeValueIn(form, e.status as unknown as Record<string, unknown>), headers: e.headers, error: e };
+  const status = form.respell ? respellStatus(e.status, form.respell) : e.status;
+  return { code: e.code, body: encodeValueIn(form, status as unknown as Record<string, unknown>), headers: e.headers, error: e };
 }
 
 /** Content-Type of an error answer: the serializer's, without transform parameters. */

@@ -5,6 +5,7 @@
  * implements Executor; core never imports it.
  */
 import type { UserInfo } from '../api/types.js';
+import type { Respelling } from '../codec/respell.js';
 import type { TransformRequest } from './transform.js';
 
 /** How the answer is to be written: chosen by negotiation on the main thread, applied where it is encoded. */
@@ -16,6 +17,8 @@ export interface ResponseForm {
   pretty: boolean;
   /** Table / PartialObjectMetadata, when asked for (reads only). */
   transform?: TransformRequest;
+  /** The request's group spelling, when it differs from the canonical one (an upstream alias). */
+  respell?: Respelling;
 }
 
 export type TaskVerb = 'create' | 'update' | 'patch' | 'delete' | 'deletecollection' | 'list';

@@ -22,7 +22,7 @@ interface Common {
   description?: string;
   /** Go pointer field: an explicit zero value is kept; only absence (or null) means unset. */
   ptr?: boolean;
-  /** Go field without `omitempty`: written even when zero. */
+  /** Go field without `omitempty`: written even when zero (a pointer, with `ptr`, as null when unset). */
   always?: boolean;
 }
 

@@ -155,7 +155,7 @@ class Walker {
       if (raw === undefined || raw === null) {
         if (fs.kind === 'struct' && !fs.ptr) out[name] = this.struct({}, fs, fpath);
         else if (fs.kind === 'scalar' && !fs.ptr && (fs.format === 'date-time' || fs.format === 'date-time-micro')) out[name] = null;
-        else if (fs.always && !fs.ptr) out[name] = zeroOf(fs);
+        else if (fs.always) out[name] = fs.ptr ? null : zeroOf(fs); // a pointer without omitempty is written as null
         continue;
       }
       const c = this.value(raw, fs, fpath);

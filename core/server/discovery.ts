@@ -1,8 +1,10 @@
 /**
- * Discovery documents, built once from the served resource declarations: /api (APIVersions), /apis
- * (APIGroupList), /apis/<group> (APIGroup), /api/v1 and /apis/<group>/<version> (APIResourceList with
- * kind, namespaced, verbs, singularName, shortNames, categories, storageVersionHash, subresources),
- * and /version.
+ * Discovery documents, built from the served resource declarations (again whenever the types
+ * change): /api (APIVersions), /apis (APIGroupList), /apis/<group> (APIGroup), /api/v1 and
+ * /apis/<group>/<version> (APIResourceList with kind, namespaced, verbs, singularName, shortNames,
+ * categories, storageVersionHash, subresources), aggregated discovery of /api and /apis
+ * (APIGroupDiscoveryList, apidiscovery v2 and v2beta1), and /version. Groups served also under
+ * their upstream spelling are listed under both names.
  */
 import { createHash } from 'node:crypto';
 import { allVerbs, type ResourceType } from '../registry/resource-type.js';
@@ -10,6 +12,8 @@ import { allVerbs, type ResourceType } from '../registry/resource-type.js';
 export interface DiscoveryDocs {
   /** Path -> JSON document. */
   byPath: Map<string, unknown>;
+  /** Aggregated discovery (APIGroupDiscoveryList items) of /api and /apis. */
+  aggregated: { api: unknown[]; apis: unknown[] };
 }
 
 const storageVersionHash = (group: string, version: string, kind: string): string =>
@@ -30,17 +34,45 @@ function resourceEntries(types: readonly ResourceType[]): unknown[] {
     e.storageVersionHash = storageVersionHash(rt.group, rt.version, rt.kind);
     out.push(e);
     for (const [sub, def] of Object.entries(rt.subresources ?? {})) {
-      out.push({ name: `${rt.plural}/${sub}`, singularName: '', namespaced: rt.namespaced, kind: rt.kind, verbs: [...def.verbs].sort() });
+      const e: Record<string, unknown> = { name: `${rt.plural}/${sub}`, singularName: '', namespaced: rt.namespaced };
+      // a subresource of another kind names its group and version, as upstream's serviceaccounts/token does
+      if (def.kind) Object.assign(e, { group: def.kind.group, version: def.kind.version });
+      out.push(Object.assign(e, { kind: def.kind?.kind ?? rt.kind, verbs: [...def.verbs].sort() }));
     }
   }
   return out.sort((a, b) => String(a.name).localeCompare(String(b.name)));
 }
 
-export function buildDiscovery(types: readonly ResourceType[], serverAddress: string): DiscoveryDocs {
+/** A discovery entry of one version's resources (apidiscovery v2 APIResourceDiscovery), as upstream aggregates it. */
+function aggregatedEntries(types: readonly ResourceType[], group: string): unknown[] {
+  return [...types]
+    .sort((a, b) => a.plural.localeCompare(b.plural))
+    .map((rt) => {
+      const e: Record<string, unknown> = {
+        resource: rt.plural,
+        responseKind: { group, version: rt.version, kind: rt.kind },
+        scope: rt.namespaced ? 'Namespaced' : 'Cluster',
+        singularResource: rt.singular,
+        verbs: [...(rt.verbs ?? allVerbs)].sort(),
+      };
+      if (rt.shortNames?.length) e.shortNames = [...rt.shortNames];
+      if (rt.categories?.length) e.categories = [...rt.categories];
+      const subs = Object.entries(rt.subresources ?? {});
+      if (subs.length) e.subresources = subs.map(([sub, def]) => ({ subresource: sub, responseKind: { group, version: rt.version, kind: rt.kind }, verbs: [...def.verbs].sort() }));
+      return e;
+    });
+}
+
+/**
+ * Builds every discovery document of the types served now. `aliasOf` names the upstream spelling a
+ * group is also served under (listed right after it, the svc.io group staying first and preferred).
+ */
+export function buildDiscovery(types: readonly ResourceType[], serverAddress: string, aliasOf: (group: string) => string | undefined = () => undefined): DiscoveryDocs {
   const byPath = new Map<string, unknown>();
   const core = types.filter((t) => t.group === '');
   byPath.set('/api', { kind: 'APIVersions', versions: ['v1'], serverAddressByClientCIDRs: [{ clientCIDR: '0.0.0.0/0', serverAddress }] });
   byPath.set('/api/v1', { kind: 'APIResourceList', groupVersion: 'v1', resources: resourceEntries(core) });
+  const aggregated = { api: [{ metadata: { creationTimestamp: null }, versions: [{ version: 'v1', resources: aggregatedEntries(core, ''), freshness: 'Current' }] }], apis: [] as unknown[] };
   const groups = new Map<string, Map<string, ResourceType[]>>();
   for (const t of types) {
     if (!t.group) continue;
@@ -49,17 +81,43 @@ export function buildDiscovery(types: readonly ResourceType[], serverAddress: st
     versions.set(t.version, [...(versions.get(t.version) ?? []), t]);
   }
   const groupDocs: unknown[] = [];
-  for (const [name, versions] of groups) {
-    const vs = [...versions.keys()].map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
-    const group = { name, versions: vs, preferredVersion: vs[0] };
-    groupDocs.push(group);
-    byPath.set(`/apis/${name}`, { kind: 'APIGroup', apiVersion: 'v1', ...group });
-    for (const [v, rts] of versions) {
-      byPath.set(`/apis/${name}/${v}`, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${name}/${v}`, resources: resourceEntries(rts) });
+  for (const [canonical, versions] of groups) {
+    const alias = aliasOf(canonical);
+    for (const name of alias ? [canonical, alias] : [canonical]) {
+      const vs = [...versions.keys()].map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
+      const group = { name, versions: vs, preferredVersion: vs[0] };
+      groupDocs.push(group);
+      byPath.set(`/apis/${name}`, { kind: 'APIGroup', apiVersion: 'v1', ...group });
+      for (const [v, rts] of versions) {
+        byPath.set(`/apis/${name}/${v}`, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${name}/${v}`, resources: resourceEntries(rts) });
+      }
+      aggregated.apis.push({
+        metadata: { name, creationTimestamp: null },
+        versions: [...versions].map(([v, rts]) => ({ version: v, resources: aggregatedEntries(rts, name), freshness: 'Current' })),
+      });
     }
   }
   byPath.set('/apis', { kind: 'APIGroupList', apiVersion: 'v1', groups: groupDocs });
-  return { byPath };
+  return { byPath, aggregated };
+}
+
+/** Groups and versions of aggregated discovery a client may ask for (upstream's spelling and ours). */
+const aggregatedGroups = new Set(['apidiscovery.k8s.io', 'apidiscovery.svc.io']);
+const aggregatedVersions = new Set(['v2', 'v2beta1']);
+
+/**
+ * Whether an Accept header asks for aggregated discovery before anything else it accepts: the
+ * group and version asked (the answer is spelled so), or undefined for the per-group documents.
+ */
+export function aggregatedDiscoveryAsked(ranges: readonly { type: string; subtype: string; params: Record<string, string> }[]): { group: string; version: string } | undefined {
+  for (const r of ranges) {
+    const { as, g, v } = r.params;
+    const json = (r.type === 'application' && (r.subtype === 'json' || r.subtype === '*')) || r.type === '*';
+    if (!json) continue;
+    if (as === 'APIGroupDiscoveryList' && g && v && aggregatedGroups.has(g) && aggregatedVersions.has(v)) return { group: g, version: v };
+    if (as === undefined && g === undefined && v === undefined) return undefined;
+  }
+  return undefined;
 }
 
 /**

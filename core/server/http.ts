@@ -6,7 +6,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
-import type { TLSSocket } from 'node:tls';
+import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
 import { performance } from 'node:perf_hooks';
 import { createGzip, type Gzip, gzip } from 'node:zlib';
 import { errors } from '../api/status.js';
@@ -16,14 +16,16 @@ import type { RequestInfo } from '../request/request-info.js';
 import type { Handler } from './chain.js';
 import { sendStatus, serveScope } from './respond.js';
 import type { PeerIdentity, RequestScope, ResponseSink } from './scope.js';
+import type { Readable } from 'node:stream';
+import { warningHeader } from '../api/warnings.js';
 
 export type Req = IncomingMessage | Http2ServerRequest;
 export type Res = ServerResponse | Http2ServerResponse;
 
 const CACHE_CONTROL = 'no-cache, private';
 
-/** A Warning header value: `299 - "text"` with the text quoted as an HTTP quoted-string. */
-export const warningHeader = (text: string): string => `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+/** A Warning header value: `299 - "text"`, valid for any text (core/api/warnings.ts). */
+export { warningHeader } from '../api/warnings.js';
 
 /** Responses at least this large are gzipped for clients that accept it (upstream's threshold). */
 export const GZIP_THRESHOLD = 128 * 1024;
@@ -73,8 +75,9 @@ class HttpSink implements ResponseSink {
     if (this.started || res.writableEnded) return;
     if (this.gzip && body.byteLength >= GZIP_THRESHOLD) return this.sendGzipped(code, contentType, body, headers, warnings);
     // a flat [name, value, ...] list: no per-response header object to build and walk
-    const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
-    if (headers) for (const k in headers) h.push(k, headers[k]!);
+    // a route may set its own cache-control (discovery documents are public); one header either way
+    const h: (string | number)[] = ['cache-control', headers?.['cache-control'] ?? CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
+    if (headers) for (const k in headers) if (k !== 'cache-control') h.push(k, headers[k]!);
     if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
     res.writeHead(code, h as never);
     res.end(body);
@@ -206,6 +209,26 @@ class HttpSink implements ResponseSink {
 /** The verified TLS identity of a connection, built once per connection. */
 const peers = new WeakMap<object, PeerIdentity>();
 
+const chains = new WeakMap<object, readonly Buffer[]>();
+
+/** The peer certificate and those above it, as DER (once per connection). */
+function chainOf(sock: TLSSocket): readonly Buffer[] {
+  let chain = chains.get(sock);
+  if (!chain) {
+    const out: Buffer[] = [];
+    const seen = new Set<string>();
+    let c = sock.getPeerCertificate(true) as DetailedPeerCertificate | undefined;
+    while (c && c.raw && !seen.has(c.fingerprint256)) {
+      seen.add(c.fingerprint256);
+      out.push(c.raw);
+      c = c.issuerCertificate;
+    }
+    chain = out;
+    chains.set(sock, chain);
+  }
+  return chain;
+}
+
 function peerOf(req: Req): PeerIdentity | undefined {
   const sock = req.socket as TLSSocket | undefined;
   if (!sock || typeof sock.getPeerCertificate !== 'function') return undefined;
@@ -218,6 +241,7 @@ function peerOf(req: Req): PeerIdentity | undefined {
       },
       authorized: sock.authorized,
       authorizationError: sock.authorizationError ? String(sock.authorizationError) : undefined,
+      certificateChain: () => chainOf(sock),
       connection: sock,
       remoteAddress: sock.remoteAddress,
     };
@@ -226,24 +250,91 @@ function peerOf(req: Req): PeerIdentity | undefined {
   return p;
 }
 
-/** Reads the whole body, refusing more than `limit` bytes (413); rejects if the client goes away. */
+/** What of an over-limit body is still read (and dropped), at most: enough for any client that stops on its own. */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+const DRAIN_MS = 15_000;
+
+/**
+ * Reads on and drops what the client still sends of an over-limit body, for a while: a client still
+ * writing when the connection closes gets a reset instead of the 413 (upstream's Go server lingers
+ * on such connections for the same reason).
+ */
+function drain(req: Req): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let left = DRAIN_BYTES;
+    const done = (): void => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', done);
+      req.off('close', done);
+      req.off('error', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      left -= chunk.length;
+      if (left <= 0) done();
+    };
+    const timer = setTimeout(done, DRAIN_MS);
+    req.on('data', onData);
+    req.once('end', done);
+    req.once('close', done);
+    req.once('error', done);
+    req.resume();
+  });
+}
+
+/** Reads the whole body, refusing more than `limit` bytes (413, after draining); rejects if the client goes away. */
 async function readBody(req: Req, res: Res, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  try {
-    if (declared > limit) throw errors.requestEntityTooLarge(limit);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) throw errors.requestEntityTooLarge(limit);
-      chunks.push(chunk);
-    }
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  } catch (e) {
+  const tooLarge = async (): Promise<never> => {
     // the unread rest of the body makes an HTTP/1.1 connection unusable
     if (req.httpVersionMajor === 1 && !res.headersSent) res.setHeader('connection', 'close');
-    throw e;
+    await drain(req);
+    throw errors.requestEntityTooLarge(limit);
+  };
+  if (declared > limit) return tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // not destroyed on the early exit: the 413 must still be written on this connection
+  for await (const chunk of (req as Readable).iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return tooLarge();
+    chunks.push(chunk);
   }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+}
+
+/** Whether a header name (any case) is Authorization (1), Impersonate-* (2) or neither (0). */
+function multiValued(name: string): 0 | 1 | 2 {
+  const c = name.charCodeAt(0) | 0x20;
+  if (c === 0x61) return name.length === 13 && name.toLowerCase() === 'authorization' ? 1 : 0;
+  return c === 0x69 && name.length > 12 && name.slice(0, 12).toLowerCase() === 'impersonate-' ? 2 : 0;
+}
+
+/**
+ * The request headers, with every value of repeated Authorization and Impersonate-* headers kept as a
+ * list. Node keeps only the first Authorization header, and joins other repeats with ", ": but
+ * authentication must see every Authorization header to refuse the ambiguity, and each
+ * Impersonate-Group header is one group, commas and all. The common request (one Authorization, no
+ * impersonation) gets Node's own object, with nothing allocated.
+ */
+function headersOf(req: Req): Req['headers'] {
+  const raw = req.rawHeaders;
+  let authorizations = 0;
+  let impersonation = false;
+  for (let i = 0; i < raw.length; i += 2) {
+    const kind = multiValued(raw[i]!);
+    if (kind === 1) authorizations++;
+    else if (kind === 2) impersonation = true;
+  }
+  if (authorizations < 2 && !impersonation) return req.headers;
+  const out: Record<string, string | string[] | undefined> = { ...req.headers };
+  const lists: Record<string, string[]> = {};
+  for (let i = 0; i < raw.length; i += 2) {
+    if (multiValued(raw[i]!) !== 0) (lists[raw[i]!.toLowerCase()] ??= []).push(raw[i + 1]!);
+  }
+  for (const name in lists) out[name] = name === 'authorization' && authorizations === 1 ? lists[name]![0] : lists[name];
+  return out as Req['headers'];
 }
 
 const EMPTY_QUERY = new URLSearchParams();
@@ -286,7 +377,7 @@ export function httpAdapter(chain: Handler, compression: boolean): (req: Req, re
       path,
       rawQuery,
       query: rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY,
-      headers: req.headers,
+      headers: headersOf(req),
       peer: peerOf(req),
       sink: new HttpSink(res, compression && acceptsGzip(req.headers['accept-encoding'])),
       readBody: (limit) => readBody(req, res, limit),

@@ -7,6 +7,7 @@
  */
 import type { Status } from '../api/status.js';
 import { withResourceVersion } from '../codec/object-bytes.js';
+import { type Respelling, respelledSource } from '../codec/respell.js';
 import type { ObjectSource, Serializer, TypeInfo } from '../codec/serializer.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import { type TransformRequest, transformObject } from '../registry/transform.js';
@@ -29,6 +30,8 @@ export function cachedSource(o: CachedObject): ObjectSource {
 }
 
 export const INITIAL_EVENTS_END_ANNOTATION = 'svc.io/initial-events-end';
+/** Upstream's key, which Go reflectors wait for: the bookmark carries both. */
+export const UPSTREAM_INITIAL_EVENTS_END_ANNOTATION = 'k8s.io/initial-events-end';
 
 /** How one watch writes its frames. */
 export interface WatchForm {
@@ -36,6 +39,8 @@ export interface WatchForm {
   typeInfo: TypeInfo;
   pretty: boolean;
   transform?: TransformRequest;
+  /** The request's group spelling (an upstream alias). */
+  respell?: Respelling;
 }
 
 /** The frame encoder of a watch form, keyed so that watches with the same form share frames. */
@@ -48,7 +53,8 @@ export function frameVariant(rt: ResourceType, f: WatchForm): FrameVariant {
   };
 }
 
-function objectBytes(rt: ResourceType, f: WatchForm, src: ObjectSource): Uint8Array {
+function objectBytes(rt: ResourceType, f: WatchForm, cached: ObjectSource): Uint8Array {
+  const src = f.respell ? respelledSource(cached, f.respell) : cached;
   if (f.transform) return f.serializer.encodeValue(transformObject(rt, f.transform, f.typeInfo, src), { pretty: false });
   return f.serializer.encodeObject(src, f.typeInfo, { pretty: false });
 }
@@ -56,7 +62,7 @@ function objectBytes(rt: ResourceType, f: WatchForm, src: ObjectSource): Uint8Ar
 /** A BOOKMARK: an object of the kind holding only metadata.resourceVersion (and the initial-events-end annotation). */
 export function bookmarkFrame(rt: ResourceType, f: WatchForm, revision: number, initialEventsEnd: boolean): Uint8Array {
   const meta: Record<string, unknown> = { resourceVersion: String(revision) };
-  if (initialEventsEnd) meta.annotations = { [INITIAL_EVENTS_END_ANNOTATION]: 'true' };
+  if (initialEventsEnd) meta.annotations = { [UPSTREAM_INITIAL_EVENTS_END_ANNOTATION]: 'true', [INITIAL_EVENTS_END_ANNOTATION]: 'true' };
   const canonical = canonicalize({ kind: rt.kind, apiVersion: f.typeInfo.apiVersion, metadata: meta }, rt.schema) as Record<string, unknown>;
   // a bookmark is written as the object itself, whatever the transform (upstream does the same)
   const value = f.transform?.as === 'PartialObjectMetadata' ? { kind: 'PartialObjectMetadata', apiVersion: `${f.transform.group}/${f.transform.version}`, metadata: canonical.metadata } : canonical;

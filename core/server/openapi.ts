@@ -193,9 +193,27 @@ function operations(rt: ResourceType, defs: Map<string, Json>, paths: Json): voi
       };
     return ops;
   };
+  /** A virtual subresource takes a create of its own kind (serviceaccounts/{name}/token: TokenRequest). */
+  const virtualSubresourceOperations = (kind: ResourceType, suffix: string): Json => {
+    toOpenApi(kind.schema, defs);
+    const body = ref(kind.schema.name);
+    return {
+      parameters: [...nameParam, ...nsParam, common.pretty],
+      post: {
+        tags: tag,
+        operationId: opId('create', suffix),
+        parameters: [common.dryRun, common.fieldManager, common.fieldValidation],
+        requestBody: jsonBody(body),
+        responses: okResponse(body, ['200', '201', '202']),
+        'x-kubernetes-action': 'post',
+        'x-kubernetes-group-version-kind': { group: kind.group, kind: kind.kind, version: kind.version },
+      },
+    };
+  };
   paths[`${base}${nsSeg}/${rt.plural}/{name}`] = objectOperations(verbs, '', true);
   for (const [sub, def] of Object.entries(rt.subresources ?? {})) {
-    paths[`${base}${nsSeg}/${rt.plural}/{name}/${sub}`] = objectOperations(new Set(def.verbs), sub[0]!.toUpperCase() + sub.slice(1), false);
+    const suffix = sub[0]!.toUpperCase() + sub.slice(1);
+    paths[`${base}${nsSeg}/${rt.plural}/{name}/${sub}`] = def.kind ? virtualSubresourceOperations(def.kind, suffix) : objectOperations(new Set(def.verbs), suffix, false);
   }
   if (rt.namespaced && verbs.has('list')) {
     paths[`${base}/${rt.plural}`] = {

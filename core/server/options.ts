@@ -4,8 +4,9 @@
  * `--storage-backend`, `--watch-cache-size`). One table drives parsing, defaults and --help.
  */
 import type { AuthenticationOptions } from '../authn/factory.js';
-import { type AuthorizationOptions, authorizationModes } from '../authz/factory.js';
+import { type AuthorizationOptions, authorizationFlagError, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
+import { type StorageBackend, storageBackends } from '../storage/factory.js';
 
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions {
   securePort: number;
@@ -18,11 +19,13 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   anonymousAuth: boolean;
   authorizationMode: string[];
   workers: number;
-  storageBackend: 'lmdb';
+  storageBackend: StorageBackend;
   /** Compaction interval in ms: each run compacts to the revision seen one interval earlier (history kept one to two intervals); 0 disables compaction. */
   compactionIntervalMs: number;
   /** Events kept per resource in the watch cache ring. */
   watchCacheSize: number;
+  /** Bytes the watch cache ring of one resource may hold. */
+  watchCacheBytes: number;
   /** Bookmark interval for watches that allow bookmarks, in ms. */
   watchBookmarkIntervalMs: number;
   /** Watcher send buffer limit in bytes before a slow watcher is closed. */
@@ -41,9 +44,16 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   eventTtlMs: number;
   /** --controllers: `*`, names, `-name`. */
   controllers: string[];
+  /** Serve every svc.io group also under its upstream k8s.io spelling. */
+  upstreamGroupAliases: boolean;
 }
 
-type Kind = 'int' | 'string' | 'bool' | 'duration' | 'list' | 'map';
+/**
+ * Flag kinds. `list` is a comma-separated list whose last occurrence wins; `strings` (pflag's
+ * StringArray) and `csv` (pflag's StringSlice) may be repeated, each occurrence adding to the list;
+ * `stringMap` is one `key=value` per occurrence (pflag's MapStringStringNoSplit), occurrences adding up.
+ */
+type Kind = 'int' | 'string' | 'bool' | 'duration' | 'list' | 'strings' | 'csv' | 'map' | 'stringMap';
 
 interface FlagSpec {
   name: string;
@@ -62,13 +72,20 @@ const flags: FlagSpec[] = [
   { name: 'client-ca-file', key: 'clientCAFile', kind: 'string', def: '', help: 'Client certificates signed by these CAs are authenticated (CN user, O groups). Defaults to the generated CA when the serving certificate is generated.' },
   { name: 'token-auth-file', key: 'tokenAuthFile', kind: 'string', def: '', help: 'CSV file of static bearer tokens: token,user,uid[,"group1,group2"].' },
   { name: 'anonymous-auth', key: 'anonymousAuth', kind: 'bool', def: true, help: 'Enables anonymous requests (system:anonymous, group system:unauthenticated).' },
-  { name: 'authorization-mode', key: 'authorizationMode', kind: 'list', def: ['RBAC'], help: 'Ordered list of authorization plugins: AlwaysAllow, AlwaysDeny, RBAC. Group system:masters is always allowed.' },
+  { name: 'authorization-mode', key: 'authorizationMode', kind: 'list', def: ['Node', 'RBAC'], help: `Ordered list of authorization plugins: ${Object.keys(authorizationModes).join(', ')}. Group system:masters is always allowed; AlwaysAllow only when asked for.` },
+  { name: 'authorization-policy-file', key: 'authorizationPolicyFile', kind: 'string', def: '', help: 'File with the ABAC policy (one JSON object per line), used with --authorization-mode=ABAC.' },
+  { name: 'authorization-webhook-config-file', key: 'authorizationWebhookConfigFile', kind: 'string', def: '', help: 'File with the webhook configuration in kubeconfig format, used with --authorization-mode=Webhook.' },
+  { name: 'authorization-webhook-version', key: 'authorizationWebhookVersion', kind: 'string', def: 'v1beta1', help: 'The version of the authorization.svc.io SubjectAccessReview sent to and expected from the webhook: v1beta1 or v1.' },
+  { name: 'authorization-webhook-cache-authorized-ttl', key: 'authorizationWebhookCacheAuthorizedTtlMs', kind: 'duration', def: 5 * 60_000, help: "The duration to cache 'authorized' responses from the webhook authorizer." },
+  { name: 'authorization-webhook-cache-unauthorized-ttl', key: 'authorizationWebhookCacheUnauthorizedTtlMs', kind: 'duration', def: 30_000, help: "The duration to cache 'unauthorized' responses from the webhook authorizer." },
+  { name: 'authorization-config', key: 'authorizationConfig', kind: 'string', def: '', help: 'File with an AuthorizationConfiguration (apiserver.config.svc.io/v1): authorizers in order, webhooks with match conditions and failure policies. Reloaded on change. Not with --authorization-mode or --authorization-webhook-* flags.' },
   { name: 'workers', key: 'workers', kind: 'int', def: 2, help: 'Worker threads for decode/validate/merge/store/encode; 0 runs everything on the main thread.' },
   { name: 'storage-backend', key: 'storageBackend', kind: 'string', def: 'lmdb', help: 'Storage backend: lmdb (embedded, in --data-dir).' },
   { name: 'etcd-compaction-interval', key: 'compactionIntervalMs', kind: 'duration', def: 5 * 60_000, help: 'Interval of compaction. Each run compacts the store to the revision seen one interval earlier, so continue tokens, Exact lists and watch resumptions older than one interval may still be served and those older than two intervals are answered 410 Expired. 0 disables compaction.' },
   { name: 'watch-cache-size', key: 'watchCacheSize', kind: 'int', def: 10_000, help: 'Events kept per resource in the watch cache ring (older resumptions read the store history).' },
   { name: 'watch-bookmark-interval', key: 'watchBookmarkIntervalMs', kind: 'duration', def: 60_000, help: 'How often watches that allow bookmarks receive one.' },
-  { name: 'watch-buffer-bytes', key: 'watchBufferBytes', kind: 'int', def: 16 * 1024 * 1024, help: 'Bytes a watch may have unsent before the server closes it as too slow.' },
+  { name: 'watch-cache-bytes', key: 'watchCacheBytes', kind: 'int', def: 128 * 1024 * 1024, help: 'Bytes of old object versions and encoded events the watch cache ring of one resource may hold; beyond them the oldest events are dropped (resumptions from before them read the store history).' },
+  { name: 'watch-buffer-bytes', key: 'watchBufferBytes', kind: 'int', def: 256 * 1024, help: 'Bytes a watch may have unsent before the server closes it as too slow (the client resumes from its last resourceVersion); 1,000 stuck watchers hold at most about 1,000 times this.' },
   { name: 'min-request-timeout', key: 'minRequestTimeoutSeconds', kind: 'int', def: 1800, help: 'Minimum watch timeout in seconds; the server picks a random timeout in [min, 2*min).' },
   { name: 'request-timeout', key: 'requestTimeoutMs', kind: 'duration', def: 60_000, help: 'Default timeout of non-long-running requests.' },
   { name: 'max-requests-inflight', key: 'maxRequestsInflight', kind: 'int', def: 400, help: 'Maximum number of non-mutating requests in flight; more are answered 429. 0 means no limit.' },
@@ -78,8 +95,38 @@ const flags: FlagSpec[] = [
   { name: 'feature-gates', key: 'featureGates', kind: 'map', def: {}, help: 'Comma-separated key=true|false pairs of feature gates.' },
   { name: 'runtime-config', key: 'runtimeConfig', kind: 'map', def: {}, help: 'Comma-separated <group>/<version>[=true|false] pairs enabling or disabling API versions.' },
   { name: 'event-ttl', key: 'eventTtlMs', kind: 'duration', def: 3_600_000, help: 'Amount of time to retain events after their last write. 0 keeps them forever.' },
+  { name: 'upstream-group-aliases', key: 'upstreamGroupAliases', kind: 'bool', def: true, help: 'Serve every <name>.svc.io group also as <name>.k8s.io (listed in discovery after it), for clients and manifests written for upstream; false serves the svc.io names only (the authentication and authorization reviews stay reachable under both).' },
   { name: 'controllers', key: 'controllers', kind: 'list', def: ['*'], help: 'Controllers to run beside the API: "*" runs every controller on by default, "foo" turns one on, "-foo" turns one off. Off by default: bootstrapsigner, tokencleaner.' },
   { name: 'max-request-body-bytes', key: 'maxRequestBodyBytes', kind: 'int', def: 3 * 1024 * 1024, help: 'Largest request body accepted; larger bodies are answered 413.' },
+  // authentication: OpenID Connect, the structured configuration, the webhook, the authenticating proxy
+  { name: 'authentication-config', key: 'authenticationConfig', kind: 'string', def: '', help: 'File with an AuthenticationConfiguration (apiserver.config.svc.io/v1beta1) of JWT authenticators; reloaded when it changes. Exclusive with the --oidc-* flags.' },
+  { name: 'oidc-issuer-url', key: 'oidcIssuerUrl', kind: 'string', def: '', help: 'The URL of the OpenID issuer, https only; its discovery document gives the signing keys.' },
+  { name: 'oidc-client-id', key: 'oidcClientId', kind: 'string', def: '', help: 'The audience every ID token must be issued to; required with --oidc-issuer-url.' },
+  { name: 'oidc-username-claim', key: 'oidcUsernameClaim', kind: 'string', def: '', help: 'The claim used as the user name (default "sub").' },
+  { name: 'oidc-username-prefix', key: 'oidcUsernamePrefix', kind: 'string', def: '', help: 'Prefix of user names; unset means "<issuer url>#" for claims other than email; "-" means none.' },
+  { name: 'oidc-groups-claim', key: 'oidcGroupsClaim', kind: 'string', def: '', help: 'The claim holding the groups (a string or an array of strings).' },
+  { name: 'oidc-groups-prefix', key: 'oidcGroupsPrefix', kind: 'string', def: '', help: 'Prefix of group names.' },
+  { name: 'oidc-required-claim', key: 'oidcRequiredClaim', kind: 'stringMap', def: {}, help: 'A key=value claim the ID token must carry; repeat the flag for several.' },
+  { name: 'oidc-ca-file', key: 'oidcCaFile', kind: 'string', def: '', help: "CA bundle for the identity provider's certificate (default: the host's roots)." },
+  { name: 'oidc-signing-algs', key: 'oidcSigningAlgs', kind: 'csv', def: [], help: 'Accepted JOSE signing algorithms (default RS256): RS256, RS384, RS512, ES256, ES384, ES512, PS256, PS384, PS512.' },
+  { name: 'authentication-token-webhook-config-file', key: 'authenticationTokenWebhookConfigFile', kind: 'string', def: '', help: 'Client-configuration (kubeconfig) file of the token authentication webhook.' },
+  { name: 'authentication-token-webhook-cache-ttl', key: 'authenticationTokenWebhookCacheTtlMs', kind: 'duration', def: 2 * 60_000, help: 'How long webhook answers are cached.' },
+  { name: 'authentication-token-webhook-version', key: 'authenticationTokenWebhookVersion', kind: 'string', def: 'v1beta1', help: 'TokenReview version sent to and expected from the webhook: v1beta1 or v1.' },
+  { name: 'authentication-token-webhook-timeout', key: 'authenticationTokenWebhookTimeoutMs', kind: 'duration', def: 30_000, help: 'Deadline of one webhook review, retries included (upstream: a fixed 30s client timeout).' },
+  { name: 'requestheader-client-ca-file', key: 'requestheaderClientCAFile', kind: 'string', def: '', help: 'CA bundle the authenticating proxy certificate must chain to before its identity headers are trusted.' },
+  { name: 'requestheader-allowed-names', key: 'requestheaderAllowedNames', kind: 'csv', def: [], help: 'Common names the proxy certificate may carry; empty allows any chaining to the CA.' },
+  { name: 'requestheader-username-headers', key: 'requestheaderUsernameHeaders', kind: 'csv', def: [], help: 'Headers holding the user name (the first non-empty one wins); X-Remote-User is common.' },
+  { name: 'requestheader-uid-headers', key: 'requestheaderUidHeaders', kind: 'csv', def: [], help: 'Headers holding the user UID (feature RemoteRequestHeaderUID); X-Remote-Uid is common.' },
+  { name: 'requestheader-group-headers', key: 'requestheaderGroupHeaders', kind: 'csv', def: [], help: 'Headers holding group names; X-Remote-Group is common.' },
+  { name: 'requestheader-extra-headers-prefix', key: 'requestheaderExtraHeadersPrefix', kind: 'csv', def: [], help: 'Header prefixes whose headers carry extra user attributes; X-Remote-Extra- is common.' },
+  { name: 'enable-bootstrap-token-auth', key: 'enableBootstrapTokenAuth', kind: 'bool', def: false, help: 'Allows bearer tokens of type bootstrap.svc.io/token Secrets in svc-system (user system:bootstrap:<token id>).' },
+  { name: 'service-account-issuer', key: 'serviceAccountIssuers', kind: 'strings', def: ['https://svc.default.svc.cluster.local'], help: 'Issuer (iss) of service account tokens; repeatable: the first issues, every one is accepted.' },
+  { name: 'service-account-key-file', key: 'serviceAccountKeyFiles', kind: 'strings', def: [], help: 'PEM file of RSA or ECDSA keys (private or public, or certificates) that verify service account tokens; repeatable. Default: --tls-private-key-file. The signing key always verifies too.' },
+  { name: 'service-account-signing-key-file', key: 'serviceAccountSigningKeyFile', kind: 'string', def: '', help: 'PEM private key (RSA or ECDSA) that signs service account tokens. Generated in --data-dir when unset and the serving certificate is generated.' },
+  { name: 'api-audiences', key: 'apiAudiences', kind: 'csv', def: [], help: 'Audiences of this API server: tokens must be for one of them. Default: the first --service-account-issuer.' },
+  { name: 'service-account-lookup', key: 'serviceAccountLookup', kind: 'bool', def: true, help: 'Rejects service account tokens whose ServiceAccount (or bound object) is gone or was recreated.' },
+  { name: 'service-account-jwks-uri', key: 'serviceAccountJwksUri', kind: 'string', def: '', help: 'jwks_uri of the issuer discovery document. Default: https://<this server>/openid/v1/jwks.' },
+  { name: 'service-account-max-token-expiration', key: 'serviceAccountMaxTokenExpirationMs', kind: 'duration', def: 0, help: 'Longest lifetime of an issued service account token; longer requests are shortened (with a warning). 0: no limit.' },
 ];
 
 export class FlagError extends Error {}
@@ -114,7 +161,15 @@ function parseValue(spec: FlagSpec, raw: string): unknown {
     case 'duration':
       return parseDuration(raw);
     case 'list':
+    case 'csv':
       return raw.split(',').map((s) => s.trim()).filter(Boolean);
+    case 'strings':
+      return [raw];
+    case 'stringMap': {
+      const eq = raw.indexOf('=');
+      if (eq <= 0) throw new FlagError(`invalid argument ${JSON.stringify(raw)} for "--${spec.name}" flag: malformed pair, expect string=string`);
+      return { [raw.slice(0, eq)]: raw.slice(eq + 1) };
+    }
     case 'map': {
       const out: Record<string, boolean> = {};
       for (const pair of raw.split(',').map((s) => s.trim()).filter(Boolean)) {
@@ -140,6 +195,8 @@ export function defaultOptions(): ServerOptions {
 /** Parses `--name=value` / `--name value` / `--bool-flag`; unknown flags are errors. */
 export function parseFlags(argv: readonly string[]): ServerOptions {
   const o = defaultOptions() as unknown as Record<string, unknown>;
+  const repeated = new Set<string>();
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--')) throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
@@ -155,13 +212,25 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
       if (next === undefined) throw new FlagError(`flag needs an argument: --${name}`);
       raw = next;
     }
-    o[spec.key] = parseValue(spec, raw);
+    const value = parseValue(spec, raw);
+    if (spec.kind === 'strings' || spec.kind === 'csv') {
+      // the first occurrence replaces the default, later ones add to it
+      o[spec.key] = repeated.has(spec.name) ? [...(o[spec.key] as string[]), ...(value as string[])] : value;
+      repeated.add(spec.name);
+    } else if (spec.kind === 'stringMap') o[spec.key] = { ...(o[spec.key] as object), ...(value as object) };
+    else o[spec.key] = value;
+    given.add(spec.name);
   }
   const opts = o as unknown as ServerOptions;
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
-  if (opts.storageBackend !== 'lmdb') throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: "lmdb"`);
-  for (const m of opts.authorizationMode) {
-    if (!Object.hasOwn(authorizationModes, m)) throw new FlagError(`authorization-mode ${JSON.stringify(m)} is not a valid mode`);
+  if (!storageBackends.includes(opts.storageBackend)) {
+    throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: ${storageBackends.map((b) => JSON.stringify(b)).join(', ')}`);
+  }
+  const authzError = authorizationFlagError(opts, given);
+  if (authzError) throw new FlagError(authzError);
+  const maxTokenMs = opts.serviceAccountMaxTokenExpirationMs;
+  if (maxTokenMs !== 0 && (maxTokenMs < 3_600_000 || maxTokenMs > 2 ** 32 * 1000)) {
+    throw new FlagError('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');
   }
   try {
     selectControllers(opts.controllers);

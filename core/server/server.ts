@@ -1,42 +1,46 @@
 /**
  * ApiServer: assembles the parts in start order and owns their lifecycle:
- *   TLS material -> store -> registry -> watch cache -> executor (pool or inline) -> authn/authz ->
- *   health -> listener (HTTP/2 with HTTP/1.1 fallback, ALPN) -> post-start hooks (system namespaces,
- *   namespace controller, compactor).
+ *   TLS material and service account keys -> store -> registry -> watch cache -> executor (pool or
+ *   inline) -> post-start hooks (system namespaces, controllers, compactor) -> authn/authz -> health ->
+ *   listener (HTTP/2 with HTTP/1.1 fallback, ALPN).
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createSecureServer, type Http2SecureServer, type Http2Session } from 'node:http2';
-import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
-import type { Socket } from 'node:net';
 import { buildAuthenticator } from '../authn/factory.js';
-import { selfSubjectReview } from '../authn/reviews.js';
+import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
+import { issuerDiscoveryRoutes } from '../authn/issuer-discovery.js';
+import { selfSubjectReview, tokenReview } from '../authn/reviews.js';
+import { resolveServiceAccountKeys } from '../authn/service-account-keys.js';
+import { tokenRequestHandler } from '../authn/token-request.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
-import { buildAuthorizer } from '../authz/factory.js';
+import { tokenReviews } from '../registry/authentication/tokenreviews.js';
+import type { ServingInfo } from '../controllers/bootstrapsigner.js';
+import type { Authorizer } from '../authz/authorizer.js';
+import { buildAuthorizer, checkAuthorizationFiles } from '../authz/factory.js';
+import { accessReviewHandlers } from '../authz/reviews.js';
 import { bootstrapPolicy } from '../authz/rbac/bootstrap-policy.js';
 import { escalationCheck } from '../authz/rbac/escalation.js';
 import { reconcileBootstrapPolicy } from '../authz/rbac/reconcile.js';
 import { rbacKindsOf, rbacResolverFor } from '../authz/rbac/resolver.js';
-import { controllerCatalog } from '../controllers/manager.js';
 import { ESCALATION_CHECK } from '../registry/rbac/policy.js';
-import { type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
+import { controllerCatalog, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
 import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
-import { describeStored } from '../registry/describe.js';
+import { resourceId } from '../registry/context.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
-import { resourceId } from '../registry/context.js';
 import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
-import { LmdbStore } from '../storage/lmdb/store.js';
+import { openStore, type StorageOptions } from '../storage/factory.js';
+import type { Store } from '../storage/interface.js';
 import { RegistryClient } from '../registry/client.js';
 import { GroupAliases } from '../api/group-aliases.js';
-import { Listers } from '../registry/lister.js';
+import { type Lister, Listers } from '../registry/lister.js';
 import type { Executor } from '../registry/task.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
@@ -44,18 +48,23 @@ import { buildDiscovery, unlistedGroupVersions, versionInfo } from './discovery.
 import { buildChain } from './chain.js';
 import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
+import { type VirtualHandler, virtualId } from './endpoints/virtual.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
+import { byGeneration, followTypesInCache } from './type-followers.js';
+import type { TypeRegistry } from '../registry/type-registry.js';
+import { SecureListener } from './listener.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
 import { withAuthentication } from './stages/authenticate.js';
 import { withAuthorization } from './stages/authorize.js';
+import { withImpersonation } from './stages/impersonate.js';
 import { InflightCounter, withMaxInFlight } from './stages/max-in-flight.js';
 import { withRequestInfo } from './stages/request-info.js';
 import { DeadlineSweeper, withTimeout } from './stages/timeout.js';
 
 /** Creates the executor once the registry settings are known (the pool lives in workers/). */
-export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storePath: string }) => Executor;
+export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storage: StorageOptions }) => Executor;
 
 function loadTls(o: ServerOptions): TlsMaterial {
   if (!!o.tlsCertFile !== !!o.tlsPrivateKeyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
@@ -71,6 +80,15 @@ function loadTls(o: ServerOptions): TlsMaterial {
   return gen;
 }
 
+/**
+ * Client certificates are requested when a client CA or a front-proxy CA is configured; the listener
+ * trusts both bundles and each authenticator then checks which one a certificate chains to.
+ */
+function clientCertificateCAs(clientCA: string, requestHeaderCAFile: string): { clientCA?: string } {
+  const bundles = [clientCA, requestHeaderCAFile ? readFileSync(requestHeaderCAFile, 'utf8') : ''].filter(Boolean);
+  return bundles.length ? { clientCA: bundles.join('\n') } : {};
+}
+
 function continueKeyHex(dataDir: string): string {
   const f = join(dataDir, 'continue-token.key');
   if (!existsSync(f)) writeFileSync(f, randomBytes(32).toString('hex'), { mode: 0o600 });
@@ -78,28 +96,37 @@ function continueKeyHex(dataDir: string): string {
 }
 
 export class ApiServer {
-  private listener!: Http2SecureServer;
-  private readonly sessions = new Set<Http2Session>();
-  private readonly sockets = new Set<Socket>();
+  private listener!: SecureListener;
   private readonly watches = new Set<WatchStream>();
   private shuttingDown = false;
   readonly health: Health;
-  private store!: LmdbStore;
+  private store!: Store;
   private cacher!: Cacher;
   private executor!: Executor;
   private controllers: RunningController | undefined;
   private compactor!: Compactor;
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
+  private authorizer: Authorizer | undefined;
   tls!: TlsMaterial;
+  /** The served resource types (custom resource definitions put and remove theirs here). */
+  types!: TypeRegistry;
   private releaseDataDir: () => void = () => undefined;
+  /** Outcome of --authentication-config reloads (the figures behind the reload metrics). */
+  readonly authenticationConfigStatus = new AuthenticationConfigStatus();
+  /** Background work of the authenticators, stopped with the server. */
+  private readonly stopHooks: (() => void)[] = [];
+
+  private runStopHooks(): void {
+    for (const fn of this.stopHooks.splice(0)) fn();
+  }
 
   constructor(readonly opts: ServerOptions) {
     this.health = new Health(opts.livezGracePeriodMs);
   }
 
   get port(): number {
-    return (this.listener.address() as AddressInfo).port;
+    return this.listener.port;
   }
 
   get url(): string {
@@ -108,26 +135,53 @@ export class ApiServer {
 
   async start(makeExecutor: ExecutorFactory): Promise<void> {
     const o = this.opts;
+    // bad policy / webhook / authorization-config files stop the start before anything is opened
+    checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
-    this.tls = loadTls(o);
-    const storePath = join(o.dataDir, 'store');
-    this.store = new LmdbStore({ path: storePath });
-    const featureGates = resolveFeatureGates(o.featureGates);
+    let authenticator;
+    let featureGates: Record<string, boolean>;
+    let saKeys;
+    // the token methods read Secrets and ServiceAccounts through listers, which exist once the
+    // watch cache does; the authenticator is built before that (its configuration errors stop the
+    // start before anything is opened) and reaches them when a request asks
+    let listersRef: Listers | undefined;
+    const lazyGetter = (plural: string): Pick<Lister, 'get'> | undefined => {
+      const rt = servedTypesFor(featureGates, o.runtimeConfig).find((t) => t.group === '' && t.plural === plural);
+      return rt && { get: (ns: string, name: string) => listersRef?.for(rt).get(ns, name) };
+    };
+    try {
+      featureGates = resolveFeatureGates(o.featureGates);
+      this.tls = loadTls(o);
+      // an unreadable key file is a start error naming it
+      saKeys = resolveServiceAccountKeys(o, { keyFile: o.tlsPrivateKeyFile || join(o.dataDir, 'apiserver.key'), generated: !o.tlsCertFile, dataDir: o.dataDir });
+      // configuration errors of the authenticators stop the start before anything is opened
+      authenticator = buildAuthenticator(o, {
+        clientCA: !!this.tls.clientCA,
+        clientCAPem: this.tls.clientCA,
+        featureGates,
+        authenticationConfigStatus: this.authenticationConfigStatus,
+        onStop: (fn) => this.stopHooks.push(fn),
+        apiAudiences: saKeys.apiAudiences,
+        serviceAccountKeys: saKeys.verifiers,
+        serviceAccounts: lazyGetter('serviceaccounts'),
+        secrets: lazyGetter('secrets'),
+      });
+    } catch (e) {
+      this.runStopHooks();
+      this.releaseDataDir();
+      throw e;
+    }
+    const storage: StorageOptions = { backend: o.storageBackend, path: join(o.dataDir, 'store') };
+    this.store = openStore(storage);
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
-    const types = servedTypesFor(featureGates, o.runtimeConfig);
-    const registry = new Registry(buildRegistryContext(this.store, settings, types));
+    const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));
+    // the served types: built-in kinds now; types that appear later are followed by everything below
+    const types = (this.types = registry.ctx.types);
 
     this.cacher = new Cacher(this.store);
-    for (const rt of types) {
-      if (rt.virtual) continue;
-      this.cacher.register({
-        prefix: resourcePrefix(rt),
-        capacity: o.watchCacheSize,
-        describe: (key, stored, rev) => describeStored(rt, key, stored, rev),
-      });
-    }
+    followTypesInCache(types, this.cacher, { capacity: o.watchCacheSize, maxBytes: o.watchCacheBytes });
     const cacheReady = this.cacher.start();
     this.health.add({ name: 'ping', check: () => undefined });
     this.health.add({ name: 'log', check: () => undefined });
@@ -142,43 +196,48 @@ export class ApiServer {
     this.health.addPostStartHook('storage-readiness', cacheReady);
     await cacheReady;
 
-    this.executor = makeExecutor(registry, { ...settings, storePath });
+    this.executor = makeExecutor(registry, { ...settings, storage });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
-    const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)));
-    const authorizer = buildAuthorizer(o, { listers, types });
-    const rbacKinds = rbacKindsOf(types);
+    const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types);
+    // built before anything writes: RBAC writes (bootstrap policy, aggregation) pass its escalation check
+    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates, listers, types: types.all() }));
+    const rbacKinds = rbacKindsOf(types.all());
     if (rbacKinds) {
       // RBAC writes are checked against escalation where the authorizer and listers live: this thread
       registry.ctx.writeChecks.set(ESCALATION_CHECK, escalationCheck({ resolver: rbacResolverFor(listers, rbacKinds), authorizer: () => authorizer }));
     }
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev), {
       executor: { run: (task) => registry.run(task), close: async () => undefined },
-      resources: new Set(types.filter((t) => t.writeCheck).map(resourceId)),
+      resources: new Set(types.all().filter((t) => t.writeCheck).map(resourceId)),
       visible: (rev) => this.cacher.waitFor(rev),
     });
 
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
 
-    const nsType = types.find((t) => t.group === '' && t.plural === 'namespaces')!;
+    const servedCore = (plural: string) => types.all().find((t) => t.group === '' && t.plural === plural);
+    const nsType = servedCore('namespaces')!;
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
     if (rbacKinds) {
-      const policy = bootstrapPolicy(types, controllerCatalog.map((c) => c.name));
+      const policy = bootstrapPolicy(types.all(), controllerCatalog.map((c) => c.name));
       const roles = reconcileBootstrapPolicy(client, listers, rbacKinds, policy);
       this.health.addPostStartHook('rbac/bootstrap-roles', roles);
       await roles;
     }
+    let bound!: (info: ServingInfo) => void;
+    const serving = new Promise<ServingInfo>((r) => (bound = r));
     const controllersStarted = startControllers(selectControllers(o.controllers), {
       client,
       listers,
-      types: types.filter((t) => !t.virtual),
+      types,
       syncConsistent: () => this.cacher.syncConsistent(),
+      serving,
     }, (name, done) => this.health.addPostStartHook(name, done));
     this.controllers = await controllersStarted;
-    const events = types.find((t) => t.group === '' && t.plural === 'events');
+    const events = types.get('/v1/events');
     if (events) {
       this.eventTTL = new EventTTLController(this.store, this.cacher, resourcePrefix(events), o.eventTtlMs);
       this.eventTTL.start();
@@ -189,19 +248,44 @@ export class ApiServer {
     this.health.addPostStartHook('start-compactor', Promise.resolve());
     // upstream's name for the in-flight limits when priority and fairness is off, as it is here
     this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
-    const discovery = buildDiscovery(types, `${clientHost(o.bindAddress)}:${o.securePort}`);
+    const aliases = new GroupAliases(types, o.upstreamGroupAliases);
+    const discovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`, (g) => aliases.advertised(g)));
     this.health.addBootSequenceCheck({
       name: 'autoregister-completion',
       check: () => {
-        const missing = unlistedGroupVersions(discovery, types);
+        const missing = unlistedGroupVersions(discovery(), types.all());
         return missing.length ? `missing APIService: [${missing.join(' ')}]` : undefined;
       },
     });
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
-    const typesById = new Map(types.map((t) => [resourceId(t), t]));
+    listersRef = listers;
+    const saType = servedCore('serviceaccounts');
+    const secretType = servedCore('secrets');
+    const saLister = saType && listers.for(saType);
+    const secretLister = secretType && listers.for(secretType);
+    const virtualHandlers = new Map<string, VirtualHandler>([
+      [virtualId(selfSubjectReviews), selfSubjectReview],
+      [virtualId(tokenReviews), tokenReview(authenticator, saKeys.apiAudiences)],
+      ...accessReviewHandlers({ authorizer, withSelectors: featureGates.AuthorizeWithSelectors === true }),
+    ]);
+    if (saType && saLister && saKeys.signer && o.serviceAccountIssuers.length) {
+      const handler = tokenRequestHandler({
+        signer: saKeys.signer,
+        issuer: o.serviceAccountIssuers[0]!,
+        apiAudiences: saKeys.apiAudiences,
+        maxExpirationSeconds: Math.floor(o.serviceAccountMaxTokenExpirationMs / 1000),
+        serviceAccounts: saLister,
+        secrets: secretLister,
+      });
+      virtualHandlers.set(virtualId(saType, 'token'), handler);
+    }
+    const issuerRoutes = o.serviceAccountIssuers.length
+      ? await issuerDiscoveryRoutes(o.serviceAccountIssuers[0]!, o.serviceAccountJwksUri, () => new URL(this.url).host, saKeys.verifiers)
+      : new Map();
+
     const resources = resourceEndpoint({
-      types: typesById,
+      types,
       read: { cacher: this.cacher, store: this.store, continueKey: registry.ctx.continueKey },
       watch: {
         cacher: this.cacher,
@@ -216,8 +300,8 @@ export class ApiServer {
       maxRequestBodyBytes: o.maxRequestBodyBytes,
       cbor: featureGates.CBORServingAndStorage === true,
       virtual: {
-        handlers: new Map([[resourceId(selfSubjectReviews), selfSubjectReview]]),
-        knownKinds: registry.ctx.knownKinds,
+        handlers: virtualHandlers,
+        knownKinds: () => types.knownKinds,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
     });
@@ -225,47 +309,28 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: openApiRoutes(buildOpenApi(types)),
+      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all)), ...issuerRoutes])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
       [
-        withRequestInfo(new GroupAliases(new Set(types.map((t) => t.group)), false)),
+        withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
-        withAuthentication(buildAuthenticator(o, { clientCA: !!this.tls.clientCA }), o.anonymousAuth),
+        withAuthentication(authenticator, o.anonymousAuth),
+        withImpersonation(authorizer),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
         withAuthorization(authorizer),
       ],
       route(resources, nonResources),
     );
 
-    this.listener = createSecureServer(
-      {
-        cert: this.tls.cert,
-        key: this.tls.key,
-        allowHTTP1: true,
-        ...(this.tls.clientCA ? { ca: this.tls.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
-      },
+    this.listener = new SecureListener(
+      { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
       httpAdapter(chain, featureGates.APIResponseCompression === true),
     );
-    this.listener.on('session', (s: Http2Session) => {
-      this.sessions.add(s);
-      s.on('close', () => this.sessions.delete(s));
-    });
-    this.listener.on('secureConnection', (sock: Socket) => {
-      // streamed responses end with a small write; without this it waits for a delayed ACK
-      sock.setNoDelay(true);
-      this.sockets.add(sock);
-      sock.on('close', () => this.sockets.delete(sock));
-    });
-    await new Promise<void>((res, rej) => {
-      this.listener.once('error', rej);
-      this.listener.listen(o.securePort, o.bindAddress, () => {
-        this.listener.off('error', rej);
-        res();
-      });
-    });
+    await this.listener.listen(o.securePort, o.bindAddress);
     if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
+    bound({ url: this.url, caPem: this.tls.servingCA ?? this.tls.cert });
   }
 
   /** Graceful shutdown: readiness fails first, then (after the delay) listener, watches, pool, store. */
@@ -273,13 +338,15 @@ export class ApiServer {
     if (this.shuttingDown) return;
     this.shuttingDown = true;
     if (this.opts.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.opts.shutdownDelayMs));
-    const closed = new Promise<void>((r) => this.listener.close(() => r()));
+    const closed = this.listener.close();
     for (const w of [...this.watches]) w.close('');
-    for (const s of this.sessions) s.close();
-    for (const sock of this.sockets) sock.end();
+    for (const s of this.listener.sessions) s.close();
+    for (const sock of this.listener.sockets) sock.end();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
-    for (const sock of this.sockets) sock.destroy();
+    for (const sock of this.listener.sockets) sock.destroy();
     this.deadlines.stop();
+    this.runStopHooks();
+    this.authorizer?.close?.();
     this.controllers?.stop();
     this.compactor?.stop();
     this.eventTTL?.stop();

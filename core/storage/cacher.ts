@@ -18,6 +18,8 @@ interface Waiter {
 
 export class Cacher {
   private readonly caches = new Map<string, WatchCache>();
+  /** Caches being loaded after start, with the events for them that arrived meanwhile. */
+  private readonly loading = new Map<string, StoreEvent[]>();
   private watch: StoreWatch | undefined;
   private waiters: Waiter[] = [];
   /** Revision every cache is synced to. */
@@ -36,6 +38,41 @@ export class Cacher {
     const c = new WatchCache(opts);
     this.caches.set(opts.prefix, c);
     return c;
+  }
+
+  /**
+   * Adds a resource's cache while the feed runs (a type that appeared): its state is read at the
+   * revision the caches follow, events for it that arrive meanwhile wait, then it follows the feed
+   * like the others. Before start() this is register().
+   */
+  async add(opts: WatchCacheOptions): Promise<WatchCache> {
+    if (!this.watch) return this.register(opts);
+    const pending: StoreEvent[] = [];
+    this.loading.set(opts.prefix, pending);
+    try {
+      const at = this.revision;
+      const res = await this.store.list(opts.prefix, { revision: at });
+      const c = new WatchCache(opts);
+      c.reset(res.items, at);
+      for (const ev of pending) if (ev.revision > at) applyEvent(c, ev);
+      c.advance(this.revision);
+      this.caches.set(opts.prefix, c);
+      return c;
+    } finally {
+      this.loading.delete(opts.prefix);
+    }
+  }
+
+  /** Drops a resource's cache (a type that went away): its watchers are closed. */
+  remove(prefix: string): void {
+    const c = this.caches.get(prefix);
+    if (!c) return;
+    this.caches.delete(prefix);
+    c.reset([], this.revision);
+  }
+
+  has(prefix: string): boolean {
+    return this.caches.has(prefix);
   }
 
   cacheFor(prefix: string): WatchCache {
@@ -71,11 +108,15 @@ export class Cacher {
     return this.failed === undefined && this.watch !== undefined;
   }
 
-  private route(key: string): WatchCache | undefined {
-    // keys are /registry/<group>/<resource>/...; the prefix is up to the fourth slash
-    let n = 0;
-    for (let i = 0; i < key.length; i++) {
-      if (key.charCodeAt(i) === 47 && ++n === 4) return this.caches.get(key.slice(0, i + 1));
+  /**
+   * The cache whose registered prefix starts `key`. Prefixes are what the registry declared; no two
+   * are prefixes of one another, so the first that matches at a `/` boundary is the one.
+   */
+  private route(key: string): WatchCache | StoreEvent[] | undefined {
+    for (let i = key.indexOf('/', 1); i >= 0; i = key.indexOf('/', i + 1)) {
+      const prefix = key.slice(0, i + 1);
+      const c = this.caches.get(prefix) ?? this.loading.get(prefix);
+      if (c) return c;
     }
     return undefined;
   }
@@ -84,8 +125,8 @@ export class Cacher {
     for (const ev of events) {
       const c = this.route(ev.key);
       if (!c) continue;
-      if (ev.type === 'put') c.applyPut(ev.key, ev.value!, ev.revision);
-      else c.applyDelete(ev.key, ev.revision);
+      if (Array.isArray(c)) c.push(ev);
+      else applyEvent(c, ev);
     }
     for (const c of this.caches.values()) c.advance(revision);
     this.revision = revision;
@@ -157,4 +198,9 @@ export class Cacher {
     if (revision > this.acknowledged) this.acknowledged = revision;
     if (revision > this.revision) this.store.notifyCommitted?.(revision);
   }
+}
+
+function applyEvent(c: WatchCache, ev: StoreEvent): void {
+  if (ev.type === 'put') c.applyPut(ev.key, ev.value!, ev.revision);
+  else c.applyDelete(ev.key, ev.revision);
 }

@@ -4,7 +4,9 @@
  * gets without touching the store, and fans events out to watchers:
  *
  * - state: key -> CachedObject (stored bytes, selector attributes), keys kept sorted for paging;
- * - ring: the last `capacity` events, so a watch can resume from a recent resourceVersion;
+ * - ring: the last `capacity` events, so a watch can resume from a recent resourceVersion, and no
+ *   more than `maxBytes` of them (the old versions and frames they hold): a burst of large objects
+ *   evicts old events early instead of growing memory;
  * - every event's wire frames are built at most once per (media type, event type, object) however
  *   many watchers receive it;
  * - a watcher sees an object entering its selection as ADDED and leaving it as DELETED (with the
@@ -44,6 +46,8 @@ export interface CacheEvent {
   object: CachedObject;
   /** State before the event (MODIFIED and DELETED). */
   prev: CachedObject | undefined;
+  /** Bytes this event holds while in the ring (set when recorded). */
+  bytes?: number;
   /** Memoized frames per response form (FrameVariant.key), indexed by Selection code. */
   frames?: Map<string, (Uint8Array | undefined)[]>;
 }
@@ -92,6 +96,8 @@ export type ObjectDescriber = (key: string, stored: Uint8Array, revision: number
 export interface WatchCacheOptions {
   prefix: string;
   capacity: number;
+  /** Bytes the ring may hold (old object versions and their memoized frames), beyond which old events go. */
+  maxBytes: number;
   describe: ObjectDescriber;
 }
 
@@ -102,6 +108,8 @@ export class WatchCache {
   private readonly ring: (CacheEvent | undefined)[];
   private ringStart = 0;
   private ringSize = 0;
+  /** Bytes held by the events in the ring (see eventBytes). */
+  private ringBytes = 0;
   private readonly watchers = new Set<CacheWatcher>();
   private readonly observers: CacheObserver[] = [];
   /** Global revision the cache reflects. */
@@ -130,6 +138,7 @@ export class WatchCache {
     this.oldestResumable = revision;
     this.ringStart = 0;
     this.ringSize = 0;
+    this.ringBytes = 0;
     for (const o of this.observers) o.onReset();
   }
 
@@ -192,16 +201,31 @@ export class WatchCache {
     this.revision = ev.revision;
     this.lastEventRevision = ev.revision;
     const cap = this.ring.length;
-    if (this.ringSize === cap) {
-      this.oldestResumable = this.ring[this.ringStart]!.revision;
-      this.ring[this.ringStart] = ev;
-      this.ringStart = (this.ringStart + 1) % cap;
-    } else {
-      this.ring[(this.ringStart + this.ringSize) % cap] = ev;
-      this.ringSize++;
-    }
+    if (this.ringSize === cap) this.evictOldest();
+    this.ring[(this.ringStart + this.ringSize) % cap] = ev;
+    this.ringSize++;
+    ev.bytes = eventBytes(ev);
+    this.ringBytes += ev.bytes;
+    // the newest event always stays: a watcher at the head must get it
+    while (this.ringBytes > this.opts.maxBytes && this.ringSize > 1) this.evictOldest();
     for (const o of this.observers) o.onEvent(ev);
     for (const w of this.watchers) if (!w.onEvent(ev)) this.watchers.delete(w);
+  }
+
+  /** Drops the oldest event; resumptions from before it replay the store's history instead. */
+  private evictOldest(): void {
+    const cap = this.ring.length;
+    const ev = this.ring[this.ringStart]!;
+    this.oldestResumable = ev.revision;
+    this.ringBytes -= ev.bytes ?? 0;
+    this.ring[this.ringStart] = undefined;
+    this.ringStart = (this.ringStart + 1) % cap;
+    this.ringSize--;
+  }
+
+  /** Bytes the ring holds now (for tests and metrics). */
+  get heldBytes(): number {
+    return this.ringBytes;
   }
 
   /** Events after `revision` out of the ring, or undefined when the ring no longer reaches back that far. */
@@ -250,6 +274,11 @@ export class WatchCache {
           ? variant.encode('DELETED', restamp(ev.prev!, ev.revision))
           : variant.encode(sel === Selection.Added ? 'ADDED' : sel === Selection.Modified ? 'MODIFIED' : 'DELETED', ev.object);
       byCode[sel] = f;
+      // frames live as long as their event: count them against the ring's bytes
+      if (ev.bytes !== undefined) {
+        ev.bytes += f.byteLength;
+        this.ringBytes += f.byteLength;
+      }
     }
     return f;
   }
@@ -267,4 +296,12 @@ export function selectEvent(ev: CacheEvent, filter: ObjectFilter): Selection {
 /** The same object version announced at another revision (a deletion): fresh encodings, not the old ones. */
 export function restamp(o: CachedObject, revision: number): CachedObject {
   return { key: o.key, namespace: o.namespace, name: o.name, revision, stored: o.stored, labels: o.labels, fields: o.fields };
+}
+
+/**
+ * What an event keeps alive: its object version's stored bytes, about as much again for that version's
+ * memoized encodings (list-item JSON, decoded value), and the frames counted as they are built.
+ */
+function eventBytes(ev: CacheEvent): number {
+  return 2 * ev.object.stored.byteLength + 256;
 }

@@ -248,6 +248,7 @@ const allFixtures = [
   { apiVersion: 'v1', kind: 'Status', object: status },
   { apiVersion: 'meta.svc.io/v1', kind: 'Status', object: { status: 'Success', code: 200 } },
   ...reviewFixtures(),
+  ...accessReviewFixtures(),
   { apiVersion: 'meta.svc.io/v1', kind: 'PartialObjectMetadata', object: { metadata: { name: 'a', namespace: 'ns', labels: { x: 'y' } } } },
   {
     apiVersion: 'meta.svc.io/v1',
@@ -270,6 +271,43 @@ function reviewFixtures(): { apiVersion: string; kind: string; object: Json }[] 
         metadata: { name: 'default', namespace: 'ns' },
         spec: { audiences: ['api'], expirationSeconds: 3600, boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 's', uid: 'x' } },
         status: { token: 'jwt', expirationTimestamp: '2026-01-01T00:00:00Z' },
+      },
+    },
+  ];
+}
+
+/** The authorization kinds: selectors as requirements, extra values as plain string arrays, rules with empty lists left out. */
+function accessReviewFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'authorization.svc.io/v1';
+  const resourceAttributes = {
+    namespace: 'ns',
+    verb: 'list',
+    group: 'storage.svc.io',
+    version: 'v1',
+    resource: 'csidrivers',
+    subresource: 'status',
+    name: 'd',
+    fieldSelector: { requirements: [{ key: 'metadata.name', operator: 'In', values: ['d'] }] },
+    labelSelector: { rawSelector: 'app=web' },
+  };
+  const status = { allowed: false, denied: true, reason: 'no', evaluationError: 'webhook down' };
+  const spec = { resourceAttributes, user: 'alice', groups: ['dev'], extra: { 'scopes.example.com': ['a'] }, uid: 'u-1' };
+  return [
+    { apiVersion: av, kind: 'SubjectAccessReview', object: { metadata: { creationTimestamp: null }, spec, status } },
+    { apiVersion: av, kind: 'LocalSubjectAccessReview', object: { metadata: { namespace: 'ns', creationTimestamp: null }, spec, status } },
+    { apiVersion: av, kind: 'SelfSubjectAccessReview', object: { metadata: { creationTimestamp: null }, spec: { nonResourceAttributes: { path: '/healthz', verb: 'get' } }, status: { allowed: true } } },
+    {
+      apiVersion: av,
+      kind: 'SelfSubjectRulesReview',
+      object: {
+        metadata: { creationTimestamp: null },
+        spec: { namespace: 'ns' },
+        status: {
+          resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['a'] }],
+          nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['/healthz'] }],
+          incomplete: true,
+          evaluationError: 'x',
+        },
       },
     },
   ];

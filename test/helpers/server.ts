@@ -123,7 +123,8 @@ export async function spawnServer(dataDir: string, port: number, extraFlags: str
     kill: (signal: NodeJS.Signals = 'SIGKILL') =>
       new Promise<void>((resolve) => {
         admin.close();
-        if (proc.exitCode !== null) return resolve();
+        // a process that already ended (by a signal too: exitCode stays null then) has no exit event to come
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
         proc.once('exit', () => resolve());
         proc.kill(signal);
       }),

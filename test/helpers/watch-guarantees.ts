@@ -380,7 +380,8 @@ export function validateBookmarkable(events: readonly WatchEvent[], kind?: { kin
   return problems;
 }
 
-const INITIAL_EVENTS_END = 'svc.io/initial-events-end';
+/** The initial-events-end bookmark's annotations: upstream's key (Go reflectors wait for it) and the spec's. */
+const INITIAL_EVENTS_END_ANNOTATIONS = { 'k8s.io/initial-events-end': 'true', 'svc.io/initial-events-end': 'true' };
 
 function bookmarkShape(e: WatchEvent, i: number, kind?: { kind: string; apiVersion: string }): string[] {
   const problems: string[] = [];
@@ -394,7 +395,7 @@ function bookmarkShape(e: WatchEvent, i: number, kind?: { kind: string; apiVersi
   if (extraTop.length) problems.push(`BOOKMARK at position ${i} carries data beyond metadata: ${extraTop.join(', ')}`);
   for (const [k, v] of Object.entries(o.metadata ?? {})) {
     if (k === 'resourceVersion' || isZero(v)) continue;
-    if (k === 'annotations' && JSON.stringify(v) === JSON.stringify({ [INITIAL_EVENTS_END]: 'true' })) continue;
+    if (k === 'annotations' && JSON.stringify(v) === JSON.stringify(INITIAL_EVENTS_END_ANNOTATIONS)) continue;
     problems.push(`BOOKMARK at position ${i} carries metadata.${k}`);
   }
   return problems;

@@ -7,8 +7,8 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { ensureGeneratedTls, issueClientCert } from '../../core/server/certs.js';
-import { union } from '../../core/authn/authenticator.js';
-import { tokenFileAuthenticator } from '../../core/authn/token-file.js';
+import { buildAuthenticator } from '../../core/authn/factory.js';
+import { defaultOptions } from '../../core/server/options.js';
 import { ALICE_TOKEN, BOB_TOKEN } from '../helpers/server.js';
 import { Client } from '../helpers/client.js';
 import { expectStatus, startSeeded, tmp } from '../helpers/fixtures.js';
@@ -315,7 +315,7 @@ t.test('token file identities carry their groups plus system:authenticated', asy
   const dir = tmp('svc-tokens-');
   const file = join(dir, 'tokens.csv');
   writeFileSync(file, ['tok-a,alice,uid-a,"dev,qa"', 'tok-b,bob,uid-b', 'tok-c,carl,uid-c,ops'].join('\n') + '\n');
-  const authn = union([tokenFileAuthenticator(file)]);
+  const authn = buildAuthenticator({ ...defaultOptions(), tokenAuthFile: file }, { clientCA: false, apiAudiences: [], serviceAccountKeys: [] });
   const who = async (token: string) => authn.authenticate({ headers: { authorization: `Bearer ${token}` }, peer: undefined });
   const a = await who('tok-a');
   t.equal(a?.username, 'alice');
@@ -325,6 +325,6 @@ t.test('token file identities carry their groups plus system:authenticated', asy
   t.same(b?.groups, ['system:authenticated'], 'a user without groups still gets system:authenticated');
   const c = await who('tok-c');
   t.same([...(c?.groups ?? [])].sort(), ['ops', 'system:authenticated']);
-  await t.rejects(who('nope'), 'an unknown token is rejected (401)');
+  await t.rejects(who('nope'), { message: 'invalid bearer token' }, 'an unknown token is rejected (401), never left to anonymous');
   t.equal(await authn.authenticate({ headers: {}, peer: undefined }), null, 'no credential: left to anonymous');
 });

@@ -19,6 +19,7 @@ const END = 'svc.io/initial-events-end';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const currentRv = async (s: TestServer): Promise<number> => Number((await s.admin.get(CM)).json.metadata.resourceVersion);
 const isEnd = (e: WatchEvent): boolean => e.type === 'BOOKMARK' && e.object?.metadata?.annotations?.[END] === 'true';
+const isUpstreamEnd = (e: WatchEvent): boolean => e.type === 'BOOKMARK' && e.object?.metadata?.annotations?.['k8s.io/initial-events-end'] === 'true';
 
 t.test('periodic bookmarks', async (t) => {
   const s = await startServer(['--watch-bookmark-interval=300ms']);
@@ -30,18 +31,25 @@ t.test('periodic bookmarks', async (t) => {
     const w = await s.admin.stream(`${CM}?watch=1&allowWatchBookmarks=true&resourceVersion=${from}`);
     t.equal(w.status, 200);
     const writes: number[] = [];
+    let written = false;
     const writer = (async () => {
       for (let i = 0; i < 6; i++) {
         await sleep(150);
         writes.push(rvOf((await s.admin.post(CM, { metadata: { name: `b${i}` } })).json));
         await s.admin.post(SECRETS, { metadata: { name: `other${i}` } }); // moves the global revision only
       }
+      written = true;
     })();
-    const evs = await collectUntil(w, () => false, 1600);
+    // read until every write arrived and bookmarks kept coming meanwhile (no fixed time window)
+    const evs = await collectUntil(
+      w,
+      (evs) => written && evs.filter((e) => e.type === 'ADDED').length === writes.length && evs.filter((e) => e.type === 'BOOKMARK').length >= 3,
+      30_000,
+    );
     await writer;
     w.close();
     const bookmarks = evs.filter((e) => e.type === 'BOOKMARK');
-    t.ok(bookmarks.length >= 3, `several BOOKMARKs in 1.6 s at a 300 ms interval (${bookmarks.length})`);
+    t.ok(bookmarks.length >= 3, `several BOOKMARKs at a 300 ms interval (${bookmarks.length})`);
     t.same(validateBookmarkable(evs, KIND), [], 'bookmarks never go backwards, promise nothing later events contradict, carry only metadata.resourceVersion');
     t.same(validateOrdered(evs), []);
     t.same(validateUnique(evs), []);
@@ -142,6 +150,7 @@ t.test('streaming list (sendInitialEvents)', async (t) => {
     const initial = await collectUntil(w, (e) => e.some(isEnd), 3000);
     const end = initial[initial.length - 1]!;
     t.ok(isEnd(end), 'a BOOKMARK annotated svc.io/initial-events-end: "true" ends the initial events');
+    t.ok(isUpstreamEnd(end), 'and k8s.io/initial-events-end: "true", the key Go reflectors wait for');
     t.same(
       initial
         .slice(0, -1)

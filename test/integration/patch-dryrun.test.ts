@@ -8,6 +8,7 @@
  */
 import t, { type Test } from 'tap';
 import { startServer, type TestServer } from '../helpers/server.js';
+import { waitFor } from '../helpers/wait.js';
 import type { Response, WatchReader } from '../helpers/client.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -30,6 +31,8 @@ t.before(async () => {
   s = await startServer();
   const ns = await s.admin.post('/api/v1/namespaces', { metadata: { name: NS } });
   if (ns.status !== 201) throw new Error(ns.text);
+  // the serviceaccount controller writes the namespace's default account: let it land before revisions are compared
+  await waitFor(async () => (await s.admin.get(`/api/v1/namespaces/${NS}/serviceaccounts/default`)).status === 200);
   const c = await s.admin.post(`${CM}?fieldManager=creator`, { metadata: { name: 'x', labels: { l: '1' } }, data: { a: '1' } });
   if (c.status !== 201) throw new Error(c.text);
   live = c.json;

@@ -24,11 +24,14 @@ t.test('SelfSubjectReview: a create answers with the caller\'s own identity and 
   const wrong = await alice.post(PATH, { apiVersion: 'v1', kind: 'ConfigMap' });
   t.equal(wrong.status, 400, 'a body of another kind is refused');
   const disc = await alice.get('/apis/authentication.svc.io/v1');
-  t.same(disc.json.resources.map((x: { name: string; verbs: string[] }) => [x.name, x.verbs]), [['selfsubjectreviews', ['create']]]);
+  t.same(disc.json.resources.map((x: { name: string; verbs: string[] }) => [x.name, x.verbs]), [
+    ['selfsubjectreviews', ['create']],
+    ['tokenreviews', ['create']],
+  ]);
 });
 
-t.test('reviews are served under upstream\'s authentication.k8s.io spelling too, answered in that spelling, not advertised', async (t) => {
-  const s = await startServer();
+t.test('reviews are served under upstream\'s authentication.k8s.io spelling too, answered in that spelling, even with aliases off and then not advertised', async (t) => {
+  const s = await startServer(['--upstream-group-aliases=false']);
   t.teardown(() => s.stop());
   const alice = s.admin.with({ token: ALICE_TOKEN });
   const UPSTREAM = '/apis/authentication.k8s.io/v1/selfsubjectreviews';
@@ -42,5 +45,5 @@ t.test('reviews are served under upstream\'s authentication.k8s.io spelling too,
   t.equal(canonical.json.apiVersion, 'authentication.svc.io/v1', 'under the svc.io path the answer is spelled svc.io');
   const groups = (await alice.get('/apis')).json.groups.map((g: { name: string }) => g.name);
   t.notOk(groups.includes('authentication.k8s.io'), 'the upstream spelling is not advertised');
-  t.equal((await alice.post('/apis/storage.k8s.io/v1/csidrivers', {})).status, 404, 'other groups have no alias unless asked for');
+  t.equal((await alice.post('/apis/storage.k8s.io/v1/csidrivers', {})).status, 404, 'with aliases off, other groups have no alias');
 });

@@ -62,7 +62,8 @@ function scalarToJson(type: string, v: unknown): JsonValue {
     case 'bool':
       return v as string | boolean;
     case 'bytes':
-      return base64(v as Uint8Array);
+      // protobufjs fills a map entry's missing bytes value with a plain empty array
+      return base64(v instanceof Uint8Array ? v : Uint8Array.from((v as ArrayLike<number> | undefined) ?? []));
     case 'int64':
     case 'uint64':
     case 'sint64':
@@ -79,6 +80,18 @@ function valueToJson(field: protobuf.Field, v: unknown, ctx: ToJsonContext): Jso
   if (rt instanceof protobuf.Type) return messageToJson(rt, v as WireMessage, ctx);
   if (rt instanceof protobuf.Enum) return rt.valuesById[v as number] ?? (v as number);
   return scalarToJson(field.type, v);
+}
+
+/** Zero values of scalar protobuf types, as Go decodes a map entry that carries no value. */
+const scalarZero: Readonly<Record<string, unknown>> = { string: '', bool: false, bytes: new Uint8Array(0) };
+
+/** A map entry's value; an entry written without one is its type's zero value (empty bytes, "", 0, {}), as upstream decodes it. */
+function mapValueToJson(field: protobuf.Field, v: unknown, ctx: ToJsonContext): JsonValue {
+  if (v !== undefined && v !== null) return valueToJson(field, v, ctx);
+  const rt = field.resolvedType;
+  if (rt instanceof protobuf.Type) return messageToJson(rt, {}, ctx);
+  if (rt instanceof protobuf.Enum) return valueToJson(field, 0, ctx);
+  return scalarToJson(field.type, field.type in scalarZero ? scalarZero[field.type] : 0);
 }
 
 const byNumber = new WeakMap<protobuf.Type, protobuf.Field[]>();
@@ -103,7 +116,7 @@ export function messageToJson(type: protobuf.Type, msg: WireMessage, ctx: ToJson
     if (field.map) {
       const keys = Object.keys(v as object);
       if (keys.length === 0) continue;
-      out[jsonKey(field)] = Object.fromEntries(keys.map((k) => [k, valueToJson(field, (v as WireMessage)[k], ctx)]));
+      out[jsonKey(field)] = Object.fromEntries(keys.map((k) => [k, mapValueToJson(field, (v as WireMessage)[k], ctx)]));
     } else if (field.repeated) {
       const items = v as unknown[];
       if (items.length === 0) continue;

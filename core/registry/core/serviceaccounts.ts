@@ -2,13 +2,14 @@
  * ServiceAccount (core/v1, namespaced): references to Secrets (a map keyed by name; only the name is
  * kept, as upstream's strategy strips the rest), image pull secrets (atomic), and whether pods mount a
  * token by default. Using the svc.io/enforce-mountable-secrets annotation draws upstream's 1.32
- * deprecation warning.
+ * deprecation warning. The `token` subresource takes a TokenRequest and answers with a signed token.
  */
 import type { FieldError } from '../../api/field-errors.js';
 import { metadataAgeColumn, metadataNameColumn, validateBuiltinFinalizerNames } from '../../api/objectmeta.js';
 import type { ApiObject } from '../../api/types.js';
 import { localObjectReferenceSchema, objectReferenceSchema, objectSchema } from '../../schema/meta.js';
 import { s } from '../../schema/schema.js';
+import { tokenRequests } from '../authentication/tokenrequests.js';
 import type { ResourceType } from '../resource-type.js';
 
 export const ENFORCE_MOUNTABLE_SECRETS_ANNOTATION = 'svc.io/enforce-mountable-secrets';
@@ -75,6 +76,8 @@ export const serviceAccounts: ResourceType = {
   warnings,
   // upstream's storage answers a delete with the removed ServiceAccount
   deletion: { returnsObject: true },
+  // TokenRequest: a token for the account, issued by core/authn/token-request.ts
+  subresources: { token: { verbs: ['create'], kind: tokenRequests } },
   tableColumns: [
     metadataNameColumn,
     { name: 'Secrets', type: 'string', description: 'Number of secrets referenced.', cell: (obj) => (obj as ServiceAccount).secrets?.length ?? 0 },

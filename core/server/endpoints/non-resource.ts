@@ -8,7 +8,8 @@ import { negotiateOutput, offeredMediaTypes, type OutputOffer } from '../../code
 import { encodeValueIn } from '../../registry/respond.js';
 import type { Endpoint, Health } from '../../health/health.js';
 import type { Handler } from '../chain.js';
-import type { DiscoveryDocs } from '../discovery.js';
+import { aggregatedDiscoveryAsked, type DiscoveryDocs } from '../discovery.js';
+import { parseAccept } from '../../codec/media-types.js';
 import type { RequestScope } from '../scope.js';
 import { headerOf, isPretty } from './resource.js';
 
@@ -17,14 +18,23 @@ export type NonResourceRoute = (s: RequestScope) => MaybePromise<void>;
 export interface NonResourceDeps {
   health: Health;
   version: Record<string, string>;
-  discovery: DiscoveryDocs;
-  /** More routes by exact path (OpenAPI documents). */
-  routes: ReadonlyMap<string, NonResourceRoute>;
+  /** The discovery documents of the types served now. */
+  discovery(): DiscoveryDocs;
+  /** More routes by exact path (OpenAPI documents of the types served now). */
+  routes(): ReadonlyMap<string, NonResourceRoute>;
 }
 
 const healthEndpoints = new Set(['livez', 'readyz', 'healthz']);
 /** Discovery and /version: JSON or YAML (their protobuf messages are not served). */
 const documentOffer: OutputOffer = { stream: false, protobuf: false, cbor: false, transforms: 'none' };
+
+/** Aggregated discovery in the group and version asked, as upstream answers it (JSON, Vary: Accept). */
+function sendAggregated(s: RequestScope, items: unknown[], asked: { group: string; version: string }): void {
+  const contentType = `application/json;g=${asked.group};v=${asked.version};as=APIGroupDiscoveryList`;
+  s.form = { mediaType: 'application/json', contentType, pretty: isPretty(s.query, headerOf(s, 'user-agent')) };
+  const doc = { kind: 'APIGroupDiscoveryList', apiVersion: `${asked.group}/${asked.version}`, metadata: {}, items };
+  s.sink.send(200, contentType, encodeValueIn(s.form, doc), { vary: 'Accept' });
+}
 
 export function nonResourceEndpoint(d: NonResourceDeps): Handler {
   const health = async (s: RequestScope, endpoint: Endpoint, check: string): Promise<void> => {
@@ -40,9 +50,13 @@ export function nonResourceEndpoint(d: NonResourceDeps): Handler {
       if (!readOnly) throw errors.methodNotAllowed();
       return health(s, first as Endpoint, rest.join('/'));
     }
-    const route = d.routes.get(path);
+    const route = d.routes().get(path);
     if (route) return route(s);
-    const doc = path === '/version' ? d.version : d.discovery.byPath.get(path);
+    if ((path === '/api' || path === '/apis') && readOnly) {
+      const asked = aggregatedDiscoveryAsked(parseAccept(headerOf(s, 'accept')));
+      if (asked) return sendAggregated(s, d.discovery().aggregated[path === '/api' ? 'api' : 'apis'], asked);
+    }
+    const doc = path === '/version' ? d.version : d.discovery().byPath.get(path);
     if (doc === undefined) throw errors.pathNotFound();
     if (!readOnly) throw errors.methodNotAllowed();
     const choice = negotiateOutput(headerOf(s, 'accept'), documentOffer);

@@ -25,7 +25,7 @@ import { type WatchSettings, WatchStream, watchFilter } from './watch.js';
 
 export interface ResourceEndpointDeps {
   /** Served resource types by `group/version/plural`. */
-  types: ReadonlyMap<string, ResourceType>;
+  types: TypeLookup;
   read: ReadContext;
   watch: WatchSettings;
   registry: RegistryClient;
@@ -59,7 +59,12 @@ export const headerOf = (s: RequestScope, name: string): string | undefined => {
 };
 
 /** Which served resource and verb a resource request names; 404 / 405 otherwise. */
-export function resolve(types: ReadonlyMap<string, ResourceType>, s: RequestScope): ResolvedRequest {
+/** What resolving needs of the type registry. */
+export interface TypeLookup {
+  get(id: string): ResourceType | undefined;
+}
+
+export function resolve(types: TypeLookup, s: RequestScope): ResolvedRequest {
   const info = s.info;
   const rt = types.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
   if (!rt) throw errors.pathNotFound();
@@ -74,7 +79,9 @@ export function resolve(types: ReadonlyMap<string, ResourceType>, s: RequestScop
   const verb = info.verb as Verb;
   const served = subDef ? subDef.verbs : (rt.verbs ?? allVerbs);
   const method = s.method;
-  if (!served.includes(verb) || (name === '' && (method === 'PUT' || method === 'PATCH')) || (name !== '' && method === 'POST')) throw errors.methodNotAllowed();
+  // a POST names an object only to create through one of its virtual subresources (serviceaccounts/x/token)
+  const postsToObject = name !== '' && method === 'POST' && !subDef?.kind;
+  if (!served.includes(verb) || (name === '' && (method === 'PUT' || method === 'PATCH')) || postsToObject) throw errors.methodNotAllowed();
   if (verb === 'create' && rt.namespaced && !info.namespace) throw errors.methodNotAllowed();
   // namespace objects are addressed as /namespaces/<name>: the request namespace is the object's name
   return { verb, rt, namespace: rt.namespaced ? info.namespace : '', name, subresource };
@@ -99,6 +106,8 @@ export function negotiate(s: RequestScope, rt: ResourceType, verb: Verb, cbor: b
   if (!choice) throw errors.notAcceptable(offeredMediaTypes(offer));
   const form: ResponseForm = { mediaType: choice.serializer.mediaType, contentType: choice.contentType, pretty };
   if (choice.transform) form.transform = { ...choice.transform, includeObject: includeObjectFromQuery(s.query) };
+  // the path spelled the group as upstream does: the answer spells it so too
+  if (s.info.requestedGroup !== s.info.apiGroup) form.respell = { from: s.info.apiGroup, to: s.info.requestedGroup };
   s.form = form;
 }
 
@@ -140,14 +149,15 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
 
   const watch = (s: RequestScope, r: ResolvedRequest): Promise<void> => {
     const o = parseListOptions(r.rt, s.query);
-    const form: WatchForm = { serializer: serializerOf(s.form), typeInfo: typeInfoOf(r.rt), pretty: false };
+    const form: WatchForm = { serializer: serializerOf(s.form), typeInfo: typeInfoOf(r.rt, s.form.respell), pretty: false };
     if (s.form.transform) form.transform = s.form.transform;
+    if (s.form.respell) form.respell = s.form.respell;
     const t = { rt: r.rt, namespace: r.namespace, name: r.name, form, contentType: s.form.contentType };
     return new WatchStream(d.watch, t, o, watchFilter(t, o), s.sink).start();
   };
 
   const write = async (s: RequestScope, r: ResolvedRequest): Promise<void> => {
-    if (r.rt.virtual) return serveVirtual(d.virtual, s, r, resourceId(r.rt), headerOf(s, 'content-type') ?? '');
+    if (r.rt.virtual || r.rt.subresources?.[r.subresource]?.kind) return serveVirtual(d.virtual, s, r, headerOf(s, 'content-type') ?? '');
     const body = await s.readBody(d.maxRequestBodyBytes);
     return runTask(s, r, r.verb as TaskVerb, body);
   };

@@ -1,7 +1,10 @@
 /**
- * Virtual resources (reviews): a create is decoded on the main thread and answered by the handler
- * registered for the type, which computes the answer from the request (who is asking, what the
- * authenticator or authorizer says). Nothing is stored, so there is no task, no watch and no revision.
+ * Virtual resources (reviews) and virtual subresources (serviceaccounts/<name>/token): a create is
+ * decoded on the main thread and answered by the handler registered for the resource (or
+ * `resource/subresource`), which computes the answer from the request (who is asking, what the
+ * authenticator or authorizer says, what the listers hold). Nothing is stored, so there is no task,
+ * no watch and no revision. The body is of the resource's kind, or of the subresource's own kind
+ * (TokenRequest), and the answer is written in that kind's canonical form.
  */
 import type { MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
@@ -9,7 +12,11 @@ import type { ApiObject } from '../../api/types.js';
 import { encodeValueIn } from '../../registry/respond.js';
 import type { KnownKinds } from '../../registry/decode.js';
 import { decodeObjectBody } from '../../registry/decode.js';
+import { resourceId } from '../../registry/context.js';
+import { apiVersionOf, type ResourceType } from '../../registry/resource-type.js';
+import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
 import { writeOptionsFromQuery } from '../../request/write-options.js';
+import { canonicalize } from '../../schema/structural.js';
 import type { RequestScope } from '../scope.js';
 import type { ResolvedRequest } from './resource.js';
 
@@ -17,21 +24,36 @@ import type { ResolvedRequest } from './resource.js';
 export type VirtualHandler = (review: ApiObject, s: RequestScope, r: ResolvedRequest) => MaybePromise<ApiObject>;
 
 export interface VirtualDeps {
-  /** Handlers by resource id (`group/version/plural`, with `/subresource` for a subresource). */
+  /** Handlers by virtualId (`group/version/plural`, with `/subresource` for a subresource). */
   handlers: ReadonlyMap<string, VirtualHandler>;
-  knownKinds: KnownKinds;
+  /** `apiVersion/kind` of every served kind (follows the type registry). */
+  knownKinds(): KnownKinds;
   maxRequestBodyBytes: number;
 }
 
-export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedRequest, id: string, contentType: string): Promise<void> {
-  const handler = d.handlers.get(id);
+/** The handler id of a virtual resource or subresource (`group/version/plural[/subresource]`). */
+export const virtualId = (rt: ResourceType, subresource = ''): string => (subresource ? `${resourceId(rt)}/${subresource}` : resourceId(rt));
+
+/**
+ * The apiVersion of the answer, spelled as the client spelled it: a review by its path
+ * (authentication.k8s.io for kubectl), a subresource's own kind (TokenRequest under /api/v1) by the body.
+ */
+function answerApiVersion(s: RequestScope, kind: ResourceType, sentApiVersion: string | undefined): string {
+  const canonical = apiVersionOf(kind);
+  if (kind.group === s.info.apiGroup) return s.info.requestedGroup !== s.info.apiGroup ? `${s.info.requestedGroup}/${kind.version}` : canonical;
+  return sentApiVersion && respellApiVersion(sentApiVersion, canonicalSpelling) === canonical ? sentApiVersion : canonical;
+}
+
+export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedRequest, contentType: string): Promise<void> {
+  const handler = d.handlers.get(virtualId(r.rt, r.subresource));
   if (!handler) throw errors.methodNotAllowed();
+  const kind = (r.subresource ? r.rt.subresources?.[r.subresource]?.kind : undefined) ?? r.rt;
   const opts = writeOptionsFromQuery(s.query, 'CreateOptions');
   const body = await s.readBody(d.maxRequestBodyBytes);
   if (body.length === 0) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
-  const { object, warnings } = decodeObjectBody(body, contentType, r.rt, d.knownKinds, opts.fieldValidation);
-  const answer = await handler(object, s, r);
-  // answered in the spelling of the path (authorization.k8s.io for kubectl)
-  if (s.info.requestedGroup !== s.info.apiGroup) answer.apiVersion = `${s.info.requestedGroup}/${r.rt.version}`;
+  const { object, warnings, sentApiVersion } = decodeObjectBody(body, contentType, kind, d.knownKinds(), opts.fieldValidation);
+  kind.defaults?.(object);
+  const answer = canonicalize(await handler(object, s, r), kind.schema);
+  answer.apiVersion = answerApiVersion(s, kind, sentApiVersion);
   s.sink.send(201, s.form.contentType, encodeValueIn(s.form, answer as unknown as Record<string, unknown>), undefined, [...s.warnings, ...warnings]);
 }

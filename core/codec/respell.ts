@@ -1,0 +1,75 @@
+/**
+ * Answers in the group spelling of the request path: under an upstream alias (storage.k8s.io for
+ * storage.svc.io) the apiVersions the server wrote inside an object (managedFields entries, owner
+ * references to objects of the same group) are spelled as the path spelled the group, and so are the
+ * group names in a Status. The stored object is not touched: a respelled source is a view over it,
+ * memoized per spelling on the object version like any other encoding.
+ */
+import type { ObjectSource } from './serializer.js';
+
+/** The group as stored (canonical) and as the request spelled it. */
+export interface Respelling {
+  from: string;
+  to: string;
+}
+
+function respellApiVersionOf(apiVersion: unknown, r: Respelling): unknown {
+  return typeof apiVersion === 'string' && apiVersion.startsWith(`${r.from}/`) ? `${r.to}${apiVersion.slice(r.from.length)}` : apiVersion;
+}
+
+function respellEntries(list: unknown, r: Respelling): unknown {
+  if (!Array.isArray(list)) return list;
+  let changed = false;
+  const out = list.map((e) => {
+    if (typeof e !== 'object' || e === null) return e;
+    const av = (e as { apiVersion?: unknown }).apiVersion;
+    const next = respellApiVersionOf(av, r);
+    if (next === av) return e;
+    changed = true;
+    return { ...(e as object), apiVersion: next };
+  });
+  return changed ? out : list;
+}
+
+/** The object value with the server-written apiVersions of `r.from` spelled `r.to` (a copy only where something changes). */
+export function respellValue(v: Readonly<Record<string, unknown>>, r: Respelling): Readonly<Record<string, unknown>> {
+  const meta = v.metadata as Record<string, unknown> | undefined;
+  if (!meta) return v;
+  const managedFields = respellEntries(meta.managedFields, r);
+  const ownerReferences = respellEntries(meta.ownerReferences, r);
+  if (managedFields === meta.managedFields && ownerReferences === meta.ownerReferences) return v;
+  const m = { ...meta };
+  if (managedFields !== undefined) m.managedFields = managedFields;
+  if (ownerReferences !== undefined) m.ownerReferences = ownerReferences;
+  return { ...v, metadata: m };
+}
+
+/** A view of `src` spelled for `r`; its encodings are memoized on `src` under the spelling. */
+export function respelledSource(src: ObjectSource, r: Respelling): ObjectSource {
+  const suffix = `|${r.to}`;
+  let value: Readonly<Record<string, unknown>> | undefined;
+  const view: ObjectSource = {
+    value: () => (value ??= respellValue(src.value(), r)),
+    itemJson: () => {
+      let b = src.memo(`item${suffix}`);
+      if (!b) {
+        const v = view.value();
+        // nothing to respell: the stored JSON is already right
+        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(v));
+        src.setMemo(`item${suffix}`, b);
+      }
+      return b;
+    },
+    memo: (k) => src.memo(k + suffix),
+    setMemo: (k, b) => src.setMemo(k + suffix, b),
+  };
+  return view;
+}
+
+/** A Status whose group names are spelled for `r` (details.group and the `<resource>.<group>` in its message). */
+export function respellStatus<T extends { message?: string; details?: { group?: string } }>(status: T, r: Respelling): T {
+  const out = { ...status };
+  if (out.message) out.message = out.message.split(`.${r.from}`).join(`.${r.to}`);
+  if (out.details?.group === r.from) out.details = { ...out.details, group: r.to };
+  return out;
+}

@@ -1,0 +1,137 @@
+/**
+ * The secure listener: TLS, then HTTP/2 or HTTP/1.1 by ALPN on the same port, with upstream's limits
+ * on connections that do not speak: the TLS handshake and the request headers must arrive within
+ * 32 s (upstream's read-header timeout), headers may be up to 1 MiB (its max header bytes) on both
+ * protocols, and an idle keep-alive connection is closed after 90 s. Requests the HTTP parser refuses
+ * (CONNECT, unknown methods, malformed or oversized headers) still get a Status answer before the
+ * connection closes.
+ */
+import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
+import type { AddressInfo, Socket } from 'node:net';
+import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
+import type { Status } from '../api/status.js';
+
+/** Upstream's read-header timeout: handshake and headers must arrive within it. */
+export const READ_HEADER_TIMEOUT_MS = 32_000;
+/** Upstream's max header bytes (request line and headers). */
+export const MAX_HEADER_BYTES = 1 << 20;
+/** Idle keep-alive connections are closed after this long (upstream's HTTP/2 idle timeout). */
+export const IDLE_TIMEOUT_MS = 90_000;
+
+export interface ListenerTls {
+  cert: string;
+  key: string;
+  /** CAs whose client certificates the handshake verifies (verification is reported, not enforced). */
+  clientCA?: string;
+}
+
+type Handler = (req: IncomingMessage | Http2ServerRequest, res: ServerResponse | Http2ServerResponse) => void;
+
+function statusBytes(code: number, reason: string, message: string): Buffer {
+  const s: Status = { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message, reason: reason as Status['reason'], code };
+  return Buffer.from(`${JSON.stringify(s)}\n`);
+}
+
+/**
+ * Writes a whole HTTP/1.1 answer on a raw socket, then closes it. What the client is still sending is
+ * read and dropped for a moment, so closing does not reset the connection before it reads the answer.
+ */
+function answerRaw(socket: Socket, code: number, text: string, reason: string, message: string): void {
+  if (!socket.writable) return void socket.destroy();
+  const body = statusBytes(code, reason, message);
+  socket.end(`HTTP/1.1 ${code} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nCache-Control: no-cache, private\r\nConnection: close\r\n\r\n${body.toString('latin1')}`, 'latin1');
+  socket.on('data', () => undefined);
+  socket.resume();
+  setTimeout(() => socket.destroy(), 2000).unref();
+}
+
+/** Whether a request starts with an RFC 9110 token (a method name) followed by a space. */
+function isTokenMethod(raw: Buffer | undefined): boolean {
+  if (!raw) return false;
+  const sp = raw.indexOf(0x20);
+  return sp > 0 && /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/.test(raw.subarray(0, sp).toString('latin1'));
+}
+
+/** The answer to a request the HTTP/1.1 parser refused, as upstream's server would give it. */
+function refuse(err: NodeJS.ErrnoException & { code?: string }, socket: Socket): void {
+  switch (err.code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return answerRaw(socket, 431, 'Request Header Fields Too Large', 'BadRequest', 'request header fields too large');
+    case 'HPE_INVALID_METHOD':
+      // a well-formed method the parser does not know is a method not served; anything else is garbage
+      if (isTokenMethod((err as { rawPacket?: Buffer }).rawPacket)) {
+        return answerRaw(socket, 405, 'Method Not Allowed', 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
+      }
+      return answerRaw(socket, 400, 'Bad Request', 'BadRequest', 'malformed HTTP request: invalid method');
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'ECONNRESET':
+      return void socket.destroy();
+    default:
+      return answerRaw(socket, 400, 'Bad Request', 'BadRequest', `malformed HTTP request: ${err.code ?? err.message}`);
+  }
+}
+
+export class SecureListener {
+  private readonly tls: TlsServer;
+  private readonly http1: HttpServer;
+  private readonly http2: Http2Server;
+  readonly sockets = new Set<TLSSocket>();
+  readonly sessions = new Set<Http2Session>();
+
+  constructor(t: ListenerTls, handler: Handler) {
+    this.http1 = createHttpServer(
+      { maxHeaderSize: MAX_HEADER_BYTES, headersTimeout: READ_HEADER_TIMEOUT_MS, requestTimeout: 0, keepAliveTimeout: IDLE_TIMEOUT_MS, connectionsCheckingInterval: 1000 },
+      handler as (req: IncomingMessage, res: ServerResponse) => void,
+    );
+    this.http1.on('clientError', refuse);
+    // The HTTP/1.1 server is handed connections and never listens itself, but Node starts its
+    // header and request timeout checks on 'listening': start them the same way.
+    this.http1.emit('listening');
+    // CONNECT has no handler here: answer it like any method not served
+    this.http1.on('connect', (_req: IncomingMessage, socket: Socket) =>
+      answerRaw(socket, 405, 'Method Not Allowed', 'MethodNotAllowed', 'the server does not allow this method on the requested resource'),
+    );
+    this.http2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: MAX_HEADER_BYTES } }, handler as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
+    this.http2.on('session', (s: Http2Session) => {
+      this.sessions.add(s);
+      s.on('close', () => this.sessions.delete(s));
+    });
+    this.tls = createTlsServer({
+      cert: t.cert,
+      key: t.key,
+      ALPNProtocols: ['h2', 'http/1.1'],
+      handshakeTimeout: READ_HEADER_TIMEOUT_MS,
+      ...(t.clientCA ? { ca: t.clientCA, requestCert: true, rejectUnauthorized: false } : {}),
+    });
+    this.tls.on('secureConnection', (sock: TLSSocket) => {
+      // streamed responses end with a small write; without this it waits for a delayed ACK
+      sock.setNoDelay(true);
+      this.sockets.add(sock);
+      sock.on('close', () => this.sockets.delete(sock));
+      (sock.alpnProtocol === 'h2' ? this.http2 : this.http1).emit('connection', sock);
+    });
+    // a handshake that fails or times out ends there; nothing to answer
+    this.tls.on('tlsClientError', (_err: Error, sock: TLSSocket) => sock.destroy());
+  }
+
+  listen(port: number, host: string): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.tls.once('error', reject);
+      this.tls.listen(port, host, () => {
+        this.tls.off('error', reject);
+        resolve();
+      });
+    });
+  }
+
+  get port(): number {
+    return (this.tls.address() as AddressInfo).port;
+  }
+
+  /** Stops accepting; resolves when every connection is gone. */
+  close(): Promise<void> {
+    this.http1.closeIdleConnections();
+    return new Promise((r) => this.tls.close(() => r()));
+  }
+}
