@@ -68,11 +68,16 @@ t.test('rules are narrowed to what this server serves', async (t) => {
     { verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['secrets'] },
     { verbs: ['impersonate'], apiGroups: [''], resources: ['serviceaccounts'] },
     { verbs: ['create', 'update', 'patch', 'delete', 'deletecollection'], apiGroups: [''], resources: ['serviceaccounts', 'configmaps', 'secrets'] },
+    { verbs: ['create'], apiGroups: [''], resources: ['serviceaccounts/token'] },
   ]);
   t.same(roleNamed('system:aggregate-to-admin')?.rules, [
-    { verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'], apiGroups: ['rbac.authorization.svc.io'], resources: ['roles', 'rolebindings'] },
+    { verbs: ['create'], apiGroups: ['authorization.svc.io', 'authorization.k8s.io'], resources: ['localsubjectaccessreviews'] },
+    { verbs: ['get', 'list', 'watch', 'create', 'update', 'patch', 'delete', 'deletecollection'], apiGroups: ['rbac.authorization.svc.io', 'rbac.authorization.k8s.io'], resources: ['roles', 'rolebindings'] },
   ]);
-  t.same(roleNamed('system:basic-user')?.rules, [{ verbs: ['create'], apiGroups: ['authentication.svc.io'], resources: ['selfsubjectreviews'] }]);
+  t.same(roleNamed('system:basic-user')?.rules, [
+    { verbs: ['create'], apiGroups: ['authorization.svc.io', 'authorization.k8s.io'], resources: ['selfsubjectaccessreviews', 'selfsubjectrulesreviews'] },
+    { verbs: ['create'], apiGroups: ['authentication.svc.io', 'authentication.k8s.io'], resources: ['selfsubjectreviews'] },
+  ]);
   t.same(roleNamed('system:public-info-viewer')?.rules, [{ verbs: ['get'], nonResourceURLs: ['/livez', '/readyz', '/healthz', '/version', '/version/'] }]);
 });
 
@@ -87,9 +92,32 @@ t.test('one system:controller:<account> role and binding per catalog controller'
   }
   t.same(roleNamed('system:controller:clusterrole-aggregation-controller')?.rules?.[0], {
     verbs: ['escalate', 'get', 'list', 'watch', 'update', 'patch'],
-    apiGroups: ['rbac.authorization.svc.io'],
+    apiGroups: ['rbac.authorization.svc.io', 'rbac.authorization.k8s.io'],
     resources: ['clusterroles'],
   });
+});
+
+t.test('every svc.io group a default rule names is followed by its upstream spelling', async (t) => {
+  for (const r of policy.clusterRoles) {
+    for (const rule of r.rules ?? []) {
+      for (const g of rule.apiGroups ?? []) {
+        if (g.endsWith('.svc.io')) t.ok(rule.apiGroups!.includes(g.replace(/\.svc\.io$/, '.k8s.io')), `${r.metadata.name}: ${g} and its upstream name`);
+      }
+    }
+  }
+  const served = servedResourceSet(builtinResourceTypes);
+  t.same(narrowRule({ verbs: ['get'], apiGroups: ['storage.k8s.io'], resources: ['csidrivers', 'csinodes'] }, served), [{ verbs: ['get'], apiGroups: ['storage.k8s.io'], resources: ['csidrivers'] }], 'an upstream spelling is narrowed by the group it names');
+});
+
+t.test('system:node holds the node rules narrowed to what is served, with no binding (the Node mode grants them)', async (t) => {
+  const rules = roleNamed('system:node')?.rules ?? [];
+  const grants = (verb: string, group: string, resource: string) => rules.some((r) => r.verbs.includes(verb) && r.apiGroups?.includes(group) && r.resources?.includes(resource));
+  t.ok(grants('create', 'coordination.svc.io', 'leases'), 'its Lease');
+  t.ok(grants('update', 'coordination.k8s.io', 'leases'), 'under the upstream name too');
+  t.ok(grants('create', 'authentication.svc.io', 'tokenreviews'));
+  t.ok(grants('list', 'storage.svc.io', 'csidrivers'));
+  t.notOk(rules.some((r) => r.resources?.includes('pods')), 'pods are not served: left out');
+  t.notOk(bindingNamed('system:node'));
 });
 
 const role = (rules: RoleObject['rules'], extra: Partial<RoleObject> = {}): RoleObject => ({ kind: 'ClusterRole', metadata: { name: 'r', labels: { a: 'expected' }, annotations: { 'rbac.authorization.svc.io/autoupdate': 'true' } }, rules, ...extra });

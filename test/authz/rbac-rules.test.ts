@@ -44,6 +44,12 @@ t.test('ruleAllows: a rule allows a request when verb, group, resource and name 
     ['/x/* does not match /x', { verbs: ['get'], nonResourceURLs: ['/healthz/*'] }, path('get', '/healthz'), false],
     ['URL * matches every path', { verbs: ['get'], nonResourceURLs: ['*'] }, path('get', '/metrics'), true],
     ['URL verbs are lowercase methods', { verbs: ['get'], nonResourceURLs: ['*'] }, path('post', '/metrics'), false],
+    // requests reach authorization with the canonical group; rules may name either spelling
+    ['upstream group name matches the served group', { verbs: ['get'], apiGroups: ['storage.k8s.io'], resources: ['csidrivers'] }, res('get', 'storage.svc.io', 'csidrivers'), true],
+    ['rbac.authorization.k8s.io matches rbac.authorization.svc.io', { verbs: ['list'], apiGroups: ['rbac.authorization.k8s.io'], resources: ['roles'] }, res('list', 'rbac.authorization.svc.io', 'roles'), true],
+    ['the canonical name matches as written', { verbs: ['get'], apiGroups: ['storage.svc.io'], resources: ['csidrivers'] }, res('get', 'storage.svc.io', 'csidrivers'), true],
+    ['a k8s.io group of its own (custom resources) only as written', { verbs: ['get'], apiGroups: ['x.svc.io'], resources: ['things'] }, res('get', 'x.k8s.io', 'things'), false],
+    ['another upstream group is not ours', { verbs: ['get'], apiGroups: ['storage.k8s.io'], resources: ['csidrivers'] }, res('get', 'coordination.svc.io', 'csidrivers'), false],
   ];
   for (const [name, rule, attrs, want] of rows) t.equal(ruleAllows(attrs, rule), want, name);
 });
@@ -65,6 +71,10 @@ t.test('covers: every piece of the wanted rules must be covered by one owner rul
     ['resources do not cover URLs', [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }], [{ verbs: ['get'], nonResourceURLs: ['/metrics'] }], false],
     ['cluster-admin covers anything', [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'] }, { verbs: ['*'], nonResourceURLs: ['*'] }], [{ verbs: ['bind'], apiGroups: ['x.io'], resources: ['a/b'], resourceNames: ['n'] }, { verbs: ['get'], nonResourceURLs: ['/m'] }], true],
     ['nothing held covers only nothing', [], [], true],
+    ['an upstream group name covers the served group', [{ verbs: ['get'], apiGroups: ['storage.k8s.io'], resources: ['csidrivers'] }], [{ verbs: ['get'], apiGroups: ['storage.svc.io'], resources: ['csidrivers'] }], true],
+    ['and its own spelling', [{ verbs: ['get'], apiGroups: ['storage.k8s.io'], resources: ['csidrivers'] }], [{ verbs: ['get'], apiGroups: ['storage.k8s.io'], resources: ['csidrivers'] }], true],
+    ['the served group does not cover an upstream name (it may be a group of its own)', [{ verbs: ['get'], apiGroups: ['storage.svc.io'], resources: ['csidrivers'] }], [{ verbs: ['get'], apiGroups: ['storage.k8s.io'], resources: ['csidrivers'] }], false],
+    ['both names held cover both', [{ verbs: ['get'], apiGroups: ['storage.svc.io', 'storage.k8s.io'], resources: ['csidrivers'] }], [{ verbs: ['get'], apiGroups: ['storage.k8s.io', 'storage.svc.io'], resources: ['csidrivers'] }], true],
   ];
   for (const [name, owner, wanted, want] of rows) t.equal(covers(owner, wanted).covered, want, name);
 });

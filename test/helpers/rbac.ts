@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import type { Client } from './client.js';
 import { seededDir } from './fixtures.js';
-import { ADMIN_TOKEN, PRODUCT_DEFAULT_AUTHZ, startServer, type TestServer } from './server.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from './server.js';
 
 export const G = 'rbac.authorization.svc.io';
 export const RBAC = `/apis/${G}/v1`;
@@ -30,7 +30,7 @@ export async function startRbacServer(users: readonly TestUser[], flags: string[
   const line = (u: TestUser) => `token-${u.name.replace(/[^a-z0-9]/gi, '-')},${u.name},uid-${u.name}${u.groups?.length ? `,"${u.groups.join(',')}"` : ''}`;
   writeFileSync(tokens, [`${ADMIN_TOKEN},admin,uid-admin,"system:masters"`, ...users.map(line)].join('\n') + '\n');
   // the later --token-auth-file wins over the helper's own
-  const s = await startServer([PRODUCT_DEFAULT_AUTHZ, ...flags, `--token-auth-file=${tokens}`], dir);
+  const s = await startServer([...flags, `--token-auth-file=${tokens}`], dir);
   const clients = new Map<string, Client>();
   return {
     ...s,

@@ -15,8 +15,6 @@ import { InlineExecutor, PoolExecutor } from '../../workers/pool.js';
 import { Client } from './client.js';
 
 export const ADMIN_TOKEN = 'admin-token-0123456789';
-/** Pass to startServer to run with the product's default --authorization-mode (RBAC) instead of AlwaysAllow. */
-export const PRODUCT_DEFAULT_AUTHZ = '--authorization-mode=<product default>';
 export const ALICE_TOKEN = 'alice-token-0123456789';
 export const BOB_TOKEN = 'bob-token-0123456789';
 
@@ -48,10 +46,8 @@ export interface TestServer {
 /** Flags as the CLI takes them, e.g. ['--workers=0']; --data-dir, --secure-port and --token-auth-file are filled in. */
 export async function startServer(extraFlags: string[] = [], keepDir?: string): Promise<TestServer> {
   const dataDir = keepDir ?? tempDir();
-  // tests written before RBAC became the default run with AlwaysAllow unless they name a mode;
-  // PRODUCT_DEFAULT_AUTHZ names none, so the server uses its own default
-  const mode = extraFlags.some((f) => f.startsWith('--authorization-mode')) ? [] : ['--authorization-mode=AlwaysAllow'];
-  const flags = [`--data-dir=${dataDir}`, '--secure-port=0', `--token-auth-file=${writeTokenFile(dataDir)}`, '--workers=0', ...mode, ...extraFlags.filter((f) => f !== PRODUCT_DEFAULT_AUTHZ)];
+  // authorization is the product's default (Node,RBAC) unless a test names a mode: the admin token is in system:masters
+  const flags = [`--data-dir=${dataDir}`, '--secure-port=0', `--token-auth-file=${writeTokenFile(dataDir)}`, '--workers=0', ...extraFlags];
   const opts: ServerOptions = parseFlags(flags);
   const server = new ApiServer(opts);
   await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));

@@ -2,14 +2,15 @@
  * The default policy against a matrix of (user, verb, resource): the server starts with its own
  * default authorization (RBAC) and default roles; users are bound in namespace `team` to view, edit,
  * admin and cluster-admin (RoleBindings), or hold only what every authenticated or anonymous caller
- * gets, or are in system:monitoring or system:masters. Each cell is the decision the spec's table
+ * gets, or are in system:monitoring or system:masters, or are a node (the Node mode, before RBAC in the
+ * default --authorization-mode=Node,RBAC). Each cell is the decision the spec's table
  * implies (allowed: anything but 403).
  */
 import t from 'tap';
 import type { Client } from '../helpers/client.js';
 import { createAll, group, namespace, RBAC, roleBinding, startRbacServer, user } from '../helpers/rbac.js';
 
-const s = await startRbacServer([{ name: 'plain' }, { name: 'viewer' }, { name: 'editor' }, { name: 'nsadmin' }, { name: 'nsroot' }, { name: 'mona', groups: ['system:monitoring'] }]);
+const s = await startRbacServer([{ name: 'plain' }, { name: 'viewer' }, { name: 'editor' }, { name: 'nsadmin' }, { name: 'nsroot' }, { name: 'mona', groups: ['system:monitoring'] }, { name: 'system:node:n1', groups: ['system:nodes'] }]);
 t.teardown(() => s.stop());
 
 await createAll(t, s.admin, [
@@ -21,7 +22,7 @@ await createAll(t, s.admin, [
   roleBinding('team', 'nsroot', { kind: 'ClusterRole', name: 'cluster-admin' }, [user('nsroot')]),
 ]);
 
-/** Column letters: anonymous, plain, viewer, editor, nsadmin, nsroot (cluster-admin by RoleBinding), mona (monitoring), masters. */
+/** Column letters: anonymous, plain, viewer, editor, nsadmin, nsroot (cluster-admin by RoleBinding), mona (monitoring), node, masters. */
 const users: Record<string, Client> = {
   a: s.anon,
   p: s.as('plain'),
@@ -30,6 +31,7 @@ const users: Record<string, Client> = {
   d: s.as('nsadmin'),
   r: s.as('nsroot'),
   m: s.as('mona'),
+  n: s.as('system:node:n1'),
   M: s.admin,
 };
 
@@ -47,7 +49,7 @@ const rows: Row[] = [
   ['patch namespace team', 'PATCH', '/api/v1/namespaces/team', { metadata: { labels: { x: 'y' } } }, 'r M'],
   ['get namespaces/status of team', 'GET', '/api/v1/namespaces/team/status', undefined, 'v e d r M'],
   ['list events in team', 'GET', ns('events'), undefined, 'v e d r M'],
-  ['create an event in team', 'POST', ns('events'), { metadata: meta }, 'r M'],
+  ['create an event in team', 'POST', ns('events'), { metadata: meta }, 'r n M'],
   ['list serviceaccounts in team', 'GET', ns('serviceaccounts'), undefined, 'v e d r M'],
   ['create a serviceaccount in team', 'POST', ns('serviceaccounts'), { metadata: meta }, 'e d r M'],
   ['delete serviceaccounts in team (deletecollection)', 'DELETE', ns('serviceaccounts'), undefined, 'e d r M'],
@@ -64,15 +66,22 @@ const rows: Row[] = [
   ['list configmaps in all namespaces', 'GET', '/api/v1/configmaps', undefined, 'M'],
   ['list namespaces', 'GET', '/api/v1/namespaces', undefined, 'M'],
   ['list clusterroles', 'GET', `${RBAC}/clusterroles`, undefined, 'M'],
-  ['get a csidriver', 'GET', '/apis/storage.svc.io/v1/csidrivers/x', undefined, 'M'],
-  ['create a selfsubjectreview', 'POST', '/apis/authentication.svc.io/v1/selfsubjectreviews', { apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview' }, 'p v e d r m M'],
-  ['GET /version', 'GET', '/version', undefined, 'a p v e d r m M'],
-  ['GET /healthz', 'GET', '/healthz', undefined, 'a p v e d r m M'],
-  ['GET /apis (discovery)', 'GET', '/apis', undefined, 'p v e d r m M'],
-  ['GET /api/v1 (discovery)', 'GET', '/api/v1', undefined, 'p v e d r m M'],
-  ['GET /openapi/v3', 'GET', '/openapi/v3', undefined, 'p v e d r m M'],
+  ['get a csidriver', 'GET', '/apis/storage.svc.io/v1/csidrivers/x', undefined, 'n M'],
+  ['create a csidriver', 'POST', '/apis/storage.svc.io/v1/csidrivers', { metadata: meta }, 'M'],
+  ['get the node\'s own lease', 'GET', '/apis/coordination.svc.io/v1/namespaces/svc-node-lease/leases/n1', undefined, 'n M'],
+  ['get another node\'s lease', 'GET', '/apis/coordination.svc.io/v1/namespaces/svc-node-lease/leases/n2', undefined, 'M'],
+  // the same objects under upstream's group names (an alias: authorized as the served group)
+  ['list roles in team (rbac.authorization.k8s.io)', 'GET', '/apis/rbac.authorization.k8s.io/v1/namespaces/team/roles', undefined, 'd r M'],
+  ['list leases in team (coordination.k8s.io)', 'GET', '/apis/coordination.k8s.io/v1/namespaces/team/leases', undefined, 'r M'],
+  ['create a selfsubjectaccessreview (authorization.k8s.io)', 'POST', '/apis/authorization.k8s.io/v1/selfsubjectaccessreviews', { apiVersion: 'authorization.k8s.io/v1', kind: 'SelfSubjectAccessReview', spec: { nonResourceAttributes: { path: '/x', verb: 'get' } } }, 'p v e d r m n M'],
+  ['create a selfsubjectreview', 'POST', '/apis/authentication.svc.io/v1/selfsubjectreviews', { apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview' }, 'p v e d r m n M'],
+  ['GET /version', 'GET', '/version', undefined, 'a p v e d r m n M'],
+  ['GET /healthz', 'GET', '/healthz', undefined, 'a p v e d r m n M'],
+  ['GET /apis (discovery)', 'GET', '/apis', undefined, 'p v e d r m n M'],
+  ['GET /api/v1 (discovery)', 'GET', '/api/v1', undefined, 'p v e d r m n M'],
+  ['GET /openapi/v3', 'GET', '/openapi/v3', undefined, 'p v e d r m n M'],
   ['GET /readyz/ping (one check)', 'GET', '/readyz/ping', undefined, 'm M'],
-  ['GET /livez?verbose', 'GET', '/livez?verbose', undefined, 'a p v e d r m M'],
+  ['GET /livez?verbose', 'GET', '/livez?verbose', undefined, 'a p v e d r m n M'],
 ];
 
 for (const [what, method, path, body, allowed] of rows) {

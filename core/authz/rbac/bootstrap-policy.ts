@@ -8,6 +8,8 @@
  * provides is left out, and a rule left with nothing is dropped, so `kubectl get clusterrole edit`
  * shows what the role can actually reach. Wildcards and non-resource URLs are kept as written. A kind
  * added to the catalog later appears in these roles without an edit here when upstream's role names it.
+ * Each `*.svc.io` group a rule keeps is followed by its upstream spelling (`*.k8s.io`), so the roles
+ * read as upstream's do to tools that compare rules by group name (kubectl auth reconcile, charts).
  *
  * Every controller of the controller catalog gets `system:controller:<account>` bound to its service
  * account in svc-system (the account upstream's controller runs as), with upstream's rules for it.
@@ -15,6 +17,8 @@
 import type { BindingObject, PolicyRule, RoleObject, Subject } from '../../registry/rbac/policy.js';
 import { RBAC_GROUP } from '../../registry/rbac/policy.js';
 import type { ResourceType } from '../../registry/resource-type.js';
+import { canonicalSpelling, upstreamSpelling } from '../../api/group-aliases.js';
+import { nodeRules } from '../node.js';
 
 export const BOOTSTRAP_LABEL = 'svc.io/bootstrapping';
 export const BOOTSTRAP_LABEL_VALUE = 'rbac-defaults';
@@ -135,7 +139,8 @@ export function narrowRule(r: PolicyRule, served: ReadonlySet<string>): PolicyRu
   if (r.nonResourceURLs?.length) return [r];
   const out: PolicyRule[] = [];
   for (const group of r.apiGroups ?? []) {
-    const resources = group === '*' ? [...(r.resources ?? [])] : (r.resources ?? []).filter((res) => res === '*' || res.startsWith('*/') || served.has(`${group}/${res}`));
+    const canonical = canonicalSpelling(group);
+    const resources = group === '*' ? [...(r.resources ?? [])] : (r.resources ?? []).filter((res) => res === '*' || res.startsWith('*/') || served.has(`${canonical}/${res}`));
     if (!resources.length) continue;
     const same = out.find((o) => JSON.stringify(o.resources) === JSON.stringify(resources));
     if (same) same.apiGroups!.push(group);
@@ -144,7 +149,19 @@ export function narrowRule(r: PolicyRule, served: ReadonlySet<string>): PolicyRu
   return out;
 }
 
-const narrow = (rules: PolicyRule[], served: ReadonlySet<string>): PolicyRule[] => rules.flatMap((r) => narrowRule(r, served));
+/** The rule with each svc.io group followed by its upstream spelling (unless the rule names it already). */
+export function withUpstreamSpellings(r: PolicyRule): PolicyRule {
+  if (!r.apiGroups) return r;
+  const groups: string[] = [];
+  for (const g of r.apiGroups) {
+    groups.push(g);
+    const alias = upstreamSpelling(g);
+    if (alias && !r.apiGroups.includes(alias)) groups.push(alias);
+  }
+  return { ...r, apiGroups: groups };
+}
+
+const narrow = (rules: readonly PolicyRule[], served: ReadonlySet<string>): PolicyRule[] => rules.flatMap((r) => narrowRule(r, served)).map(withUpstreamSpellings);
 
 function meta(name: string, labels: Record<string, string> = {}): RoleObject['metadata'] {
   return { name, labels: { ...labels, [BOOTSTRAP_LABEL]: BOOTSTRAP_LABEL_VALUE }, annotations: { [AUTOUPDATE_ANNOTATION]: 'true' } };
@@ -200,6 +217,8 @@ export function bootstrapPolicy(types: readonly ResourceType[], controllers: rea
     clusterRole('system:aggregate-to-admin', narrow(adminRules, served), { [AGGREGATE_TO('admin')]: 'true' }),
     clusterRole('system:aggregate-to-edit', narrow(editRules, served), { [AGGREGATE_TO('edit')]: 'true' }),
     clusterRole('system:aggregate-to-view', narrow(viewRules, served), { [AGGREGATE_TO('view')]: 'true' }),
+    // what node agents may do (unbound, as upstream: the Node mode grants it to each node)
+    clusterRole('system:node', narrow(nodeRules.map((r) => structuredClone(r) as PolicyRule), served)),
     clusterRole('system:service-account-issuer-discovery', [
       urls(['get'], ['/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks', '/openid/v1/jwks/']),
     ]),

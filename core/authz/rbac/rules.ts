@@ -1,5 +1,6 @@
 /**
- * RBAC rule semantics, pure: whether a rule allows a request (verbs, API groups, resources including
+ * RBAC rule semantics, pure: whether a rule allows a request (verbs, API groups in either spelling,
+ * resources including
  * `<resource>/<subresource>` and `*\/<subresource>`, resource names, non-resource URLs with a
  * trailing `*`), whether one set of rules covers another (escalation checks: every permission broken
  * down to one verb, group, resource and name, and each piece covered by some owner rule), and the
@@ -8,10 +9,11 @@
 import type { Attributes } from '../authorizer.js';
 import type { DeepReadonly } from '../../registry/lister.js';
 import type { PolicyRule } from '../../registry/rbac/policy.js';
+import { canonicalSpelling } from '../../api/group-aliases.js';
+import { goQuote } from '../../api/validation.js';
 
 /** A rule as read from a lister (shared, read-only). */
 export type Rule = DeepReadonly<PolicyRule>;
-import { goQuote } from '../../api/validation.js';
 
 export const ALL = '*';
 
@@ -19,7 +21,15 @@ const has = (list: readonly string[] | undefined, v: string): boolean => list !=
 
 export const verbMatches = (r: Rule, verb: string): boolean => r.verbs.some((v) => v === ALL || v === verb);
 
-export const apiGroupMatches = (r: Rule, group: string): boolean => (r.apiGroups ?? []).some((g) => g === ALL || g === group);
+/**
+ * Whether a rule's group names `group`, the canonical group of the request (requests under an upstream
+ * alias are mapped before authorization): upstream manifests name `storage.k8s.io` where this server
+ * serves `storage.svc.io`, and such a rule grants both spellings. A group of someone else's spelled
+ * `*.k8s.io` (a custom resource's own) is only ever matched as written.
+ */
+export const groupNames = (ruleGroup: string, group: string): boolean => ruleGroup === group || canonicalSpelling(ruleGroup) === group;
+
+export const apiGroupMatches = (r: Rule, group: string): boolean => (r.apiGroups ?? []).some((g) => g === ALL || groupNames(g, group));
 
 /** `resource` or `resource/subresource`; a rule's `*` matches all, `*\/sub` matches that subresource of any resource. */
 export function resourceMatches(r: Rule, combined: string, subresource: string): boolean {
@@ -66,6 +76,14 @@ export function breakdownRule(r: Rule): PolicyRule[] {
   return out;
 }
 
+/**
+ * Whether an owner's group grants every request group a wanted rule's group does (the group as written
+ * and its canonical spelling): an owner's `storage.k8s.io` covers a wanted `storage.svc.io`, while a
+ * wanted `x.k8s.io` needs the owner to name `x.k8s.io` itself, since a request may carry that group as
+ * written (a custom resource group of that spelling). The default roles name both spellings.
+ */
+const groupCovers = (owner: string, wanted: string): boolean => groupNames(owner, wanted) && groupNames(owner, canonicalSpelling(wanted));
+
 const hasAll = (set: readonly string[] | undefined, want: readonly string[] | undefined): boolean => (want ?? []).every((w) => has(set, w));
 
 function resourcesCovered(owner: readonly string[] | undefined, wanted: readonly string[] | undefined): boolean {
@@ -86,7 +104,7 @@ const urlsCovered = (owner: readonly string[] | undefined, wanted: readonly stri
 /** Whether `owner` grants everything `sub` (one broken-down piece) does. */
 export function ruleCovers(owner: Rule, sub: Rule): boolean {
   const verbs = has(owner.verbs, ALL) || hasAll(owner.verbs, sub.verbs);
-  const groups = has(owner.apiGroups, ALL) || hasAll(owner.apiGroups, sub.apiGroups);
+  const groups = has(owner.apiGroups, ALL) || (sub.apiGroups ?? []).every((g) => (owner.apiGroups ?? []).some((o) => groupCovers(o, g)));
   const names = sub.resourceNames?.length ? !owner.resourceNames?.length || hasAll(owner.resourceNames, sub.resourceNames) : !owner.resourceNames?.length;
   return verbs && groups && resourcesCovered(owner.resources, sub.resources) && names && urlsCovered(owner.nonResourceURLs, sub.nonResourceURLs);
 }
