@@ -151,6 +151,19 @@ export function checkAuthorizationFiles(o: AuthorizationOptions, d: AuthorizerDe
   if (o.authorizationMode.includes('Webhook')) asStartError('--authorization-webhook-config-file', () => loadWebhookKubeconfig(o.authorizationWebhookConfigFile));
 }
 
+/**
+ * Whether RBAC decides requests (a mode, or an authorizer of the configuration file at start): the
+ * default policy is kept only then, as upstream reconciles it only with RBAC enabled.
+ */
+export function rbacEnabled(o: AuthorizationOptions): boolean {
+  if (!o.authorizationConfig) return o.authorizationMode.includes('RBAC');
+  try {
+    return planOfFile(readConfigFile(o.authorizationConfig), {}).some((p) => p.type === 'RBAC');
+  } catch {
+    return false;
+  }
+}
+
 /** Builds the chains a configuration file describes; Node and RBAC instances are kept across reloads. */
 function fileChainBuilder(o: AuthorizationOptions, d: AuthorizerDeps): { build: (text: string) => Authorizer; closeShared: () => void } {
   const kept = new Map<string, Authorizer>();

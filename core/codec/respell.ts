@@ -61,6 +61,11 @@ export function respellValue(value: Readonly<Record<string, unknown>>, r: Respel
   return { ...v, metadata: m };
 }
 
+function withoutTypeMeta(v: Readonly<Record<string, unknown>>): Record<string, unknown> {
+  const { kind: _kind, apiVersion: _apiVersion, ...rest } = v;
+  return rest;
+}
+
 /** A view of `src` spelled for `r`; its encodings are memoized on `src` under the spelling. */
 export function respelledSource(src: ObjectSource, r: Respelling): ObjectSource {
   const suffix = `|${r.to}`;
@@ -71,8 +76,9 @@ export function respelledSource(src: ObjectSource, r: Respelling): ObjectSource 
       let b = src.memo(`item${suffix}`);
       if (!b) {
         const v = view.value();
-        // nothing to respell: the stored JSON is already right
-        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(v));
+        // nothing to respell: the stored JSON is already right; otherwise the item form, without TypeMeta
+        // (writers put their own in front; the decoded value may carry the stored one)
+        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(withoutTypeMeta(v)));
         src.setMemo(`item${suffix}`, b);
       }
       return b;

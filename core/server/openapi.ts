@@ -245,7 +245,13 @@ const statusSchema: Json = {
   'x-kubernetes-group-version-kind': [{ group: '', kind: 'Status', version: 'v1' }],
 };
 
-export function buildOpenApi(types: readonly ResourceType[]): OpenApiDocs {
+/**
+ * `aliasOf` names the upstream spelling a group is also served under (group aliases): the group
+ * version's document is also published under the alias path, spelled as that path spells the group
+ * (paths and x-kubernetes-group-version-kind), so kubectl's client-side validation of a manifest
+ * written for upstream finds its kind's schema and PATCH operation.
+ */
+export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: string) => string | undefined = () => undefined): OpenApiDocs {
   const groups = new Map<string, ResourceType[]>();
   for (const rt of types) {
     const key = rt.group ? `apis/${rt.group}/${rt.version}` : 'api/v1';
@@ -277,6 +283,16 @@ export function buildOpenApi(types: readonly ResourceType[]): OpenApiDocs {
     const hash = createHash('sha512').update(JSON.stringify(doc)).digest('hex').toUpperCase();
     hashes.set(gv, hash);
     indexPaths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${hash}` };
+    const group = rts[0]!.group;
+    const alias = group ? aliasOf(group) : undefined;
+    if (alias) {
+      const aliasGv = `apis/${alias}/${rts[0]!.version}`;
+      const spelled = JSON.stringify(doc).split(`"/apis/${group}/`).join(`"/apis/${alias}/`).split(`"group":"${group}"`).join(`"group":"${alias}"`);
+      byGroupVersion.set(aliasGv, JSON.parse(spelled) as Json);
+      const aliasHash = createHash('sha512').update(spelled).digest('hex').toUpperCase();
+      hashes.set(aliasGv, aliasHash);
+      indexPaths[aliasGv] = { serverRelativeURL: `/openapi/v3/${aliasGv}?hash=${aliasHash}` };
+    }
   }
   return { index: { paths: indexPaths }, byGroupVersion, hashes };
 }

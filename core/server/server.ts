@@ -18,7 +18,7 @@ import { selfSubjectReviews } from '../registry/authentication/selfsubjectreview
 import { tokenReviews } from '../registry/authentication/tokenreviews.js';
 import type { ServingInfo } from '../controllers/bootstrapsigner.js';
 import type { Authorizer } from '../authz/authorizer.js';
-import { buildAuthorizer, checkAuthorizationFiles } from '../authz/factory.js';
+import { buildAuthorizer, checkAuthorizationFiles, rbacEnabled } from '../authz/factory.js';
 import { accessReviewHandlers } from '../authz/reviews.js';
 import { bootstrapPolicy } from '../authz/rbac/bootstrap-policy.js';
 import { escalationCheck } from '../authz/rbac/escalation.js';
@@ -221,7 +221,7 @@ export class ApiServer {
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
-    if (rbacKinds) {
+    if (rbacKinds && rbacEnabled(o)) {
       const policy = bootstrapPolicy(types.all(), controllerCatalog.map((c) => c.name));
       const roles = reconcileBootstrapPolicy(client, listers, rbacKinds, policy);
       this.health.addPostStartHook('rbac/bootstrap-roles', roles);
@@ -309,7 +309,7 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all)), ...issuerRoutes])),
+      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(

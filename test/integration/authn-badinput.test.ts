@@ -39,13 +39,14 @@ function rawGet(url: string, ca: string, headers: string[]): Promise<{ status: n
 t.test('the authentication methods run in one documented order', async (t) => {
   t.same(
     authenticatorOrder.map((e) => e.name),
-    ['x509', 'token-file', 'service-account', 'bootstrap-token'],
-    'client certificates, then bearer tokens: static file, service accounts, bootstrap tokens (as README lists them)',
+    ['requestheader', 'x509', 'token-file', 'service-account', 'bootstrap-token', 'oidc', 'webhook'],
+    'the proxy headers, client certificates, then bearer tokens: static file, service accounts, bootstrap tokens, OIDC, webhook (as README lists them)',
   );
 });
 
 t.test('bad Authorization headers', async (t) => {
-  const s = await startSeeded(['--enable-bootstrap-token-auth']);
+  // identities are the subject here, not what they may do
+  const s = await startSeeded(['--enable-bootstrap-token-auth', '--authorization-mode=AlwaysAllow']);
   t.teardown(() => s.stop());
 
   t.test('malformed and unknown bearer tokens are 401 with upstream\'s Status, never anonymous', async (t) => {
