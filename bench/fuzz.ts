@@ -8,7 +8,7 @@
  *                   [--rss-limit=MiB (default 1024)]
  */
 import { rmSync } from 'node:fs';
-import { formatReport, type FuzzReport, runFuzz } from '../test/helpers/fuzz.js';
+import { formatReport, FUZZ_SERVER_FLAGS, type FuzzReport, runFuzz } from '../test/helpers/fuzz.js';
 import { freePort, spawnServer, tempDir } from '../test/helpers/server.js';
 
 const args = process.argv.slice(2);
@@ -22,7 +22,7 @@ const modes = workers === 'both' ? ['2', '0'] : [workers];
 
 async function fuzzMode(w: string, modeSeed: number): Promise<FuzzReport> {
   const dir = tempDir('svc-fuzz-');
-  const srv = await spawnServer(dir, await freePort(), [`--workers=${w}`]);
+  const srv = await spawnServer(dir, await freePort(), [`--workers=${w}`, ...FUZZ_SERVER_FLAGS]);
   try {
     const started = Date.now();
     const report = await runFuzz(srv, {

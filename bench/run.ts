@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn aliases rbac`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn aliases overload rbac`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -11,6 +11,7 @@ import { watchFanout } from './scenarios/watch.js';
 import { getOneByCredential } from './scenarios/authn.js';
 import { aliasGetAndList } from './scenarios/aliases.js';
 import { getAsRoleBindingUser } from './scenarios/rbac.js';
+import { overload } from './scenarios/overload.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -135,6 +136,11 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs system:masters', 'target >= 90%', 'errors'], rows));
+  }
+  if (want('overload')) {
+    // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
+    const rows = (await overload(modes[1]!)).map((r) => [r.scenario, r.mode, r.observed, r.after, r.target]);
+    sections.push(table(['overload case', 'mode', 'well-behaved traffic meanwhile', 'afterwards', 'target'], rows));
   }
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);

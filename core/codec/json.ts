@@ -151,3 +151,27 @@ class DuplicateScanner {
     }
   }
 }
+
+/**
+ * Nesting read from the binary formats' embedded values (protobuf raw JSON, CBOR items turned into
+ * JSON values): deep enough for any object, shallow enough for the recursive steps after decoding.
+ */
+export const MAX_BODY_DEPTH = 1000;
+
+/** Go's wording for a body nested too deeply, at the bracket that went one level too far. */
+export const tooDeep = (bracket: string): string => `invalid character '${bracket}' exceeded max depth`;
+
+/** Whether a decoded value nests deeper than `max` (arrays and objects), found without recursion. */
+export function exceedsDepth(v: unknown, max: number = MAX_BODY_DEPTH): boolean {
+  let level: unknown[] = [v];
+  for (let depth = 0; level.length; depth++) {
+    const next: unknown[] = [];
+    for (const x of level) {
+      if (typeof x !== 'object' || x === null) continue;
+      if (depth >= max) return true;
+      for (const y of Array.isArray(x) ? x : Object.values(x)) if (typeof y === 'object' && y !== null) next.push(y);
+    }
+    level = next;
+  }
+  return false;
+}

@@ -6,7 +6,7 @@
  * are the group names in a Status. The stored object is not touched: a respelled source is a view over it,
  * memoized per spelling on the object version like any other encoding.
  */
-import type { ObjectSource } from './serializer.js';
+import { itemValue, type ObjectSource } from './serializer.js';
 
 /** The group as stored (canonical) and as the request spelled it. */
 export interface Respelling {
@@ -61,11 +61,6 @@ export function respellValue(value: Readonly<Record<string, unknown>>, r: Respel
   return { ...v, metadata: m };
 }
 
-function withoutTypeMeta(v: Readonly<Record<string, unknown>>): Record<string, unknown> {
-  const { kind: _kind, apiVersion: _apiVersion, ...rest } = v;
-  return rest;
-}
-
 /** A view of `src` spelled for `r`; its encodings are memoized on `src` under the spelling. */
 export function respelledSource(src: ObjectSource, r: Respelling): ObjectSource {
   const suffix = `|${r.to}`;
@@ -76,9 +71,8 @@ export function respelledSource(src: ObjectSource, r: Respelling): ObjectSource 
       let b = src.memo(`item${suffix}`);
       if (!b) {
         const v = view.value();
-        // nothing to respell: the stored JSON is already right; otherwise the item form, without TypeMeta
-        // (writers put their own in front; the decoded value may carry the stored one)
-        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(withoutTypeMeta(v)));
+        // nothing to respell: the stored JSON is already right
+        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(itemValue(v)));
         src.setMemo(`item${suffix}`, b);
       }
       return b;

@@ -63,6 +63,16 @@ function positioned(e: YAMLError, text: string, lc: LineCounter): { line: number
 }
 
 export function decodeYaml(text: string): DecodedYaml {
+  try {
+    return decodeYamlDocument(text);
+  } catch (e) {
+    // the parser nests by recursion: a document too deep for the stack is refused as too deep
+    if (e instanceof RangeError) throw new JsonSyntaxError('error converting YAML to JSON: yaml: exceeded max depth');
+    throw e;
+  }
+}
+
+function decodeYamlDocument(text: string): DecodedYaml {
   const lineCounter = new LineCounter();
   const stats: LexStats = { lexemes: 0 };
   const docs: Document.Parsed[] = Array.from(new Composer(composeOptions).compose(checkedTokens(text, lineCounter, stats)));
@@ -80,7 +90,10 @@ export function decodeYaml(text: string): DecodedYaml {
   return { value: documentValue(root, resolveAliases(root)), duplicates: duplicateKeys(root, lineCounter) };
 }
 
-/** Writes a JSON value as YAML: keys sorted, sequences not indented under their key. */
+/**
+ * Writes a JSON value as YAML: keys sorted, sequences not indented under their key, and an object that
+ * occurs twice in the value written twice (never as an anchor and alias, which JSON cannot express).
+ */
 export function encodeYaml(value: unknown): string {
-  return stringify(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0, version: '1.1' });
+  return stringify(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0, version: '1.1', aliasDuplicateObjects: false });
 }

@@ -2,6 +2,7 @@
  * Builds the registry context (types, known kinds, clock, continue-token key, feature gates) the same
  * way on the main thread and in every worker.
  */
+import { cborShapeOf, registerCborKind } from '../codec/cbor.js';
 import { registerProtobufKind } from '../codec/protobuf/kinds.js';
 import type { Store } from '../storage/interface.js';
 import type { RegistryContext } from './context.js';
@@ -19,7 +20,10 @@ export interface RegistrySettings {
 export function buildRegistryContext(store: Store, s: RegistrySettings, types: readonly ResourceType[] = servedTypesFor(s.featureGates, s.runtimeConfig)): RegistryContext {
   // the kinds of virtual subresources (TokenRequest) are known too, though not served on their own
   const kinds = types.flatMap((t) => [t, ...Object.values(t.subresources ?? {}).flatMap((sub) => (sub.kind ? [sub.kind] : []))]);
-  for (const t of kinds) if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
+  for (const t of kinds) {
+    if (t.protobufPackage) registerProtobufKind(apiVersionOf(t), t.kind, t.protobufPackage, !t.virtual);
+    registerCborKind(apiVersionOf(t), t.kind, cborShapeOf(t.schema));
+  }
   return {
     store,
     types: new TypeRegistry(types),
@@ -27,5 +31,6 @@ export function buildRegistryContext(store: Store, s: RegistrySettings, types: r
     continueKey: Buffer.from(s.continueKeyHex, 'hex'),
     featureGates: new Map(Object.entries(s.featureGates)),
     writeChecks: new Map(),
+    bodyFormats: { cbor: s.featureGates.CBORServingAndStorage === true },
   };
 }

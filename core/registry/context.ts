@@ -5,6 +5,7 @@
  */
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { Status } from '../api/status.js';
+import type { BodyFormats } from '../codec/serializer.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
 import type { Store } from '../storage/interface.js';
 import type { ResourceType } from './resource-type.js';
@@ -25,6 +26,8 @@ export interface RegistryContext {
    * and refuse writes of kinds that need one).
    */
   writeChecks: Map<string, WriteCheck>;
+  /** Request body formats served beyond JSON, YAML and protobuf (CBOR under its gate). */
+  bodyFormats: BodyFormats;
 }
 
 /** One create or update as a write check sees it: the final object (validated), and the stored one on update. */

@@ -22,7 +22,7 @@ const GENERATE_NAME_ATTEMPTS = 8;
 export async function create(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   if (!req.body) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
   const opts = writeOptionsFromQuery(req.query, 'CreateOptions');
-  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, req.rt, ctx.types.knownKinds, opts.fieldValidation);
+  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, req.rt, { knownKinds: ctx.types.knownKinds, bodyFormats: ctx.bodyFormats }, opts.fieldValidation);
   ensureNamespace(decoded, req.rt, req.namespace);
   return createObject(ctx, req, decoded, opts.dryRun, opts.fieldManager, warnings);
 }

@@ -32,7 +32,7 @@ const FOREGROUND = FINALIZER_DELETE_DEPENDENTS;
 function deleteOptionsOf(ctx: RegistryContext, req: OpRequest): DeleteOptions {
   let body: Record<string, unknown> | undefined;
   if (req.body && req.body.length > 0) {
-    const parsed = parseBody(req.body, req.contentType).value;
+    const parsed = parseBody(req.body, req.contentType, ctx.bodyFormats).value;
     if (parsed !== null && parsed !== undefined) {
       if (typeof parsed !== 'object' || Array.isArray(parsed)) throw errors.badRequest('the body of a delete request must be a DeleteOptions object');
       body = parsed as Record<string, unknown>;

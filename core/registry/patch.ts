@@ -8,7 +8,9 @@
 import { errors, StatusError } from '../api/status.js';
 import type { ApiObject, JsonObject, JsonValue } from '../api/types.js';
 import { nowRFC3339 } from '../api/types.js';
-import { contentTypeOf, patchMediaTypes, type PatchType } from '../codec/media-types.js';
+import { CborDecodeError, decodeCbor } from '../codec/cbor.js';
+import { contentTypeOf, type PatchFormat, patchFormatFor, patchMediaTypes, type PatchType } from '../codec/media-types.js';
+import { parseTextBody } from '../codec/text-body.js';
 import { ApplyConflictError, MergeError } from '../merge/errors.js';
 import type { FieldSet } from '../merge/field-set.js';
 import { conflictCauses } from '../merge/conflicts.js';
@@ -22,7 +24,7 @@ import { decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
 import { resetFieldsOf } from './managed-fields.js';
-import { applyFieldValidation, checkTypeMeta, nameInBody, parseText, type RawBody, withTypeMetaFirst } from './decode.js';
+import { applyFieldValidation, checkTypeMeta, nameInBody, type RawBody, withTypeMetaFirst } from './decode.js';
 import { JsonSyntaxError } from '../codec/json.js';
 import { checkName, ensureNamespace } from './lifecycle.js';
 import type { LiveObject } from './objects.js';
@@ -47,22 +49,32 @@ export function mergeErrorToStatus(e: unknown): unknown {
   }
 }
 
-function patchTypeOf(req: OpRequest): PatchType {
+function patchFormatOf(ctx: RegistryContext, req: OpRequest): PatchFormat {
   const ct = contentTypeOf(req.contentType);
-  const t = patchMediaTypes[ct];
-  if (!t) throw errors.unsupportedMediaType(ct, Object.keys(patchMediaTypes));
-  return t;
+  const f = patchFormatFor(ct, ctx.bodyFormats);
+  if (!f) throw errors.unsupportedMediaType(ct, patchMediaTypes(ctx.bodyFormats));
+  return f;
 }
 
 /** The patch document, parsed (duplicates reported for field validation); syntax errors worded per patch type as upstream. */
-function parsePatch(req: OpRequest, t: PatchType): RawBody {
+function parsePatch(req: OpRequest, f: PatchFormat): RawBody {
   if (!req.body || req.body.length === 0) throw errors.badRequest('the body of the request was empty');
+  if (f.document === 'cbor') {
+    try {
+      // a CBOR map with duplicate keys is refused outright, so there are none to report
+      return { value: decodeCbor(req.body).value, duplicates: [] };
+    } catch (e) {
+      // upstream's apply patcher words every decode failure as YAML's, CBOR's included
+      if (e instanceof CborDecodeError) throw errors.badRequest(`error decoding YAML: ${e.message}`);
+      throw e;
+    }
+  }
   try {
-    return parseText(req.body, t === 'apply');
+    return parseTextBody(req.body, f.document === 'yaml');
   } catch (e) {
     if (!(e instanceof JsonSyntaxError)) throw e;
-    if (t === 'apply') throw errors.badRequest(`error decoding YAML: ${e.message.replace(/^error converting YAML to JSON: /, '')}`);
-    throw errors.badRequest(t === 'strategic' ? e.message : `error decoding patch: ${e.message}`);
+    if (f.type === 'apply') throw errors.badRequest(`error decoding YAML: ${e.message.replace(/^error converting YAML to JSON: /, '')}`);
+    throw errors.badRequest(f.type === 'strategic' ? e.message : `error decoding patch: ${e.message}`);
   }
 }
 
@@ -97,9 +109,10 @@ function typedPatched(rt: ResourceType, ctx: RegistryContext, patched: unknown, 
 
 export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   const rt = req.rt;
-  const t = patchTypeOf(req);
+  const f = patchFormatOf(ctx, req);
+  const t: PatchType = f.type;
   const o = writeOptionsFromQuery(req.query, 'PatchOptions', t === 'apply');
-  const body = parsePatch(req, t);
+  const body = parsePatch(req, f);
   const warnings: string[] = [];
   const manager = managerOrUserAgent(o.fieldManager, req.userAgent);
   const now = () => nowRFC3339(ctx.now());

@@ -102,7 +102,7 @@ export async function update(ctx: RegistryContext, req: OpRequest): Promise<OpRe
   if (!req.body) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
   const rt = req.rt;
   const opts = writeOptionsFromQuery(req.query, 'UpdateOptions');
-  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, rt, ctx.types.knownKinds, opts.fieldValidation);
+  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, rt, { knownKinds: ctx.types.knownKinds, bodyFormats: ctx.bodyFormats }, opts.fieldValidation);
   checkName(decoded, req.name, rt.namespaced ? req.namespace : '');
   ensureNamespace(decoded, rt, req.namespace);
   const sub = req.subresource ? rt.subresources?.[req.subresource] : undefined;

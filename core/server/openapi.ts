@@ -246,16 +246,20 @@ const statusSchema: Json = {
 };
 
 /**
- * `aliasOf` names the upstream spelling a group is also served under (group aliases): the group
- * version's document is also published under the alias path, spelled as that path spells the group
- * (paths and x-kubernetes-group-version-kind), so kubectl's client-side validation of a manifest
- * written for upstream finds its kind's schema and PATCH operation.
+ * `aliasOf`: the upstream spelling discovery advertises for a group, if any; that group version gets
+ * a document of its own, with paths and group-version-kinds spelled as upstream spells them, so a
+ * client validating an upstream manifest (kubectl apply of `storage.k8s.io/v1`) finds its schema.
  */
 export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: string) => string | undefined = () => undefined): OpenApiDocs {
   const groups = new Map<string, ResourceType[]>();
-  for (const rt of types) {
+  const add = (rt: ResourceType) => {
     const key = rt.group ? `apis/${rt.group}/${rt.version}` : 'api/v1';
     groups.set(key, [...(groups.get(key) ?? []), rt]);
+  };
+  for (const rt of types) add(rt);
+  for (const rt of types) {
+    const alias = rt.group ? aliasOf(rt.group) : undefined;
+    if (alias) add({ ...rt, group: alias });
   }
   const byGroupVersion = new Map<string, Json>();
   const hashes = new Map<string, string>();
@@ -283,16 +287,6 @@ export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: st
     const hash = createHash('sha512').update(JSON.stringify(doc)).digest('hex').toUpperCase();
     hashes.set(gv, hash);
     indexPaths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${hash}` };
-    const group = rts[0]!.group;
-    const alias = group ? aliasOf(group) : undefined;
-    if (alias) {
-      const aliasGv = `apis/${alias}/${rts[0]!.version}`;
-      const spelled = JSON.stringify(doc).split(`"/apis/${group}/`).join(`"/apis/${alias}/`).split(`"group":"${group}"`).join(`"group":"${alias}"`);
-      byGroupVersion.set(aliasGv, JSON.parse(spelled) as Json);
-      const aliasHash = createHash('sha512').update(spelled).digest('hex').toUpperCase();
-      hashes.set(aliasGv, aliasHash);
-      indexPaths[aliasGv] = { serverRelativeURL: `/openapi/v3/${aliasGv}?hash=${aliasHash}` };
-    }
   }
   return { index: { paths: indexPaths }, byGroupVersion, hashes };
 }

@@ -302,6 +302,7 @@ export class ApiServer {
       virtual: {
         handlers: virtualHandlers,
         knownKinds: () => types.knownKinds,
+        bodyFormats: registry.ctx.bodyFormats,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
     });

@@ -14,6 +14,7 @@ import { allowedAliasRatio } from '../../core/codec/yaml-values.js';
 import { decodeProtobufObject } from '../../core/codec/protobuf.js';
 import { messageType, PROTOBUF_MAGIC, RUNTIME } from '../../core/codec/protobuf/proto-root.js';
 import { StatusError } from '../../core/api/status.js';
+import { registerProtobufKind } from '../../core/codec/protobuf/kinds.js';
 
 const arrays = (n: number): string => '['.repeat(n) + ']'.repeat(n);
 
@@ -101,6 +102,8 @@ t.test('YAML: values as upstream converts them to JSON', async (t) => {
 });
 
 t.test('protobuf: map entries written without a value decode as the zero value', async (t) => {
+  // the server registers each served kind's message at start; here only the one decoded
+  registerProtobufKind('v1', 'ConfigMap', 'svc.io.api.core.v1', true);
   const cm = messageType('svc.io.api.core.v1.ConfigMap');
   const entry = (key: string): Uint8Array => protobuf.Writer.create().uint32(10).string(key).finish();
   const w = protobuf.Writer.create();

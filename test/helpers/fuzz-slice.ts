@@ -4,7 +4,7 @@
  */
 import type { Test } from 'tap';
 import { rmSync } from 'node:fs';
-import { formatReport, runFuzz } from './fuzz.js';
+import { formatReport, FUZZ_SERVER_FLAGS, runFuzz } from './fuzz.js';
 import { freePort, spawnServer, tempDir } from './server.js';
 
 export const SLICE_CASES = 1000;
@@ -13,7 +13,7 @@ const RSS_LIMIT_MIB = 1024;
 export function fuzzSlice(t: Test, workers: '0' | '2', seed: number): void {
   t.test(`fuzz slice, --workers=${workers}, seed ${seed}: ${SLICE_CASES} mutated requests, every one answered as client input`, async (t) => {
     const dir = tempDir('svc-fuzz-slice-');
-    const srv = await spawnServer(dir, await freePort(), [`--workers=${workers}`]);
+    const srv = await spawnServer(dir, await freePort(), [`--workers=${workers}`, ...FUZZ_SERVER_FLAGS]);
     t.teardown(async () => {
       await srv.kill();
       rmSync(dir, { recursive: true, force: true });

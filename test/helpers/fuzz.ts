@@ -780,6 +780,13 @@ export async function runFuzz(srv: SpawnedServer, o: FuzzOptions): Promise<FuzzR
   return report;
 }
 
+/**
+ * Flags of a fuzzed server: the controllers that write on their own (a default ServiceAccount in each
+ * new namespace, the garbage collector removing objects whose owners are gone) are off, since every
+ * case checks that the store's revision moved only by its own write.
+ */
+export const FUZZ_SERVER_FLAGS: readonly string[] = ['--controllers=*,-serviceaccount,-garbagecollector'];
+
 /** A report as printable lines. */
 export function formatReport(title: string, r: FuzzReport): string {
   const lines = [

@@ -37,7 +37,8 @@ t.test('v1beta1 by default: the TokenReview sent, the user returned, answers cac
   const review = hook.reviews[0]!;
   t.equal(review.body.apiVersion, 'authentication.svc.io/v1beta1', 'v1beta1 by default');
   t.equal(review.body.kind, 'TokenReview');
-  t.same(review.body.spec, { token: 'hook-token-alice' }, 'the token in spec');
+  // as upstream, the review names this server's audiences (--api-audiences, by default the service account issuer)
+  t.same(review.body.spec, { token: 'hook-token-alice', audiences: ['https://svc.default.svc.cluster.local'] }, 'the token and the audiences in spec');
   t.equal(review.clientCN, 'svc-apiserver', "the kubeconfig's client certificate was presented");
 
   for (let i = 0; i < 3; i++) t.equal((await alice.get('/api/v1/namespaces')).status, 200);

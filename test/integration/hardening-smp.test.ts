@@ -12,7 +12,8 @@ const SMP = 'application/strategic-merge-patch+json';
 
 let s: TestServer;
 t.before(async () => {
-  s = await startServer();
+  // the victim names an owner that does not exist: the garbage collector would collect it
+  s = await startServer(['--controllers=*,-garbagecollector']);
   const r = await s.admin.post(CM, {
     apiVersion: 'v1',
     kind: 'ConfigMap',

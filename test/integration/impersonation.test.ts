@@ -50,6 +50,8 @@ t.test('impersonated identities as SelfSubjectReview shows them (AlwaysAllow)', 
           method: 'POST',
           ca: s.ca,
           headers: [
+            // a raw header list is sent as is: HTTP/1.1 needs its Host header
+            'host', new URL(s.url).host,
             'authorization', `Bearer ${ADMIN_TOKEN}`,
             'content-type', 'application/json',
             'impersonate-user', 'bob',
