@@ -7,6 +7,7 @@ import { registerProtobufKind } from '../codec/protobuf/kinds.js';
 import type { Store } from '../storage/interface.js';
 import type { RegistryContext } from './context.js';
 import { TypeRegistry } from './type-registry.js';
+import { CustomTypeResolver } from '../apiextensions/resolver.js';
 import { servedTypesFor } from './enablement.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 
@@ -32,5 +33,6 @@ export function buildRegistryContext(store: Store, s: RegistrySettings, types: r
     featureGates: new Map(Object.entries(s.featureGates)),
     writeChecks: new Map(),
     bodyFormats: { cbor: s.featureGates.CBORServingAndStorage === true },
+    customTypes: new CustomTypeResolver(store),
   };
 }

@@ -2,6 +2,7 @@
  * The resource types the server serves first. Discovery, routing, the registry, codecs, OpenAPI and
  * Table output all start from this list; adding a kind is one file plus one line here.
  */
+import { customResourceDefinitions } from './apiextensions/customresourcedefinitions.js';
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
 import { tokenReviews } from './authentication/tokenreviews.js';
 import { localSubjectAccessReviews } from './authorization/localsubjectaccessreviews.js';
@@ -39,4 +40,5 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   clusterRoles,
   roleBindings,
   clusterRoleBindings,
+  customResourceDefinitions,
 ];

@@ -93,6 +93,7 @@ export class TypedClient {
       userAgent: this.identity.userAgent,
     };
     if (body !== undefined) t.body = Buffer.from(JSON.stringify(body));
+    if (rt.custom) t.definition = { name: rt.custom.definition, revision: rt.custom.revision };
     return t;
   }
 

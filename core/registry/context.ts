@@ -10,6 +10,7 @@ import type { ApiObject, UserInfo } from '../api/types.js';
 import type { Store } from '../storage/interface.js';
 import type { ResourceType } from './resource-type.js';
 import type { TypeRegistry } from './type-registry.js';
+import type { CustomTypeResolver } from '../apiextensions/resolver.js';
 
 export interface RegistryContext {
   store: Store;
@@ -28,6 +29,8 @@ export interface RegistryContext {
   writeChecks: Map<string, WriteCheck>;
   /** Request body formats served beyond JSON, YAML and protobuf (CBOR under its gate). */
   bodyFormats: BodyFormats;
+  /** Builds custom resource types the type registry does not hold (in pool workers) from their stored definitions. */
+  customTypes?: CustomTypeResolver;
 }
 
 /** One create or update as a write check sees it: the final object (validated), and the stored one on update. */

@@ -11,7 +11,7 @@ import { decodeObjectBody } from './decode.js';
 import { objectKey } from './keys.js';
 import { beforeCreate, ensureNamespace, regenerateName } from './lifecycle.js';
 import { trackUpdate, zeroObjectOf } from './managed-fields.js';
-import { encodeStored, storageError } from './objects.js';
+import { storageError, storedForm } from './objects.js';
 import { errors } from '../api/status.js';
 import { groupResourceOf } from './resource-type.js';
 import { runWriteCheck } from './write-checks.js';
@@ -51,16 +51,17 @@ export async function createObject(
   await runWriteCheck(ctx, req, 'create', obj);
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
   for (let attempt = 1; ; attempt++) {
-    const stored = encodeStored(obj);
+    const form = storedForm(rt, obj);
+    const { stored, answer } = 'then' in form ? await form : form;
     const key = objectKey(rt, obj.metadata.namespace ?? '', obj.metadata.name!);
     if (dryRun) {
       // a dry run meets the errors the real create would: an existing name is still 409
       if (await ctx.store.get(key)) throw errors.alreadyExists(groupResourceOf(rt), obj.metadata.name!);
-      return { code: 201, body: { stored, revision: undefined }, warnings };
+      return { code: 201, body: { stored: answer, revision: undefined }, warnings };
     }
     try {
       const { revision } = await ctx.store.create(key, stored);
-      return { code: 201, body: { stored, revision }, warnings, revision };
+      return { code: 201, body: { stored: answer, revision }, warnings, revision };
     } catch (err) {
       if (err instanceof StoreError && err.code === 'KeyExists' && generated && attempt < GENERATE_NAME_ATTEMPTS) {
         // only the value of metadata.name changes: the object stays canonical

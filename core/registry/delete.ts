@@ -22,7 +22,7 @@ import { parseBody } from './decode.js';
 import { objectKey } from './keys.js';
 import { canonicalObject } from './lifecycle.js';
 import { listFromStore } from './list.js';
-import { bytesEqual, decodeLive, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
+import { bytesEqual, decodeLive, encodeStored, type LiveObject, readLive, storageError, storedForm } from './objects.js';
 import { groupResourceOf, type ResourceType } from './resource-type.js';
 
 const MAX_ATTEMPTS = 16;
@@ -161,10 +161,12 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
     const pending =
       finalizers.length > 0 || rt.deletion?.pending?.(cur) === true || (rt.deletion?.twoPhase === true && !cur.metadata.deletionTimestamp);
     try {
+      // what the answer shows of the live object (custom resources: converted from their stored version)
+      const liveAnswer = rt.custom ? encodeStored(cur) : live.kv.value;
       if (!pending) {
-        if (o.dryRun) return { object: cur, stored: live.kv.value, revision: rev, removed: true, written: false };
+        if (o.dryRun) return { object: cur, stored: liveAnswer, revision: rev, removed: true, written: false };
         const { revision } = await ctx.store.delete(key, rev);
-        return { object: cur, stored: live.kv.value, revision, removed: true, written: true };
+        return { object: cur, stored: liveAnswer, revision, removed: true, written: true };
       }
       const next = structuredClone(cur);
       delete next.metadata.resourceVersion;
@@ -172,12 +174,13 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
       if (finalizers.length) next.metadata.finalizers = finalizers;
       else delete next.metadata.finalizers;
       rt.deletion?.onDeleteRequested?.(next);
-      const stored = encodeStored(canonicalObject(rt, next));
+      const form = storedForm(rt, canonicalObject(rt, next));
+      const { stored, answer } = 'then' in form ? await form : form;
       if (bytesEqual(stored, live.kv.value) || o.dryRun) {
-        return { object: next, stored: o.dryRun ? stored : live.kv.value, revision: rev, removed: false, written: false };
+        return { object: next, stored: o.dryRun ? answer : liveAnswer, revision: rev, removed: false, written: false };
       }
       const { revision } = await ctx.store.update(key, rev, stored);
-      return { object: next, stored, revision, removed: false, written: true };
+      return { object: next, stored: answer, revision, removed: false, written: true };
     } catch (err) {
       if (err instanceof StoreError && (err.code === 'Conflict' || err.code === 'NotFound') && attempt < MAX_ATTEMPTS) continue;
       throw storageError(rt, name, err);

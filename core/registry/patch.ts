@@ -20,7 +20,7 @@ import { applyMergePatch } from '../merge/merge-patch.js';
 import { managerOrUserAgent } from '../merge/manager-name.js';
 import { applyStrategicMergePatch } from '../merge/strategic-merge-patch.js';
 import { writeOptionsFromQuery, type WriteOptions } from '../request/write-options.js';
-import { decodeStructural } from '../schema/structural.js';
+import { canonicalize, decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
 import { resetFieldsOf } from './managed-fields.js';
@@ -175,14 +175,16 @@ async function applyOp(
     build: (live) => {
       const requiredRevision = typed.metadata?.resourceVersion || undefined;
       checkPrecondition(rt, req.name, requiredRevision ?? String(live.kv.modRevision), live);
-      const merged = applyPatch(live.object, typed, applyOpts);
+      // the merge keeps values as sent (a null list item stays null); the result is read as the
+      // decoder reads any object (a null item of a struct list is that struct's zero value, as in Go)
+      const merged = canonicalize(applyPatch(live.object, typed, applyOpts), rt.schema);
       delete merged.metadata.resourceVersion;
       const next = prepareUpdate(ctx, req, rt, merged, live.object, o.fieldManager, warnings, undefined, (_old, n) => n);
       return { next, requiredRevision };
     },
     whenMissing: async () => {
       if (req.subresource) throw errors.notFound({ group: rt.group, resource: rt.plural }, req.name);
-      const created = applyPatch(null, typed, applyOpts);
+      const created = canonicalize(applyPatch(null, typed, applyOpts), rt.schema);
       created.metadata.name = req.name;
       ensureNamespace(created, rt, req.namespace);
       return createObject(ctx, req, created, o.dryRun, o.fieldManager, warnings, (x) => x);

@@ -14,9 +14,9 @@ import { encodeError, encodeResult, errorContentType } from './respond.js';
 import type { ResourceType } from './resource-type.js';
 import { update } from './update.js';
 import { recordWarnings } from '../api/warnings.js';
+import { patch } from './patch.js';
 
 const EMPTY = new Uint8Array(0);
-import { patch } from './patch.js';
 
 export class Registry {
   constructor(readonly ctx: RegistryContext) {}
@@ -27,9 +27,24 @@ export class Registry {
     return rt;
   }
 
+  /**
+   * The task's type: the registry's, or, for a custom resource whose definition revision the registry
+   * does not have (pool workers), the one built from the stored definition.
+   */
+  async typeFor(task: ApiTask): Promise<ResourceType> {
+    const def = task.definition;
+    const rt = this.ctx.types.get(task.resource);
+    if (!def || (rt?.custom?.definition === def.name && rt.custom.revision >= def.revision)) {
+      if (!rt) throw errors.pathNotFound();
+      return rt;
+    }
+    if (!this.ctx.customTypes) throw errors.pathNotFound();
+    return this.ctx.customTypes.resolve(def, task.resource);
+  }
+
   /** Runs an operation and returns its result (errors are thrown as StatusError). */
-  async op(task: ApiTask): Promise<OpResult> {
-    const rt = this.typeOf(task.resource);
+  async op(task: ApiTask, rt?: ResourceType): Promise<OpResult> {
+    rt ??= await this.typeFor(task);
     const req: OpRequest = {
       rt,
       subresource: task.subresource,
@@ -68,8 +83,10 @@ export class Registry {
    */
   async run(task: ApiTask): Promise<ApiTaskResult> {
     let r: OpResult;
+    let rt: ResourceType;
     try {
-      r = await this.op(task);
+      rt = await this.typeFor(task);
+      r = await this.op(task, rt);
     } catch (err) {
       const e = encodeError(err, task.form);
       if (e.code >= 500) console.error(`svc-apiserver: ${task.verb} ${task.resource} failed:`, err);
@@ -78,7 +95,6 @@ export class Registry {
     const out: ApiTaskResult = { code: r.code, contentType: task.form.contentType, body: EMPTY, warnings: recordWarnings(r.warnings) };
     if (r.revision) out.revision = r.revision;
     if (r.headers) out.headers = r.headers;
-    const rt = this.typeOf(task.resource);
     try {
       out.body = encodeResult(rt, r, task.form);
     } catch (err) {

@@ -16,7 +16,7 @@ import { decodeObjectBody } from './decode.js';
 import { objectKey } from './keys.js';
 import { beforeUpdate, checkName, ensureNamespace, shouldDeleteDuringUpdate } from './lifecycle.js';
 import { trackUpdate } from './managed-fields.js';
-import { bytesEqual, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
+import { bytesEqual, encodeStored, type LiveObject, readLive, storageError, storedForm } from './objects.js';
 import { groupKindOf, groupResourceOf, type ResourceType } from './resource-type.js';
 import { runWriteCheck } from './write-checks.js';
 
@@ -86,11 +86,12 @@ export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, pla
         const { revision } = await ctx.store.delete(key, rev);
         return { code: 200, body: { stored: encodeStored(next), revision }, warnings: plan.warnings, revision };
       }
-      const stored = encodeStored(next);
-      if (bytesEqual(stored, live.kv.value)) return { code: 200, body: { stored: live.kv.value, revision: rev }, warnings: plan.warnings };
-      if (plan.dryRun) return { code: 200, body: { stored, revision: rev }, warnings: plan.warnings };
+      const form = storedForm(rt, next);
+      const { stored, answer } = 'then' in form ? await form : form;
+      if (bytesEqual(stored, live.kv.value)) return { code: 200, body: { stored: rt.custom ? answer : live.kv.value, revision: rev }, warnings: plan.warnings };
+      if (plan.dryRun) return { code: 200, body: { stored: answer, revision: rev }, warnings: plan.warnings };
       const { revision } = await ctx.store.update(key, rev, stored);
-      return { code: 200, body: { stored, revision }, warnings: plan.warnings, revision };
+      return { code: 200, body: { stored: answer, revision }, warnings: plan.warnings, revision };
     } catch (err) {
       if (err instanceof StoreError && (err.code === 'Conflict' || err.code === 'NotFound') && !requiredRevision && attempt < MAX_ATTEMPTS) continue;
       throw storageError(rt, req.name, err);

@@ -28,6 +28,7 @@ import { ESCALATION_CHECK } from '../registry/rbac/policy.js';
 import { controllerCatalog, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
+import { DefinitionController } from '../apiextensions/controller.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
 import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
@@ -104,6 +105,7 @@ export class ApiServer {
   private cacher!: Cacher;
   private executor!: Executor;
   private controllers: RunningController | undefined;
+  private definitions: DefinitionController | undefined;
   private compactor!: Compactor;
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
@@ -237,6 +239,14 @@ export class ApiServer {
       serving,
     }, (name, done) => this.health.addPostStartHook(name, done));
     this.controllers = await controllersStarted;
+    // custom resource definitions: names, establishing (their types join the registry), cleanup on delete
+    if (types.has('apiextensions.svc.io/v1/customresourcedefinitions')) {
+      this.definitions = new DefinitionController({ client, listers, types });
+      const synced = this.definitions.start();
+      this.health.addPostStartHook('start-apiextensions-controllers', synced);
+      this.health.addPostStartHook('crd-informer-synced', synced);
+      await synced;
+    }
     const events = types.get('/v1/events');
     if (events) {
       this.eventTTL = new EventTTLController(this.store, this.cacher, resourcePrefix(events), o.eventTtlMs);
@@ -349,6 +359,7 @@ export class ApiServer {
     this.runStopHooks();
     this.authorizer?.close?.();
     this.controllers?.stop();
+    this.definitions?.stop();
     this.compactor?.stop();
     this.eventTTL?.stop();
     this.cacher?.stop();

@@ -157,3 +157,14 @@ t.test('a metadata.name that is not a string (an object with its own toString, a
     }
   }
 });
+
+t.test('server-side apply of a struct list with a null item reads it as the zero struct, as a create does (fuzzer finding: was a 500)', async (t) => {
+  const url = '/apis/storage.svc.io/v1/csidrivers/null-item.example.com?fieldManager=fuzz';
+  const body = (items: string) => `{"apiVersion":"storage.svc.io/v1","kind":"CSIDriver","metadata":{"name":"null-item.example.com"},"spec":{"tokenRequests":${items}}}`;
+  const one = await rawRequest(s, 'PATCH', url, { body: body('[null]'), headers: { 'content-type': APPLY } });
+  t.equal(one.status, 201, one.text);
+  t.same(one.json.spec.tokenRequests, [{ audience: '' }]);
+  const two = await rawRequest(s, 'PATCH', url, { body: body('[null,null]'), headers: { 'content-type': APPLY } });
+  t.equal(two.status, 422, 'two empty audiences are a duplicate');
+  t.match(two.json.message, /spec\.tokenRequests\[1\]\.audience: Duplicate value/);
+});

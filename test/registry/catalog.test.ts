@@ -23,6 +23,7 @@ t.test('the catalog lists every served kind once', async (t) => {
       'rbac.authorization.svc.io/v1 ClusterRole clusterroles',
       'rbac.authorization.svc.io/v1 RoleBinding rolebindings',
       'rbac.authorization.svc.io/v1 ClusterRoleBinding clusterrolebindings',
+      'apiextensions.svc.io/v1 CustomResourceDefinition customresourcedefinitions',
     ],
   );
 });
