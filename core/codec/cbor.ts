@@ -98,22 +98,30 @@ export function cborItemLength(bytes: Uint8Array): number {
  */
 export type CborShape = 'bytes' | 'int64' | { fields: Readonly<Record<string, CborShape>> } | { each: CborShape };
 
-/** The typed fields of a schema, or undefined when it has none. */
-export function cborShapeOf(schema: Schema): CborShape | undefined {
+/**
+ * The typed fields of a schema, or undefined when it has none. A recursive schema (a definition's
+ * JSONSchemaProps) gives a shape that refers to itself, which is fine: shapes are followed along a
+ * value, which is finite.
+ */
+export function cborShapeOf(schema: Schema, seen: Map<Schema, CborShape> = new Map()): CborShape | undefined {
   switch (schema.kind) {
     case 'scalar':
       return schema.format === 'byte' ? 'bytes' : schema.format === 'int64' ? 'int64' : undefined;
     case 'struct': {
+      const known = seen.get(schema);
+      if (known) return known;
       const fields: Record<string, CborShape> = {};
+      const shape = { fields };
+      seen.set(schema, shape);
       for (const [name, f] of Object.entries(schema.fields)) {
-        const shape = cborShapeOf(f);
-        if (shape) fields[name] = shape;
+        const sub = cborShapeOf(f, seen);
+        if (sub) fields[name] = sub;
       }
-      return Object.keys(fields).length ? { fields } : undefined;
+      return Object.keys(fields).length ? shape : undefined;
     }
     case 'map':
     case 'list': {
-      const shape = cborShapeOf(schema.kind === 'map' ? schema.values : schema.items);
+      const shape = cborShapeOf(schema.kind === 'map' ? schema.values : schema.items, seen);
       return shape ? { each: shape } : undefined;
     }
     default:

@@ -52,7 +52,11 @@ export function mergeErrorToStatus(e: unknown): unknown {
 function patchFormatOf(ctx: RegistryContext, req: OpRequest): PatchFormat {
   const ct = contentTypeOf(req.contentType);
   const f = patchFormatFor(ct, ctx.bodyFormats);
-  if (!f) throw errors.unsupportedMediaType(ct, patchMediaTypes(ctx.bodyFormats));
+  // custom resources have no Go struct tags to merge by: upstream serves them no strategic merge patch
+  const custom = !!req.rt.custom;
+  if (!f || (custom && f.type === 'strategic')) {
+    throw errors.unsupportedMediaType(ct, patchMediaTypes(ctx.bodyFormats).filter((mt) => !custom || patchFormatFor(mt, ctx.bodyFormats)?.type !== 'strategic'));
+  }
   return f;
 }
 
