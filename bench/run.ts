@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn aliases overload`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn aliases overload rbac`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -10,6 +10,7 @@ import { applyThreeManagers, putWhole, strategicPatch } from './scenarios/apply.
 import { watchFanout } from './scenarios/watch.js';
 import { getOneByCredential } from './scenarios/authn.js';
 import { aliasGetAndList } from './scenarios/aliases.js';
+import { getAsRoleBindingUser } from './scenarios/rbac.js';
 import { overload } from './scenarios/overload.js';
 
 const args = process.argv.slice(2);
@@ -124,6 +125,17 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario (storage.svc.io vs storage.k8s.io)', 'mode', 'canonical req/s', 'alias req/s', 'alias p99', 'alias / canonical', 'target >= 97%'], rows));
+  }
+  if (want('rbac')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await getAsRoleBindingUser(m, duration)) {
+        console.log(`  GET one ConfigMap as ${r.caller} [${m.name}]: ${fmt(r.result.rps)} req/s`);
+        const bad = r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '';
+        rows.push([`GET one ConfigMap as ${r.caller}`, m.name, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt(r.ofMasters)}%`, r.ofMasters >= 90 ? 'holds' : 'below 90%', bad]);
+      }
+    }
+    sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs system:masters', 'target >= 90%', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards

@@ -6,6 +6,8 @@
  * configuration file builds its Node and RBAC entries with it. Adding a mode is one file under
  * core/authz plus one entry here.
  */
+import type { Listers } from '../registry/lister.js';
+import type { ResourceType } from '../registry/resource-type.js';
 import { loadPolicyFile, abacAuthorizer, PolicyFileError } from './abac.js';
 import { alwaysAllow, alwaysDeny, type Authorizer, chain, privilegedGroups } from './authorizer.js';
 import {
@@ -17,6 +19,8 @@ import {
   type WebhookPlan,
 } from './authz-config.js';
 import { nodeAuthorizer } from './node.js';
+import { rbacAuthorizer } from './rbac/authorizer.js';
+import { rbacKindsOf, rbacResolverFor } from './rbac/resolver.js';
 import { ReloadingAuthorizer } from './reload.js';
 import { WebhookAuthorizer } from './webhook.js';
 import { loadWebhookKubeconfig, WebhookConfigError } from './webhook-client.js';
@@ -38,6 +42,17 @@ export interface AuthorizationOptions {
 export interface AuthorizerDeps {
   /** The effective feature gates (AuthorizeWithSelectors, AuthorizeNodeWithSelectors). */
   featureGates?: Readonly<Record<string, boolean>>;
+  /** Listers over the watch cache (RBAC reads roles and bindings through them). */
+  listers?: Listers;
+  /** The served resource types. */
+  types?: readonly ResourceType[];
+}
+
+/** RBAC over the listers of the served RBAC kinds; a start error when they are missing. */
+function rbacMode(d: AuthorizerDeps): Authorizer {
+  const kinds = d.types && rbacKindsOf(d.types);
+  if (!d.listers || !kinds) throw new AuthorizationConfigError('RBAC needs the rbac.authorization.svc.io/v1 API, which is not served');
+  return rbacAuthorizer(rbacResolverFor(d.listers, kinds));
 }
 
 type ModeBuilder = (o: AuthorizationOptions, d: AuthorizerDeps) => Authorizer;
@@ -67,6 +82,7 @@ export const authorizationModes: Readonly<Record<string, ModeBuilder>> = {
   ABAC: (o) => abacAuthorizer(loadPolicyFile(o.authorizationPolicyFile)),
   Node: (_o, d) => nodeAuthorizer({ withSelectors: gate(d, 'AuthorizeNodeWithSelectors') }),
   Webhook: (o, d) => webhookAuthorizer(webhookFromFlags(o), d),
+  RBAC: (_o, d) => rbacMode(d),
 };
 
 /** Flags that configure authorization the legacy way; none may be given with --authorization-config. */
@@ -133,6 +149,19 @@ export function checkAuthorizationFiles(o: AuthorizationOptions, d: AuthorizerDe
   }
   if (o.authorizationMode.includes('ABAC')) asStartError('--authorization-policy-file', () => loadPolicyFile(o.authorizationPolicyFile));
   if (o.authorizationMode.includes('Webhook')) asStartError('--authorization-webhook-config-file', () => loadWebhookKubeconfig(o.authorizationWebhookConfigFile));
+}
+
+/**
+ * Whether RBAC decides requests (a mode, or an authorizer of the configuration file at start): the
+ * default policy is kept only then, as upstream reconciles it only with RBAC enabled.
+ */
+export function rbacEnabled(o: AuthorizationOptions): boolean {
+  if (!o.authorizationConfig) return o.authorizationMode.includes('RBAC');
+  try {
+    return planOfFile(readConfigFile(o.authorizationConfig), {}).some((p) => p.type === 'RBAC');
+  } catch {
+    return false;
+  }
 }
 
 /** Builds the chains a configuration file describes; Node and RBAC instances are kept across reloads. */

@@ -31,7 +31,7 @@ const READ = ['get', 'list', 'watch'];
 const rule = (verbs: string[], apiGroups: string[], resources: string[]): PolicyRule => ({ verbs, apiGroups, resources });
 
 /** Upstream's static node rules (v1.32, its DRA gate on), for resources the subdivisions below do not decide. */
-const nodeRules: readonly PolicyRule[] = [
+export const nodeRules: readonly PolicyRule[] = [
   rule(['create'], [AUTHENTICATION], ['tokenreviews']),
   rule(['create'], [AUTHORIZATION], ['subjectaccessreviews', 'localsubjectaccessreviews']),
   rule(READ, [CORE], ['services']),

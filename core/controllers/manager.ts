@@ -10,6 +10,7 @@ import type { RegistryClient } from '../registry/client.js';
 import type { Listers } from '../registry/lister.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
 import type { ResourceType } from '../registry/resource-type.js';
+import { ClusterRoleAggregationController, clusterRoleAggregationIdentity } from './clusterrole-aggregation.js';
 import { BootstrapSigner, bootstrapSignerIdentity, type ServingInfo } from './bootstrapsigner.js';
 import { GarbageCollector, garbageCollectorIdentity } from './garbage-collector.js';
 import { NamespaceController, namespaceControllerIdentity } from './namespace.js';
@@ -57,6 +58,17 @@ export const controllerCatalog: readonly ControllerSpec[] = [
       const c = new NamespaceController(ctx.client.as(namespaceControllerIdentity), ctx.listers, ctx.syncConsistent, ctx.types);
       c.start();
       return c;
+    },
+  },
+  {
+    name: 'clusterrole-aggregation-controller',
+    aliases: ['clusterrole-aggregation'],
+    start: (ctx) => {
+      const rt = ctx.types.all().find((t) => t.group === 'rbac.authorization.svc.io' && t.plural === 'clusterroles');
+      if (!rt) return { stop: () => undefined }; // the RBAC API is turned off (--runtime-config): nothing to aggregate
+      const c = new ClusterRoleAggregationController(ctx.client.as(clusterRoleAggregationIdentity), ctx.listers.for(rt), rt);
+      // the server is ready only once the roles present at start are aggregated (admin, edit, view)
+      return c.start().then(() => c);
     },
   },
   {

@@ -31,6 +31,7 @@ export function buildRegistryContext(store: Store, s: RegistrySettings, types: r
     now: () => new Date(),
     continueKey: Buffer.from(s.continueKeyHex, 'hex'),
     featureGates: new Map(Object.entries(s.featureGates)),
+    writeChecks: new Map(),
     bodyFormats: { cbor: s.featureGates.CBORServingAndStorage === true },
     customTypes: new CustomTypeResolver(store),
   };

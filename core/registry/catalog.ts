@@ -15,6 +15,10 @@ import { events } from './core/events.js';
 import { namespaces } from './core/namespaces.js';
 import { secrets } from './core/secrets.js';
 import { serviceAccounts } from './core/serviceaccounts.js';
+import { clusterRoleBindings } from './rbac/clusterrolebindings.js';
+import { clusterRoles } from './rbac/clusterroles.js';
+import { roleBindings } from './rbac/rolebindings.js';
+import { roles } from './rbac/roles.js';
 import type { ResourceType } from './resource-type.js';
 import { csiDrivers } from './storage/csidrivers.js';
 
@@ -32,5 +36,9 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   subjectAccessReviews,
   localSubjectAccessReviews,
   selfSubjectRulesReviews,
+  roles,
+  clusterRoles,
+  roleBindings,
+  clusterRoleBindings,
   customResourceDefinitions,
 ];

@@ -14,6 +14,7 @@ import { trackUpdate, zeroObjectOf } from './managed-fields.js';
 import { storageError, storedForm } from './objects.js';
 import { errors } from '../api/status.js';
 import { groupResourceOf } from './resource-type.js';
+import { runWriteCheck } from './write-checks.js';
 
 /** How many fresh generateName suffixes to try before giving up (upstream retries name collisions too). */
 const GENERATE_NAME_ATTEMPTS = 8;
@@ -47,6 +48,7 @@ export async function createObject(
   await admitCreate(ctx.store, rt, prepared.object);
   admitNodeCreate(req.user, rt, prepared.object);
   const obj = prepared.object;
+  await runWriteCheck(ctx, req, 'create', obj);
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
   for (let attempt = 1; ; attempt++) {
     const form = storedForm(rt, obj);

@@ -164,6 +164,15 @@ export interface ResourceType {
    */
   unconditionalUpdate?: boolean;
 
+  /**
+   * Names a check every create and update of this kind (POST, PUT, PATCH, apply, dry runs included)
+   * must pass with the final object, after validation and before the store (RBAC: escalation
+   * prevention). Such checks need main-thread state (authorizer, listers), so they are registered
+   * on the main thread's registry and the kind's tasks run there (RegistryClient routes them); a
+   * registry without the check refuses the write.
+   */
+  writeCheck?: string;
+
   /** Whether a namespaced kind's create must be admitted by namespace lifecycle (default true). */
   skipNamespaceLifecycle?: boolean;
 

@@ -18,6 +18,7 @@ import { beforeUpdate, checkName, ensureNamespace, shouldDeleteDuringUpdate } fr
 import { trackUpdate } from './managed-fields.js';
 import { bytesEqual, encodeStored, type LiveObject, readLive, storageError, storedForm } from './objects.js';
 import { groupKindOf, groupResourceOf, type ResourceType } from './resource-type.js';
+import { runWriteCheck } from './write-checks.js';
 
 /** A write without a client resourceVersion retries its compare-and-swap until it wins (upstream loops too); this only stops runaway loops. */
 const MAX_ATTEMPTS = 1000;
@@ -76,6 +77,8 @@ export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, pla
     }
     // builders check preconditions themselves, before validation, as upstream does
     const { next, requiredRevision } = await plan.build(live);
+    // checked on every attempt: a retry after a conflict builds from, and is checked against, the newer object
+    await runWriteCheck(ctx, req, 'update', next, live.object);
     const rev = live.kv.modRevision;
     try {
       if (shouldDeleteDuringUpdate(rt, next)) {

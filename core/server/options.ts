@@ -72,7 +72,7 @@ const flags: FlagSpec[] = [
   { name: 'client-ca-file', key: 'clientCAFile', kind: 'string', def: '', help: 'Client certificates signed by these CAs are authenticated (CN user, O groups). Defaults to the generated CA when the serving certificate is generated.' },
   { name: 'token-auth-file', key: 'tokenAuthFile', kind: 'string', def: '', help: 'CSV file of static bearer tokens: token,user,uid[,"group1,group2"].' },
   { name: 'anonymous-auth', key: 'anonymousAuth', kind: 'bool', def: true, help: 'Enables anonymous requests (system:anonymous, group system:unauthenticated).' },
-  { name: 'authorization-mode', key: 'authorizationMode', kind: 'list', def: ['AlwaysAllow'], help: `Ordered list of authorization plugins: ${Object.keys(authorizationModes).join(', ')}. Group system:masters is always allowed.` },
+  { name: 'authorization-mode', key: 'authorizationMode', kind: 'list', def: ['Node', 'RBAC'], help: `Ordered list of authorization plugins: ${Object.keys(authorizationModes).join(', ')}. Group system:masters is always allowed; AlwaysAllow only when asked for.` },
   { name: 'authorization-policy-file', key: 'authorizationPolicyFile', kind: 'string', def: '', help: 'File with the ABAC policy (one JSON object per line), used with --authorization-mode=ABAC.' },
   { name: 'authorization-webhook-config-file', key: 'authorizationWebhookConfigFile', kind: 'string', def: '', help: 'File with the webhook configuration in kubeconfig format, used with --authorization-mode=Webhook.' },
   { name: 'authorization-webhook-version', key: 'authorizationWebhookVersion', kind: 'string', def: 'v1beta1', help: 'The version of the authorization.svc.io SubjectAccessReview sent to and expected from the webhook: v1beta1 or v1.' },

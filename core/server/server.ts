@@ -18,15 +18,21 @@ import { selfSubjectReviews } from '../registry/authentication/selfsubjectreview
 import { tokenReviews } from '../registry/authentication/tokenreviews.js';
 import type { ServingInfo } from '../controllers/bootstrapsigner.js';
 import type { Authorizer } from '../authz/authorizer.js';
-import { buildAuthorizer, checkAuthorizationFiles } from '../authz/factory.js';
+import { buildAuthorizer, checkAuthorizationFiles, rbacEnabled } from '../authz/factory.js';
 import { accessReviewHandlers } from '../authz/reviews.js';
-import { type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
+import { bootstrapPolicy } from '../authz/rbac/bootstrap-policy.js';
+import { escalationCheck } from '../authz/rbac/escalation.js';
+import { reconcileBootstrapPolicy } from '../authz/rbac/reconcile.js';
+import { rbacKindsOf, rbacResolverFor } from '../authz/rbac/resolver.js';
+import { ESCALATION_CHECK } from '../registry/rbac/policy.js';
+import { controllerCatalog, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
 import { DefinitionController } from '../apiextensions/controller.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
 import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
+import { resourceId } from '../registry/context.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
 import { Cacher } from '../storage/cacher.js';
@@ -195,8 +201,19 @@ export class ApiServer {
     this.executor = makeExecutor(registry, { ...settings, storage });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
-    const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types);
+    // built before anything writes: RBAC writes (bootstrap policy, aggregation) pass its escalation check
+    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates, listers, types: types.all() }));
+    const rbacKinds = rbacKindsOf(types.all());
+    if (rbacKinds) {
+      // RBAC writes are checked against escalation where the authorizer and listers live: this thread
+      registry.ctx.writeChecks.set(ESCALATION_CHECK, escalationCheck({ resolver: rbacResolverFor(listers, rbacKinds), authorizer: () => authorizer }));
+    }
+    const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev), {
+      executor: { run: (task) => registry.run(task), close: async () => undefined },
+      resources: new Set(types.all().filter((t) => t.writeCheck).map(resourceId)),
+      visible: (rev) => this.cacher.waitFor(rev),
+    });
 
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
@@ -206,6 +223,12 @@ export class ApiServer {
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
+    if (rbacKinds && rbacEnabled(o)) {
+      const policy = bootstrapPolicy(types.all(), controllerCatalog.map((c) => c.name));
+      const roles = reconcileBootstrapPolicy(client, listers, rbacKinds, policy);
+      this.health.addPostStartHook('rbac/bootstrap-roles', roles);
+      await roles;
+    }
     let bound!: (info: ServingInfo) => void;
     const serving = new Promise<ServingInfo>((r) => (bound = r));
     const controllersStarted = startControllers(selectControllers(o.controllers), {
@@ -247,7 +270,6 @@ export class ApiServer {
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
     listersRef = listers;
-    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates }));
     const saType = servedCore('serviceaccounts');
     const secretType = servedCore('secrets');
     const saLister = saType && listers.for(saType);

@@ -464,6 +464,35 @@ t.test('bodies captured from kubectl create', { skip: existsSync(KUBECTL) ? fals
     t.strictSame(object, { kind: 'Namespace', apiVersion: 'v1', metadata: writtenMeta('team-a'), spec: {}, status: { phase: '' } });
   });
 
+  // kubectl create role checks resources against discovery, which this capture server does not serve
+  t.test('rolebinding (sent under rbac.authorization.k8s.io, decoded as ours)', async (t) => {
+    const { url, object } = await capture(t, ['create', 'rolebinding', 'readers', '--role=reader', '--user=alice', '-n', 'ns1']);
+    t.match(url, /^\/apis\/rbac\.authorization\.k8s\.io\/v1\/namespaces\/ns1\/rolebindings\?/);
+    t.strictSame(object, {
+      kind: 'RoleBinding',
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      metadata: writtenMeta('readers', 'ns1'),
+      // Go writes every non-pointer string of a subject, empty or not
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice', namespace: '' }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+    });
+  });
+
+  t.test('clusterrolebinding', async (t) => {
+    const { object } = await capture(t, ['create', 'clusterrolebinding', 'readers', '--clusterrole=view', '--user=alice', '--group=dev', '--serviceaccount=ns1:robot']);
+    t.strictSame(object, {
+      kind: 'ClusterRoleBinding',
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      metadata: writtenMeta('readers'),
+      subjects: [
+        { kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice', namespace: '' },
+        { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'dev', namespace: '' },
+        { kind: 'ServiceAccount', apiGroup: '', name: 'robot', namespace: 'ns1' },
+      ],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    });
+  });
+
   t.test('serviceaccount', async (t) => {
     const { url, object } = await capture(t, ['create', 'serviceaccount', 'builder', '-n', 'ns1']);
     t.match(url, /^\/api\/v1\/namespaces\/ns1\/serviceaccounts\?/);

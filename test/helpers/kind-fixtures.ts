@@ -155,7 +155,31 @@ export const resourceFixtures: { apiVersion: string; kind: string; object: Json 
   { apiVersion: 'v1', kind: 'Event', object: event },
   { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: csiDriver },
   { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', object: lease },
+  ...rbacFixtures(),
 ];
+
+/** The RBAC kinds: rules, aggregation selectors (LabelSelector with both forms), subjects and roleRef. */
+function rbacFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'rbac.authorization.svc.io/v1';
+  const rules = [
+    { verbs: ['get', 'list'], apiGroups: ['', 'storage.svc.io'], resources: ['configmaps', 'csidrivers/status'], resourceNames: ['a'] },
+    { verbs: ['get'], nonResourceURLs: ['/healthz', '/livez/*'] },
+  ];
+  const subjects = [
+    { kind: 'User', apiGroup: 'rbac.authorization.svc.io', name: 'alice' },
+    { kind: 'ServiceAccount', name: 'robot', namespace: 'ns1' },
+  ];
+  const roleRef = { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'view' };
+  const aggregationRule = {
+    clusterRoleSelectors: [{ matchLabels: { 'rbac.authorization.svc.io/aggregate-to-view': 'true' } }, { matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }, { key: 'x', operator: 'Exists' }] }],
+  };
+  return [
+    { apiVersion: av, kind: 'Role', object: { metadata: { name: 'r', namespace: 'ns1' }, rules: [rules[0]] } },
+    { apiVersion: av, kind: 'ClusterRole', object: { metadata: { name: 'c' }, rules, aggregationRule } },
+    { apiVersion: av, kind: 'RoleBinding', object: { metadata: { name: 'b', namespace: 'ns1' }, subjects, roleRef } },
+    { apiVersion: av, kind: 'ClusterRoleBinding', object: { metadata: { name: 'cb' }, subjects, roleRef } },
+  ];
+}
 
 export const allFixtures = [
   ...resourceFixtures,

@@ -140,11 +140,11 @@ t.test('discovery documents in protobuf; Tables never in protobuf', async (t) =>
     ['/api/v1', 'APIResourceList'],
     ['/apis/coordination.svc.io/v1', 'APIResourceList'],
   ] as const) {
-    const r = await s.anon.get(path, { accept: `${PB}, application/json` });
+    const r = await s.admin.get(path, { accept: `${PB}, application/json` });
     t.equal(r.headers['content-type'], PB, `${path}: protobuf`);
     const d = decodeProtobufObject(r.body);
     t.same([d.apiVersion, d.kind], ['v1', kind], `${path}: enveloped as ${kind} in v1`);
-    const json = (await s.anon.get(path)).json;
+    const json = (await s.admin.get(path)).json;
     t.strictSame(d.object, { ...json, apiVersion: 'v1' }, `${path}: the JSON document (/api names no apiVersion in JSON)`);
   }
   t.equal((await s.anon.get('/version', { accept: PB })).status, 406, '/version has no protobuf form');

@@ -37,7 +37,7 @@ t.test('impersonation under AlwaysDeny (only system:masters may impersonate)', a
 });
 
 t.test('impersonated identities as SelfSubjectReview shows them (AlwaysAllow)', async (t) => {
-  const s = await startSeeded();
+  const s = await startSeeded(['--authorization-mode=AlwaysAllow']);
   t.teardown(() => s.stop());
 
   t.test('HTTP/1.1: every header value counts', async (t) => {

@@ -19,6 +19,11 @@ t.test('the catalog lists every served kind once', async (t) => {
       'authorization.svc.io/v1 SubjectAccessReview subjectaccessreviews',
       'authorization.svc.io/v1 LocalSubjectAccessReview localsubjectaccessreviews',
       'authorization.svc.io/v1 SelfSubjectRulesReview selfsubjectrulesreviews',
+      'rbac.authorization.svc.io/v1 Role roles',
+      'rbac.authorization.svc.io/v1 ClusterRole clusterroles',
+      'rbac.authorization.svc.io/v1 RoleBinding rolebindings',
+      'rbac.authorization.svc.io/v1 ClusterRoleBinding clusterrolebindings',
+      'apiextensions.svc.io/v1 CustomResourceDefinition customresourcedefinitions',
     ],
   );
 });

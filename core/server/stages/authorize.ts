@@ -46,7 +46,9 @@ export function withAuthorization(authz: Authorizer): Stage {
       if (d.decision === 'allow') return next(s);
       // as upstream: an authorizer that could not evaluate (a failing webhook) and nothing allowed is a 500
       if (d.error) throw errors.internal(d.error);
-      throw forbidden(attrs, d.reason);
+      // the 403 names the group as the request path spelled it (an upstream alias), as every answer does
+      const info = s.info;
+      throw forbidden(info.requestedGroup && info.requestedGroup !== info.apiGroup ? { ...attrs, apiGroup: info.requestedGroup } : attrs, d.reason);
     });
   };
 }
