@@ -12,6 +12,8 @@ import { getOneByCredential } from './scenarios/authn.js';
 import { aliasGetAndList } from './scenarios/aliases.js';
 import { getAsRoleBindingUser } from './scenarios/rbac.js';
 import { overload } from './scenarios/overload.js';
+import { codecBench } from './scenarios/codecs.js';
+import { mediaTypes } from './scenarios/media.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -136,6 +138,28 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs system:masters', 'target >= 90%', 'errors'], rows));
+  }
+  if (want('codecs')) {
+    // in process: the serializer table without a server
+    const rows = codecBench().map((r) => [
+      r.subject,
+      r.format,
+      r.op,
+      fmt(r.bytes),
+      fmt((r.opsPerSec * r.bytes) / 1e6, 1),
+      fmt(r.opsPerSec * r.objects),
+    ]);
+    sections.push(table(['codec (in process)', 'format', 'op', 'bytes', 'MB/s', 'objects/s'], rows));
+  }
+  if (want('media')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await mediaTypes(m, duration)) {
+        console.log(`  ${r.scenario} as ${r.format} [${r.mode}]: ${fmt(r.result.rps)} req/s`);
+        rows.push([r.scenario, r.mode, r.format, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt(r.ofJson)}%`, r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '']);
+      }
+    }
+    sections.push(table(['scenario', 'mode', 'answered as', 'req/s', 'p50', 'p99', 'vs JSON', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
