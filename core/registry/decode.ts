@@ -6,6 +6,7 @@
  * Strict).
  */
 import { errors } from '../api/status.js';
+import { goQuote } from '../api/validation.js';
 import type { ApiObject } from '../api/types.js';
 import { BodyDecodeError, type BodyFormats, bodyMediaTypes, bodySerializerFor, type DecodedBody } from '../codec/serializer.js';
 import type { FieldValidation } from '../request/write-options.js';
@@ -83,7 +84,9 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
     }
   }
   // a body may spell the group as upstream does (storage.k8s.io/v1 for storage.svc.io/v1): the same kind
-  const apiVersion = respellApiVersion((raw.apiVersion as string | undefined) || apiVersionOf(rt), canonicalSpelling);
+  // (only an alias of the type's own group: a custom group under k8s.io is its own group)
+  const sent = (raw.apiVersion as string | undefined) || apiVersionOf(rt);
+  const apiVersion = sent === apiVersionOf(rt) ? sent : respellApiVersion(sent, canonicalSpelling);
   const kind = (raw.kind as string | undefined) || rt.kind;
   if (apiVersion === apiVersionOf(rt) && kind === rt.kind) return;
   const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
@@ -101,7 +104,7 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
 /** Applies fieldValidation to unknown and duplicate fields; returns the warnings to send. */
 export function applyFieldValidation(rt: ResourceType, unknown: readonly string[], duplicates: readonly string[], mode: FieldValidation): string[] {
   if (mode === 'Ignore' || (unknown.length === 0 && duplicates.length === 0)) return [];
-  const problems = [...unknown.map((u) => `unknown field ${JSON.stringify(u)}`), ...duplicates];
+  const problems = [...unknown.map((u) => `unknown field ${goQuote(u)}`), ...duplicates];
   if (mode === 'Strict') {
     throw errors.badRequest(`${rt.kind} in version ${JSON.stringify(rt.version)} cannot be handled as a ${rt.kind}: strict decoding error: ${problems.join(', ')}`);
   }

@@ -201,7 +201,7 @@ function typedApplied(rt: ResourceType, applied: ApiObject, duplicates: string[]
   if (Array.isArray(applied.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
   // upstream's version check: an applied object names exactly the endpoint's group, version and kind
   // (either spelling of the group: storage.k8s.io/v1 is storage.svc.io/v1)
-  const appliedVersion = typeof applied.apiVersion === 'string' ? respellApiVersion(applied.apiVersion, canonicalSpelling) : applied.apiVersion;
+  const appliedVersion = typeof applied.apiVersion === 'string' && applied.apiVersion !== apiVersionOf(rt) ? respellApiVersion(applied.apiVersion, canonicalSpelling) : applied.apiVersion;
   if (appliedVersion !== apiVersionOf(rt) || applied.kind !== rt.kind) {
     const av = typeof applied.apiVersion === 'string' ? applied.apiVersion : '';
     throw errors.badRequest(`invalid object type: ${av.includes('/') ? av : `/${av}`}, Kind=${typeof applied.kind === 'string' ? applied.kind : ''}`);

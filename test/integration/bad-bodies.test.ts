@@ -131,12 +131,12 @@ const cborCases: Case[] = [
 ];
 
 const textCases: Case[] = [
-  { rule: 'JSON nested past the limit', contentType: 'application/json', body: Buffer.from(`{"kind":"ConfigMap","apiVersion":"v1","x":${nested('[', ']', 1500)}}`), message: /json parse error: invalid character '\[' exceeded max depth \(/ },
+  { rule: 'JSON nested past the limit', contentType: 'application/json', body: Buffer.from(`{"kind":"ConfigMap","apiVersion":"v1","x":${nested('[', ']', 10001)}}`), message: /json parse error: invalid character '\[' exceeded max depth \(/ },
   { rule: 'JSON nested 200000 levels', contentType: 'application/json', body: Buffer.from(`{"x":${nested('{"a":', '}', 200000)}}`), message: /invalid character '\{' exceeded max depth/ },
   { rule: 'YAML nested past what the parser nests', contentType: 'application/yaml', body: Buffer.from(`kind: ConfigMap\nx: ${nested('[', ']', 5000)}\n`), message: /error converting YAML to JSON: yaml: .*exceeded max depth/ },
   { rule: 'YAML with two documents', contentType: 'application/yaml', body: Buffer.from('kind: ConfigMap\nmetadata: {name: y1}\n---\nkind: ConfigMap\nmetadata: {name: y2}\n'), message: /the body holds more than one document/ },
-  { rule: 'a merge patch nested past the limit', contentType: 'application/merge-patch+json', method: 'PATCH', path: `${CMS}/keep`, body: Buffer.from(`{"x":${nested('{"a":', '}', 1500)}}`), message: /exceeded max depth/ },
-  { rule: 'an apply patch nested past the limit', contentType: 'application/apply-patch+yaml', method: 'PATCH', path: `${CMS}/keep?fieldManager=m`, body: Buffer.from(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"keep"},"x":${nested('[', ']', 1500)}}`), message: /error decoding YAML: .*exceeded max depth/ },
+  { rule: 'a merge patch nested past the limit', contentType: 'application/merge-patch+json', method: 'PATCH', path: `${CMS}/keep`, body: Buffer.from(`{"x":${nested('{"a":', '}', 10001)}}`), message: /exceeded max depth/ },
+  { rule: 'an apply patch nested past the limit', contentType: 'application/apply-patch+yaml', method: 'PATCH', path: `${CMS}/keep?fieldManager=m`, body: Buffer.from(`{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"keep"},"x":${nested('[', ']', 10001)}}`), message: /error decoding YAML: .*exceeded max depth/ },
 ];
 
 async function expectRefused(t: Test, s: TestServer, c: Case): Promise<void> {
