@@ -286,3 +286,21 @@ t.test('a user may not grant what they do not hold, whatever the spelling (403 s
   t.equal(r.code, 1);
   t.match(r.stderr, /Error from server \(Forbidden\): roles\.rbac\.authorization\.k8s\.io is forbidden: User "dave" cannot create resource "roles" in API group "rbac\.authorization\.k8s\.io" in the namespace "team"/);
 });
+
+t.test('a rule with an unknown field is refused under Strict validation, and nothing is stored', async (t) => {
+  const bad = `apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: {name: typo, namespace: team}
+rules:
+- apiGroups: [""]
+  resources: [configmaps]
+  verb: [get]
+`;
+  const r = await admin(['create', '--validate=strict', '-f', file('typo.yaml', bad)]);
+  t.equal(r.code, 1);
+  t.match(r.stderr, /strict decoding error: unknown field "rules\[0\]\.verb"/);
+  t.equal((await admin(['get', 'role', 'typo', '-n', 'team'])).code, 1, 'not stored');
+  const lax = await admin(['create', '--validate=false', '-f', file('typo.yaml', bad)]);
+  t.equal(lax.code, 1, 'without the unknown field the rule has no verbs: 422');
+  t.match(lax.stderr, /rules\[0\]\.verbs: Required value: verbs must contain at least one value/);
+});

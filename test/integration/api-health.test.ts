@@ -35,6 +35,8 @@ const CHECKS = [
   'poststarthook/start-clusterrole-aggregation-controller',
   'poststarthook/start-serviceaccount-controller',
   'poststarthook/start-garbage-collector-controller',
+  'poststarthook/start-apiextensions-controllers',
+  'poststarthook/crd-informer-synced',
   'poststarthook/start-event-ttl-controller',
   'poststarthook/start-compactor',
   'poststarthook/max-in-flight-filter',
