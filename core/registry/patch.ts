@@ -23,6 +23,7 @@ import { writeOptionsFromQuery, type WriteOptions } from '../request/write-optio
 import { canonicalize, decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
+import { viewResult, viewType } from './subresource-view.js';
 import { resetFieldsOf } from './managed-fields.js';
 import { applyFieldValidation, checkTypeMeta, nameInBody, type RawBody, withTypeMetaFirst } from './decode.js';
 import { JsonSyntaxError } from '../codec/json.js';
@@ -129,12 +130,29 @@ export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpRes
     ...(req.subresource ? { subresource: req.subresource } : {}),
     ...(resetFields ? { resetFields } : {}),
   };
+  // a subresource served as another kind (scale) is patched as that kind, then applied to the object
+  const view = req.subresource ? rt.subresources?.[req.subresource]?.view : undefined;
   try {
-    if (t === 'apply') return await applyOp(ctx, req, body, o, warnings, base);
-    return await guaranteedUpdate(ctx, req, {
+    if (t === 'apply') {
+      if (view) throw errors.unsupportedMediaType(contentTypeOf(req.contentType), ['application/json-patch+json', 'application/merge-patch+json']);
+      return await applyOp(ctx, req, body, o, warnings, base);
+    }
+    const r = await guaranteedUpdate(ctx, req, {
       dryRun: o.dryRun,
       warnings,
       build: (live) => {
+        if (view) {
+          const vt = viewType(rt, view);
+          const doc = view.toView({ ...live.object, metadata: { ...live.object.metadata, resourceVersion: String(live.kv.modRevision) } }) as unknown as JsonObject;
+          const sentView = typedPatched(vt, ctx, patchedObject(vt, t, doc, body.value), body.duplicates, o, warnings);
+          checkName(sentView, req.name, rt.namespaced ? req.namespace : '');
+          const sent = sentView.metadata.resourceVersion || undefined;
+          checkPrecondition(rt, req.name, sent ?? String(live.kv.modRevision), live);
+          const patchedObj = view.fromView(sentView, live.object);
+          delete patchedObj.metadata.resourceVersion;
+          const requiredRevision = sent === String(live.kv.modRevision) ? undefined : sent;
+          return { next: prepareUpdate(ctx, req, rt, patchedObj, live.object, o.fieldManager, warnings), requiredRevision };
+        }
         const patched = typedPatched(rt, ctx, patchedObject(rt, t, liveDocument(rt, live), body.value), body.duplicates, o, warnings);
         ensureNamespace(patched, rt, req.namespace);
         checkName(patched, req.name, rt.namespaced ? req.namespace : '');
@@ -147,6 +165,7 @@ export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpRes
         return { next, requiredRevision };
       },
     });
+    return view ? viewResult(view, r) : r;
   } catch (e) {
     throw mergeErrorToStatus(e);
   }

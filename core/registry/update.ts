@@ -19,6 +19,7 @@ import { trackUpdate } from './managed-fields.js';
 import { bytesEqual, encodeStored, type LiveObject, readLive, storageError, storedForm } from './objects.js';
 import { groupKindOf, groupResourceOf, type ResourceType } from './resource-type.js';
 import { runWriteCheck } from './write-checks.js';
+import { viewResult, viewType } from './subresource-view.js';
 
 /** A write without a client resourceVersion retries its compare-and-swap until it wins (upstream loops too); this only stops runaway loops. */
 const MAX_ATTEMPTS = 1000;
@@ -103,16 +104,18 @@ export async function update(ctx: RegistryContext, req: OpRequest): Promise<OpRe
   if (!req.body) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
   const rt = req.rt;
   const opts = writeOptionsFromQuery(req.query, 'UpdateOptions');
-  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, rt, { knownKinds: ctx.types.knownKinds, bodyFormats: ctx.bodyFormats }, opts.fieldValidation);
+  const sub = req.subresource ? rt.subresources?.[req.subresource] : undefined;
+  // a subresource served as another kind (scale) is written as that kind
+  const view = sub?.view;
+  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, view ? viewType(rt, view) : rt, { knownKinds: ctx.types.knownKinds, bodyFormats: ctx.bodyFormats }, opts.fieldValidation);
   checkName(decoded, req.name, rt.namespaced ? req.namespace : '');
   ensureNamespace(decoded, rt, req.namespace);
-  const sub = req.subresource ? rt.subresources?.[req.subresource] : undefined;
   const key = objectKey(rt, req.namespace, req.name);
-  return guaranteedUpdate(ctx, req, {
+  const r = await guaranteedUpdate(ctx, req, {
     dryRun: opts.dryRun,
     warnings,
     build: (live) => {
-      const next = structuredClone(decoded);
+      const next = view ? view.fromView(decoded, live.object) : structuredClone(decoded);
       const requiredRevision = next.metadata.resourceVersion || undefined;
       checkUidPrecondition(rt, key, req.name, next, live);
       checkPrecondition(rt, req.name, requiredRevision, live);
@@ -126,6 +129,7 @@ export async function update(ctx: RegistryContext, req: OpRequest): Promise<OpRe
       return createObject(ctx, req, obj, opts.dryRun, opts.fieldManager, warnings);
     },
   });
+  return view ? viewResult(view, r) : r;
 }
 
 /**

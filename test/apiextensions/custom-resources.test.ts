@@ -174,12 +174,25 @@ for (const workers of [2, 0]) {
       t.equal(got.json.kind, 'Widget');
     });
 
-    t.test('scale subresource reads as autoscaling/v1 Scale', async (t) => {
+    t.test('scale subresource is autoscaling/v1 Scale, read and written', async (t) => {
       await c.post(W, widget('sc', { size: 1, replicas: 2 }));
       await c.patch(`${W}/sc/status`, { status: { replicas: 2, selector: 'app=sc' } }, 'application/merge-patch+json');
       const scale = await c.get(`${W}/sc/scale`);
       t.equal(scale.status, 200, scale.text);
       t.match(scale.json, { kind: 'Scale', apiVersion: 'autoscaling/v1', metadata: { name: 'sc', namespace: 'default' }, spec: { replicas: 2 }, status: { replicas: 2, selector: 'app=sc' } });
+      const put = await c.put(`${W}/sc/scale`, { ...scale.json, spec: { replicas: 5 } });
+      t.equal(put.status, 200, put.text);
+      t.match(put.json, { kind: 'Scale', apiVersion: 'autoscaling/v1', spec: { replicas: 5 } });
+      t.equal((await c.get(`${W}/sc`)).json.spec.replicas, 5, 'written to specReplicasPath');
+      const stale = await c.put(`${W}/sc/scale`, { ...scale.json, spec: { replicas: 6 } });
+      t.equal(stale.status, 409, 'a Scale with an old resourceVersion conflicts');
+      const patched = await c.patch(`${W}/sc/scale`, { spec: { replicas: 4 } }, 'application/merge-patch+json');
+      t.equal(patched.status, 200, patched.text);
+      t.equal(patched.json.kind, 'Scale');
+      t.equal((await c.get(`${W}/sc`)).json.spec.replicas, 4);
+      const neg = await c.patch(`${W}/sc/scale`, { spec: { replicas: -1 } }, 'application/merge-patch+json');
+      t.equal(neg.status, 422, neg.text);
+      t.equal((await c.get(`${W}/sc`)).json.spec.replicas, 4, 'nothing written');
     });
 
     t.test('server-side apply merges by the schema markers (map list by name, atomic list)', async (t) => {

@@ -73,7 +73,7 @@ Object.assign(props.fields, {
   dependencies: s.map(s.untyped(), { description: 'Not supported.' }),
   additionalItems: s.untyped({ ptr: true, description: 'Not supported.' }),
   definitions: propsMap('Not supported.'),
-  externalDocs: s.struct(`${NS}.ExternalDocumentation`, { description: s.string(), url: s.string() }, { ptr: true, description: 'Where more is documented.' }),
+  externalDocs: s.struct(`${NS}.ExternalDocumentation`, { description: s.string({ description: 'What the documentation is about.' }), url: s.string({ description: 'Where it is.' }) }, { ptr: true, description: 'Where more is documented.', typeDescription: 'A pointer to documentation elsewhere.' }),
   example: s.untyped({ ptr: true, description: 'An example value.' }),
   nullable: s.boolean({ description: 'Whether null is a value of this node.' }),
   'x-kubernetes-preserve-unknown-fields': s.boolean({ ptr: true, description: 'Keep fields the schema does not specify.' }),
@@ -119,11 +119,11 @@ const versionSchema = s.struct(
     storage: s.boolean({ always: true, description: 'Whether objects are stored in this version; exactly one version is.' }),
     deprecated: s.boolean({ description: 'Every request to a deprecated version gets a Warning header.' }),
     deprecationWarning: s.string({ ptr: true, description: 'The warning sent instead of the default one.' }),
-    schema: s.struct(`${NS}.CustomResourceValidation`, { openAPIV3Schema: propsField('The OpenAPI v3 schema of the objects.') }, { ptr: true, description: 'How objects of this version are validated and pruned.' }),
+    schema: s.struct(`${NS}.CustomResourceValidation`, { openAPIV3Schema: propsField('The OpenAPI v3 schema of the objects.') }, { ptr: true, description: 'How objects of this version are validated and pruned.', typeDescription: 'The schema of one version.' }),
     subresources: s.struct(
       `${NS}.CustomResourceSubresources`,
       {
-        status: s.struct(`${NS}.CustomResourceSubresourceStatus`, {}, { ptr: true, description: 'Serve .status at its own endpoint.' }),
+        status: s.struct(`${NS}.CustomResourceSubresourceStatus`, {}, { ptr: true, description: 'Serve .status at its own endpoint.', typeDescription: 'The status subresource: no fields.' }),
         scale: s.struct(
           `${NS}.CustomResourceSubresourceScale`,
           {
@@ -131,13 +131,13 @@ const versionSchema = s.struct(
             statusReplicasPath: s.string({ always: true, description: 'JSONPath of the observed replicas (under .status).' }),
             labelSelectorPath: s.string({ ptr: true, description: 'JSONPath of the label selector as a string (under .spec or .status).' }),
           },
-          { ptr: true, description: 'Serve a Scale at /scale.' },
+          { ptr: true, description: 'Serve a Scale at /scale.', typeDescription: 'Where the scale subresource reads and writes replicas.' },
         ),
       },
-      { ptr: true, description: 'The subresources served for this version.' },
+      { ptr: true, description: 'The subresources served for this version.', typeDescription: 'The status and scale subresources of a version.' },
     ),
     additionalPrinterColumns: s.list(columnSchema, { listType: 'atomic', description: 'Columns of the table output beside the name.' }),
-    selectableFields: s.list(s.struct(`${NS}.SelectableField`, { jsonPath: s.string({ always: true, description: 'JSONPath of a field usable in field selectors.' }) }, { required: ['jsonPath'] }), {
+    selectableFields: s.list(s.struct(`${NS}.SelectableField`, { jsonPath: s.string({ always: true, description: 'JSONPath of a field usable in field selectors.' }) }, { required: ['jsonPath'], typeDescription: 'A field of the objects usable in field selectors.' }), {
       listType: 'atomic',
       description: 'Fields usable in field selectors.',
     }),
@@ -159,23 +159,23 @@ const conversionSchema = s.struct(
             service: s.struct(
               `${NS}.ServiceReference`,
               {
-                namespace: s.string({ always: true }),
-                name: s.string({ always: true }),
-                path: s.string({ ptr: true }),
-                port: s.int32({ ptr: true }),
+                namespace: s.string({ always: true, description: 'Namespace of the Service.' }),
+                name: s.string({ always: true, description: 'Name of the Service.' }),
+                path: s.string({ ptr: true, description: 'URL path the webhook is served at.' }),
+                port: s.int32({ ptr: true, description: 'Port of the Service (default 443).' }),
               },
-              { ptr: true, description: 'A Service of the cluster that runs the webhook.' },
+              { ptr: true, description: 'A Service of the cluster that runs the webhook.', typeDescription: 'A reference to a Service.' },
             ),
             caBundle: s.bytes({ description: 'PEM CA certificates the webhook\'s serving certificate is checked against.' }),
           },
-          { ptr: true, description: 'How to reach the webhook.' },
+          { ptr: true, description: 'How to reach the webhook.', typeDescription: 'How the API server reaches a webhook: a URL or a Service, and the CA to trust.' },
         ),
         conversionReviewVersions: s.list(s.string(), { always: true, listType: 'atomic', description: 'ConversionReview versions the webhook understands, in order of preference.' }),
       },
-      { ptr: true, description: 'The webhook that converts (strategy Webhook).' },
+      { ptr: true, description: 'The webhook that converts (strategy Webhook).', typeDescription: 'A conversion webhook.' },
     ),
   },
-  { ptr: true, required: ['strategy'], description: 'How objects are converted between versions.' },
+  { ptr: true, required: ['strategy'], description: 'How objects are converted between versions.', typeDescription: 'How objects are converted between the versions of a definition.' },
 );
 
 const conditionSchema = s.struct(
@@ -187,7 +187,7 @@ const conditionSchema = s.struct(
     reason: s.string({ description: 'Machine-readable reason of the last transition.' }),
     message: s.string({ description: 'Human-readable detail of the last transition.' }),
   },
-  { required: ['type', 'status'] },
+  { required: ['type', 'status'], typeDescription: 'One observation of a definition\'s state.' },
 );
 
 export const crdSchema = objectSchema(
@@ -203,7 +203,7 @@ export const crdSchema = objectSchema(
         conversion: conversionSchema,
         preserveUnknownFields: s.boolean({ description: 'Not supported in v1 (use x-kubernetes-preserve-unknown-fields).' }),
       },
-      { required: ['group', 'names', 'scope', 'versions'], description: 'What the definition defines.' },
+      { required: ['group', 'names', 'scope', 'versions'], description: 'What the definition defines.', typeDescription: 'The kind a definition defines: group, names, scope, versions, conversion.' },
     ),
     status: s.struct(
       `${NS}.CustomResourceDefinitionStatus`,
@@ -212,7 +212,7 @@ export const crdSchema = objectSchema(
         acceptedNames: s.field(namesSchema, { always: true, description: 'The names actually served; they may lag behind spec.names while those conflict.' }),
         storedVersions: s.list(s.string(), { always: true, listType: 'atomic', description: 'Every version objects have ever been stored in.' }),
       },
-      { description: 'The definition\'s observed state.' },
+      { description: 'The definition\'s observed state.', typeDescription: 'The observed state of a definition.' },
     ),
   },
   ['spec'],
