@@ -14,6 +14,7 @@ import { getAsRoleBindingUser } from './scenarios/rbac.js';
 import { overload } from './scenarios/overload.js';
 import { codecBench } from './scenarios/codecs.js';
 import { mediaTypes } from './scenarios/media.js';
+import { customResources } from './scenarios/crd.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -160,6 +161,16 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario', 'mode', 'answered as', 'req/s', 'p50', 'p99', 'vs JSON', 'errors'], rows));
+  }
+  if (want('crd')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      const r = await customResources(m, duration);
+      console.log(`  custom resources [${m.name}]: Established after ${fmt(r.establishedMs)} ms, served after ${fmt(r.servedMs)} ms`);
+      for (const x of r.rows) rows.push([x.scenario, r.mode, fmt(x.result.rps), `${fmt(x.result.p50)} ms`, `${fmt(x.result.p99)} ms`, `${fmt(x.ofConfigMap)}%`, x.result.errors + x.result.non2xx ? `${x.result.errors} errors, ${x.result.non2xx} non-2xx` : '']);
+      rows.push(['definition created -> Established / served', r.mode, '', `${fmt(r.establishedMs)} ms`, `${fmt(r.servedMs)} ms`, '', '']);
+    }
+    sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs ConfigMap', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
