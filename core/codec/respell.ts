@@ -61,26 +61,53 @@ export function respellValue(value: Readonly<Record<string, unknown>>, r: Respel
   return { ...v, metadata: m };
 }
 
+/** Memo keys of one spelling, made once per spelling (lists ask for them once per item). */
+const suffixes = new Map<string, { suffix: string; item: string }>();
+const keysOf = (r: Respelling): { suffix: string; item: string } => {
+  let k = suffixes.get(r.to);
+  if (!k) suffixes.set(r.to, (k = { suffix: `|${r.to}`, item: `item|${r.to}` }));
+  return k;
+};
+
+/**
+ * A view of a source spelled for a respelling; its encodings are memoized on the source under the
+ * spelling. A class rather than closures: an aliased list makes one per item per request.
+ */
+class RespelledSource implements ObjectSource {
+  private spelledValue: Readonly<Record<string, unknown>> | undefined;
+  constructor(
+    private readonly src: ObjectSource,
+    private readonly r: Respelling,
+    private readonly keys: { suffix: string; item: string },
+  ) {}
+
+  value(): Readonly<Record<string, unknown>> {
+    return (this.spelledValue ??= respellValue(this.src.value(), this.r));
+  }
+
+  itemJson(): Uint8Array {
+    let b = this.src.memo(this.keys.item);
+    if (!b) {
+      const v = this.value();
+      // nothing to respell: the stored JSON is already right
+      b = v === this.src.value() ? this.src.itemJson() : Buffer.from(JSON.stringify(itemValue(v)));
+      this.src.setMemo(this.keys.item, b);
+    }
+    return b;
+  }
+
+  memo(k: string): Uint8Array | undefined {
+    return this.src.memo(k + this.keys.suffix);
+  }
+
+  setMemo(k: string, b: Uint8Array): void {
+    this.src.setMemo(k + this.keys.suffix, b);
+  }
+}
+
 /** A view of `src` spelled for `r`; its encodings are memoized on `src` under the spelling. */
 export function respelledSource(src: ObjectSource, r: Respelling): ObjectSource {
-  const suffix = `|${r.to}`;
-  let value: Readonly<Record<string, unknown>> | undefined;
-  const view: ObjectSource = {
-    value: () => (value ??= respellValue(src.value(), r)),
-    itemJson: () => {
-      let b = src.memo(`item${suffix}`);
-      if (!b) {
-        const v = view.value();
-        // nothing to respell: the stored JSON is already right
-        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(itemValue(v)));
-        src.setMemo(`item${suffix}`, b);
-      }
-      return b;
-    },
-    memo: (k) => src.memo(k + suffix),
-    setMemo: (k, b) => src.setMemo(k + suffix, b),
-  };
-  return view;
+  return new RespelledSource(src, r, keysOf(r));
 }
 
 /** A Status whose group names are spelled for `r` (details.group and the `<resource>.<group>` in its message). */
