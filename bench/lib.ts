@@ -72,9 +72,9 @@ function stopper(proc: ChildProcess, dir: string | undefined): () => Promise<voi
 }
 
 /** Starts svc-apiserver with a fresh data dir and an admin bearer token. */
-export async function startApiServer(flags: string[]): Promise<Proc> {
+export async function startApiServer(flags: string[], extraTokenLines: readonly string[] = []): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
-  writeFileSync(join(dir, 'tokens.csv'), `${TOKEN},bench-admin,uid-bench,"system:masters"\n`);
+  writeFileSync(join(dir, 'tokens.csv'), [`${TOKEN},bench-admin,uid-bench,"system:masters"`, ...extraTokenLines, ''].join('\n'));
   const port = await freePort();
   const proc = spawn(process.execPath, [binPath, `--data-dir=${dir}`, `--secure-port=${port}`, `--token-auth-file=${join(dir, 'tokens.csv')}`, ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],

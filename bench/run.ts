@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn aliases overload rbac`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -10,6 +10,11 @@ import { applyThreeManagers, putWhole, strategicPatch } from './scenarios/apply.
 import { watchFanout } from './scenarios/watch.js';
 import { getOneByCredential } from './scenarios/authn.js';
 import { aliasGetAndList } from './scenarios/aliases.js';
+import { getAsRoleBindingUser } from './scenarios/rbac.js';
+import { overload } from './scenarios/overload.js';
+import { codecBench } from './scenarios/codecs.js';
+import { mediaTypes } from './scenarios/media.js';
+import { customResources } from './scenarios/crd.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -123,6 +128,54 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario (storage.svc.io vs storage.k8s.io)', 'mode', 'canonical req/s', 'alias req/s', 'alias p99', 'alias / canonical', 'target >= 97%'], rows));
+  }
+  if (want('rbac')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await getAsRoleBindingUser(m, duration)) {
+        console.log(`  GET one ConfigMap as ${r.caller} [${m.name}]: ${fmt(r.result.rps)} req/s`);
+        const bad = r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '';
+        rows.push([`GET one ConfigMap as ${r.caller}`, m.name, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt(r.ofMasters)}%`, r.ofMasters >= 90 ? 'holds' : 'below 90%', bad]);
+      }
+    }
+    sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs system:masters', 'target >= 90%', 'errors'], rows));
+  }
+  if (want('codecs')) {
+    // in process: the serializer table without a server
+    const rows = codecBench().map((r) => [
+      r.subject,
+      r.format,
+      r.op,
+      fmt(r.bytes),
+      fmt((r.opsPerSec * r.bytes) / 1e6, 1),
+      fmt(r.opsPerSec * r.objects),
+    ]);
+    sections.push(table(['codec (in process)', 'format', 'op', 'bytes', 'MB/s', 'objects/s'], rows));
+  }
+  if (want('media')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await mediaTypes(m, duration)) {
+        console.log(`  ${r.scenario} as ${r.format} [${r.mode}]: ${fmt(r.result.rps)} req/s`);
+        rows.push([r.scenario, r.mode, r.format, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt(r.ofJson)}%`, r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '']);
+      }
+    }
+    sections.push(table(['scenario', 'mode', 'answered as', 'req/s', 'p50', 'p99', 'vs JSON', 'errors'], rows));
+  }
+  if (want('crd')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      const r = await customResources(m, duration);
+      console.log(`  custom resources [${m.name}]: Established after ${fmt(r.establishedMs)} ms, served after ${fmt(r.servedMs)} ms`);
+      for (const x of r.rows) rows.push([x.scenario, r.mode, fmt(x.result.rps), `${fmt(x.result.p50)} ms`, `${fmt(x.result.p99)} ms`, `${fmt(x.ofConfigMap)}%`, x.result.errors + x.result.non2xx ? `${x.result.errors} errors, ${x.result.non2xx} non-2xx` : '']);
+      rows.push(['definition created -> Established / served', r.mode, '', `${fmt(r.establishedMs)} ms`, `${fmt(r.servedMs)} ms`, '', '']);
+    }
+    sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs ConfigMap', 'errors'], rows));
+  }
+  if (want('overload')) {
+    // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
+    const rows = (await overload(modes[1]!)).map((r) => [r.scenario, r.mode, r.observed, r.after, r.target]);
+    sections.push(table(['overload case', 'mode', 'well-behaved traffic meanwhile', 'afterwards', 'target'], rows));
   }
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);

@@ -110,7 +110,12 @@ function renderValue(v: unknown): string {
     case 'bigint':
       return String(v);
     default:
-      return JSON.stringify(v);
+      try {
+        return JSON.stringify(v);
+      } catch {
+        // a value nested deeper than JSON.stringify can walk (request bodies may nest 10000 levels)
+        return Array.isArray(v) ? '[...]' : '{...}';
+      }
   }
 }
 

@@ -227,11 +227,19 @@ export function validateNonnegativeField(value: number | undefined, path: PathLi
  * (Go's Semantic.DeepEqual on the decoded structs.)
  */
 export function jsonEqual(a: unknown, b: unknown): boolean {
+  return equalAt(a, b, 0);
+}
+
+/** Levels compared recursively before the comparison continues with an explicit stack (bodies may nest deep). */
+const EQUAL_RECURSION_LIMIT = 64;
+
+function equalAt(a: unknown, b: unknown, depth: number): boolean {
   if (a === b) return true;
   if (a === null || b === null || typeof a !== 'object' || typeof b !== 'object') return false;
+  if (depth > EQUAL_RECURSION_LIMIT) return equalDeep(a, b);
   if (Array.isArray(a)) {
     if (!Array.isArray(b) || a.length !== b.length) return false;
-    for (let i = 0; i < a.length; i++) if (!jsonEqual(a[i], b[i])) return false;
+    for (let i = 0; i < a.length; i++) if (!equalAt(a[i], b[i], depth + 1)) return false;
     return true;
   }
   if (Array.isArray(b)) return false;
@@ -241,11 +249,39 @@ export function jsonEqual(a: unknown, b: unknown): boolean {
   for (const k in ao) {
     if (ao[k] === undefined) continue;
     na++;
-    if (!jsonEqual(ao[k], bo[k])) return false;
+    if (!equalAt(ao[k], bo[k], depth + 1)) return false;
   }
   let nb = 0;
   for (const k in bo) if (bo[k] !== undefined) nb++;
   return na === nb;
+}
+
+/** jsonEqual without recursion. */
+function equalDeep(a: unknown, b: unknown): boolean {
+  const stack: [unknown, unknown][] = [[a, b]];
+  while (stack.length) {
+    const [x, y] = stack.pop()!;
+    if (x === y) continue;
+    if (x === null || y === null || typeof x !== 'object' || typeof y !== 'object') return false;
+    if (Array.isArray(x)) {
+      if (!Array.isArray(y) || x.length !== y.length) return false;
+      for (let i = 0; i < x.length; i++) stack.push([x[i], y[i]]);
+      continue;
+    }
+    if (Array.isArray(y)) return false;
+    const xo = x as Record<string, unknown>;
+    const yo = y as Record<string, unknown>;
+    let nx = 0;
+    for (const k in xo) {
+      if (xo[k] === undefined) continue;
+      nx++;
+      stack.push([xo[k], yo[k]]);
+    }
+    let ny = 0;
+    for (const k in yo) if (yo[k] !== undefined) ny++;
+    if (nx !== ny) return false;
+  }
+  return true;
 }
 
 /** `field is immutable` when the value changed; the bad value is the new one. */

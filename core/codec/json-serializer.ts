@@ -1,10 +1,13 @@
 /**
  * JSON: objects are written by splicing bytes (TypeMeta in front of the stored JSON, no parse, no
  * stringify), lists are streamed item by item, watch frames wrap the object's bytes. Pretty output
- * decodes once and indents, without the trailing newline, as upstream's serializer writes it.
+ * decodes once and indents, without the trailing newline, as upstream's serializer writes it. Bodies
+ * are parsed natively, with one extra scan for duplicate keys.
  */
+import { JsonSyntaxError } from './json.js';
 import { withTypeMeta } from './object-bytes.js';
-import { type EncodeOptions, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer, type TypeInfo } from './serializer.js';
+import { BodyDecodeError, type EncodeOptions, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer, type TypeInfo } from './serializer.js';
+import { parseTextBody } from './text-body.js';
 
 const COMMA = Buffer.from(',');
 const LIST_END = Buffer.from(']}\n');
@@ -78,6 +81,16 @@ export const jsonSerializer: Serializer = {
     // compact objects end with a newline: the frame carries the object without it
     const body = object[object.length - 1] === 0x0a ? object.subarray(0, -1) : object;
     return Buffer.concat([head, body, FRAME_TAIL]);
+  },
+
+  decodeBody(body) {
+    try {
+      return parseTextBody(body, false);
+    } catch (e) {
+      // upstream's JSON serializer reads the kind first and words its failures so
+      if (e instanceof JsonSyntaxError) throw new BodyDecodeError(`couldn't get version/kind; json parse error: ${e.message}`);
+      throw e;
+    }
   },
 };
 

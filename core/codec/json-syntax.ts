@@ -1,10 +1,12 @@
 /**
  * Go's encoding/json syntax errors (`invalid character 'x' looking for beginning of value`,
- * `unexpected end of JSON input`, ...) for bytes the native parser rejected, found by scanning them
- * the way Go's scanner does (byte by byte, a space fed at the end of input). Runs only on error
- * paths, so clients see upstream's wording for request bodies and Secret docker configs alike.
+ * `unexpected end of JSON input`, `invalid character '[' exceeded max depth`, ...) for bytes the
+ * native parser rejected or that nest too deep, found by scanning them the way Go's scanner does
+ * (byte by byte, a space fed at the end of input). Runs only on error paths, so clients see
+ * upstream's wording for request bodies and Secret docker configs alike.
  */
 import { goQuote } from '../api/validation.js';
+import { MAX_JSON_DEPTH } from './limits.js';
 
 class GoSyntaxError extends Error {}
 
@@ -42,67 +44,70 @@ class GoJsonScanner {
     return this.i < this.b.length ? this.b[this.i]! : -1;
   }
 
+  /**
+   * One value and its containers, without recursion: the open containers are a stack, so a document
+   * nested up to the depth limit is scanned on any thread's stack, and one past it fails as Go's
+   * scanner fails it (at the opening bracket that is one too many).
+   */
   document(): void {
-    this.value();
+    const open: number[] = [];
+    let wantValue = true;
+    for (;;) {
+      if (wantValue) {
+        this.skipSpace();
+        const c = this.peek();
+        if (c === 0x7b || c === 0x5b) {
+          if (open.length >= MAX_JSON_DEPTH) this.fail('exceeded max depth');
+          this.i++;
+          open.push(c);
+          this.skipSpace();
+          const close = c === 0x7b ? 0x7d : 0x5d;
+          if (this.peek() === close) {
+            this.i++;
+            open.pop();
+            wantValue = false;
+          } else if (c === 0x7b) this.objectKey();
+          continue;
+        }
+        this.scalar();
+        wantValue = false;
+      }
+      if (open.length === 0) break;
+      const inObject = open[open.length - 1] === 0x7b;
+      this.skipSpace();
+      const c = this.peek();
+      this.i++;
+      if (c === 0x2c) {
+        if (inObject) this.objectKey();
+        wantValue = true;
+      } else if (c === (inObject ? 0x7d : 0x5d)) open.pop();
+      else {
+        this.i--;
+        this.fail(inObject ? 'after object key:value pair' : 'after array element');
+      }
+    }
     this.skipSpace();
     if (this.i < this.b.length) this.fail('after top-level value');
   }
 
-  private value(): void {
+  /** A key and its colon; the value follows. */
+  private objectKey(): void {
     this.skipSpace();
+    if (this.peek() !== 0x22) this.fail('looking for beginning of object key string');
+    this.string();
+    this.skipSpace();
+    if (this.peek() !== 0x3a) this.fail('after object key');
+    this.i++;
+  }
+
+  private scalar(): void {
     const c = this.peek();
-    if (c === 0x7b) return this.object();
-    if (c === 0x5b) return this.array();
     if (c === 0x22) return this.string();
     if (c === 0x2d || isDigit(c)) return this.number();
     if (c === 0x74) return this.literal('true');
     if (c === 0x66) return this.literal('false');
     if (c === 0x6e) return this.literal('null');
     this.fail('looking for beginning of value');
-  }
-
-  private object(): void {
-    this.i++;
-    this.skipSpace();
-    if (this.peek() === 0x7d) {
-      this.i++;
-      return;
-    }
-    for (;;) {
-      this.skipSpace();
-      if (this.peek() !== 0x22) this.fail('looking for beginning of object key string');
-      this.string();
-      this.skipSpace();
-      if (this.peek() !== 0x3a) this.fail('after object key');
-      this.i++;
-      this.value();
-      this.skipSpace();
-      const c = this.peek();
-      this.i++;
-      if (c === 0x2c) continue;
-      if (c === 0x7d) return;
-      this.i--;
-      this.fail('after object key:value pair');
-    }
-  }
-
-  private array(): void {
-    this.i++;
-    this.skipSpace();
-    if (this.peek() === 0x5d) {
-      this.i++;
-      return;
-    }
-    for (;;) {
-      this.value();
-      this.skipSpace();
-      const c = this.peek();
-      this.i++;
-      if (c === 0x2c) continue;
-      if (c === 0x5d) return;
-      this.i--;
-      this.fail('after array element');
-    }
   }
 
   private string(): void {

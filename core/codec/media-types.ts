@@ -1,21 +1,39 @@
 /**
- * Media-type parsing: Accept headers into ordered ranges (output negotiation is core/codec/negotiate.ts)
- * and the request side: `Content-Type` must name a type the verb accepts (415 otherwise); empty means
- * JSON.
+ * Media-type parsing: Accept headers into ordered ranges (output negotiation is core/codec/negotiate.ts;
+ * request bodies are read by the serializer their Content-Type names, core/codec/serializer.ts) and
+ * the patch types, each with the text or binary form its document is read in.
  */
+import type { BodyFormats } from './serializer.js';
 
-export type RequestMediaType = 'application/json' | 'application/yaml' | 'application/vnd.svc.protobuf';
 export type PatchType = 'json' | 'merge' | 'strategic' | 'apply';
 
-/** Object bodies: JSON, YAML, and protobuf (also under upstream's own protobuf media type, which kubectl sends). */
-export const requestMediaTypes: readonly RequestMediaType[] = ['application/json', 'application/yaml', 'application/vnd.svc.protobuf'];
+export interface PatchFormat {
+  type: PatchType;
+  /** How the patch document is read: JSON text, YAML (JSON is YAML) or CBOR. */
+  document: 'json' | 'yaml' | 'cbor';
+  /** The feature gate the type is served under, if any. */
+  gate?: keyof BodyFormats;
+}
 
-export const patchMediaTypes: Readonly<Record<string, PatchType>> = {
-  'application/json-patch+json': 'json',
-  'application/merge-patch+json': 'merge',
-  'application/strategic-merge-patch+json': 'strategic',
-  'application/apply-patch+yaml': 'apply',
+/** PATCH Content-Types in upstream's order; there is no CBOR form of the JSON, merge and strategic patches. */
+const patchFormats: Readonly<Record<string, PatchFormat>> = {
+  'application/json-patch+json': { type: 'json', document: 'json' },
+  'application/merge-patch+json': { type: 'merge', document: 'json' },
+  'application/strategic-merge-patch+json': { type: 'strategic', document: 'json' },
+  'application/apply-patch+yaml': { type: 'apply', document: 'yaml' },
+  'application/apply-patch+cbor': { type: 'apply', document: 'cbor', gate: 'cbor' },
 };
+
+/** The patch type a Content-Type names, if it is served. */
+export function patchFormatFor(contentType: string, formats: BodyFormats): PatchFormat | undefined {
+  const f = Object.hasOwn(patchFormats, contentType) ? patchFormats[contentType] : undefined;
+  return f && (!f.gate || formats[f.gate]) ? f : undefined;
+}
+
+/** The PATCH Content-Types served (for a 415's message). */
+export function patchMediaTypes(formats: BodyFormats): string[] {
+  return Object.keys(patchFormats).filter((mt) => !!patchFormatFor(mt, formats));
+}
 
 export interface MediaRange {
   type: string;

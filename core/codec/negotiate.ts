@@ -5,10 +5,15 @@
  * be served wins; none is 406. Wildcards mean JSON. Parameters other than the transform's
  * (`as`, `g`, `v`) and the neutral ones make a range unacceptable, as upstream.
  *
+ * A Table is written only as JSON or YAML (upstream's metav1.Table has no protobuf or CBOR form), so a
+ * protobuf or CBOR range asking for one is skipped and the next range is tried, as upstream does;
+ * PartialObjectMetadata[List] are written in any format.
+ *
  * Upstream clients spell the protobuf type and the meta group their way
  * (`application/vnd.kubernetes.protobuf`, `g=meta.k8s.io`): they are accepted and answered in that
  * spelling, without being advertised.
  */
+import './cbor-serializer.js';
 import { parseAccept, type MediaRange } from './media-types.js';
 import { jsonSerializer } from './json-serializer.js';
 import { protobufSerializer } from './protobuf-serializer.js';
@@ -47,11 +52,14 @@ export interface OutputOffer {
 const META_GROUPS = new Set(['meta.svc.io', 'meta.k8s.io']);
 const neutralParams = new Set(['charset', 'pretty', 'stream', 'q']);
 
-function transformOf(range: MediaRange, offer: OutputOffer): TransformChoice | undefined | false {
+/** Formats a Table can be written in. */
+const tableFormats = new Set(['json', 'yaml']);
+
+function transformOf(range: MediaRange, s: Serializer, offer: OutputOffer): TransformChoice | undefined | false {
   const { as, g, v } = range.params;
   if (as === undefined && g === undefined && v === undefined) return undefined;
   if (!as || !g || !v || !META_GROUPS.has(g) || v !== 'v1' || offer.transforms === 'none') return false;
-  if (as === 'Table') return { as, group: g, version: v };
+  if (as === 'Table') return tableFormats.has(s.id) ? { as, group: g, version: v } : false;
   if (as === 'PartialObjectMetadata' && offer.transforms === 'object') return { as, group: g, version: v };
   if (as === 'PartialObjectMetadataList' && offer.transforms === 'list') return { as, group: g, version: v };
   return false;
@@ -88,7 +96,7 @@ export function negotiateOutput(accept: string | undefined, offer: OutputOffer):
   for (const range of parseAccept(accept)) {
     const found = serializerOf(range, offer);
     if (!found) continue;
-    const t = transformOf(range, offer);
+    const t = transformOf(range, found.s, offer);
     if (t === false) continue;
     if (Object.keys(range.params).some((k) => !neutralParams.has(k) && k !== 'as' && k !== 'g' && k !== 'v')) continue;
     return { serializer: found.s, contentType: contentTypeOf(found.s, found.spelled, offer.stream, t), ...(t ? { transform: t } : {}) };

@@ -5,20 +5,39 @@
  * object version, so a list costs the sum of cached encodings plus a header, streamed in chunks. Watch
  * frames are a 4-byte big-endian length and a WatchEvent whose object is the enveloped object.
  */
-import protobuf from 'protobufjs';
+import { exceedsDepth, tooDeep } from './json.js';
 import { listMetaValue } from './json-serializer.js';
-import { encodeProtobufMessage, encodeProtobufWatchFrame, envelopeProtobuf, PROTOBUF_MAGIC, PROTOBUF_MEDIA_TYPE, UPSTREAM_PROTOBUF_MEDIA_TYPE } from './protobuf.js';
-import { messageFromJson } from './protobuf/json-to-message.js';
+import {
+  decodeProtobufObject,
+  encodeProtobufMessage,
+  encodeProtobufWatchFrame,
+  envelopeProtobuf,
+  PROTOBUF_MAGIC,
+  PROTOBUF_MEDIA_TYPE,
+  ProtobufDecodeError,
+  UPSTREAM_PROTOBUF_MEDIA_TYPE,
+} from './protobuf.js';
+import { encodeJsonMessage } from './protobuf/json-to-wire.js';
+import { envelopeApiVersion } from './protobuf/kinds.js';
 import { META_V1, RUNTIME, messageType } from './protobuf/proto-root.js';
-import { type ObjectSource, registerSerializer, type Serializer } from './serializer.js';
+import { BodyDecodeError, type ObjectSource, registerSerializer, type Serializer } from './serializer.js';
 
 const listMetaType = messageType(`${META_V1}.ListMeta`);
 const typeMetaType = messageType(`${RUNTIME}.TypeMeta`);
 const CHUNK = 64 * 1024;
 
-/** Tag and length of a length-delimited field. */
+/** Tag and length of a length-delimited field (field numbers below 16: a one-byte tag). */
 function fieldHeader(field: number, length: number): Uint8Array {
-  return protobuf.Writer.create().uint32((field << 3) | 2).uint32(length).finish();
+  const out = Buffer.allocUnsafe(6);
+  out[0] = (field << 3) | 2;
+  let n = 1;
+  let v = length;
+  while (v > 0x7f) {
+    out[n++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  out[n++] = v;
+  return out.subarray(0, n);
 }
 
 const itemMessage = (src: ObjectSource, apiVersion: string, kind: string): Uint8Array => {
@@ -41,11 +60,15 @@ export const protobufSerializer: Serializer = {
     return b;
   },
 
-  encodeValue: (v) => envelopeProtobuf(String(v.apiVersion ?? ''), String(v.kind ?? ''), encodeProtobufMessage(String(v.apiVersion ?? ''), String(v.kind ?? ''), v)),
+  encodeValue(v) {
+    const kind = String(v.kind ?? '');
+    const apiVersion = envelopeApiVersion(v.apiVersion as string | undefined, kind);
+    return envelopeProtobuf(apiVersion, kind, encodeProtobufMessage(apiVersion, kind, v));
+  },
 
   *encodeList(t, meta, items) {
     const itemKind = t.kind.slice(0, -'List'.length);
-    const metaBytes = listMetaType.encode(messageFromJson(listMetaType, listMetaValue(meta))).finish();
+    const metaBytes = encodeJsonMessage(listMetaType, listMetaValue(meta));
     const parts: Uint8Array[] = [fieldHeader(1, metaBytes.length), metaBytes];
     let rawLength = parts[0]!.length + metaBytes.length;
     for (const it of items) {
@@ -78,6 +101,18 @@ export const protobufSerializer: Serializer = {
   },
 
   encodeWatchFrame: (type, object) => encodeProtobufWatchFrame(type, object),
+
+  decodeBody(body) {
+    try {
+      const { object, kind, apiVersion } = decodeProtobufObject(body);
+      // messages nest only as deep as their types; the JSON inside fieldsV1 / raw extensions may not
+      if (exceedsDepth(object)) throw new ProtobufDecodeError(`json: ${tooDeep('{')}`, { apiVersion, kind });
+      return { value: object, duplicates: [] };
+    } catch (e) {
+      if (e instanceof ProtobufDecodeError) throw new BodyDecodeError(e.message, e.typeMeta);
+      throw e;
+    }
+  },
 };
 
 registerSerializer(protobufSerializer, [UPSTREAM_PROTOBUF_MEDIA_TYPE]);

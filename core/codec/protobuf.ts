@@ -8,7 +8,7 @@
 import { goQuote } from '../api/validation.js';
 import { contentTypeOf } from './media-types.js';
 import { ProtobufDecodeError, ProtobufEncodeError, wireErrorMessage } from './protobuf/errors.js';
-import { messageFromJson } from './protobuf/json-to-message.js';
+import { encodeJsonMessage } from './protobuf/json-to-wire.js';
 import { messageNameForKind, messageTypeForKind } from './protobuf/kinds.js';
 import { messageToJson, type ToJsonContext } from './protobuf/message-to-json.js';
 import { META_V1, PROTOBUF_MAGIC, RUNTIME, hasProtobufMagic, messageType } from './protobuf/proto-root.js';
@@ -90,13 +90,6 @@ export function decodeProtobufObject(body: Uint8Array): DecodedProtobufObject {
   }
 }
 
-function withMagic(message: Uint8Array): Uint8Array {
-  const out = new Uint8Array(PROTOBUF_MAGIC.length + message.length);
-  out.set(PROTOBUF_MAGIC, 0);
-  out.set(message, PROTOBUF_MAGIC.length);
-  return out;
-}
-
 /**
  * Encodes a JSON object of a served kind (or DeleteOptions / Status) as an enveloped protobuf body.
  * Keys present in the JSON are written; apiVersion / kind go only into the envelope.
@@ -109,13 +102,51 @@ export function encodeProtobufObject(apiVersion: string, kind: string, object: R
 export function encodeProtobufMessage(apiVersion: string, kind: string, object: Readonly<Record<string, unknown>>): Uint8Array {
   const name = messageNameForKind(apiVersion, kind);
   if (!name) throw new ProtobufEncodeError(`no protobuf message for kind ${JSON.stringify(kind)} in version ${JSON.stringify(apiVersion)}`);
-  const type = messageType(name);
-  return type.encode(messageFromJson(type, object)).finish();
+  return encodeJsonMessage(messageType(name), object);
 }
 
-/** The magic bytes and runtime.Unknown around an object's message bytes. */
+/** Bytes of a length-delimited field's tag and length (field numbers below 16). */
+function headerLength(length: number): number {
+  let n = 2;
+  for (let v = length; v > 0x7f; v >>>= 7) n++;
+  return n;
+}
+
+function putHeader(out: Buffer, at: number, field: number, length: number): number {
+  out[at++] = (field << 3) | 2;
+  let v = length;
+  while (v > 0x7f) {
+    out[at++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  out[at++] = v;
+  return at;
+}
+
+/**
+ * The magic bytes and runtime.Unknown around an object's message bytes, written in one allocation:
+ * typeMeta (1: apiVersion 1, kind 2), raw (2), and the empty contentEncoding (3) and contentType (4)
+ * upstream writes.
+ */
 export function envelopeProtobuf(apiVersion: string, kind: string, raw: Uint8Array): Uint8Array {
-  return withMagic(unknownType.encode({ typeMeta: { apiVersion, kind }, raw, contentEncoding: '', contentType: '' }).finish());
+  const av = Buffer.byteLength(apiVersion);
+  const k = Buffer.byteLength(kind);
+  const tm = headerLength(av) + av + headerLength(k) + k;
+  const out = Buffer.allocUnsafe(PROTOBUF_MAGIC.length + headerLength(tm) + tm + headerLength(raw.length) + raw.length + 4);
+  out.set(PROTOBUF_MAGIC, 0);
+  let at = putHeader(out, PROTOBUF_MAGIC.length, 1, tm);
+  at = putHeader(out, at, 1, av);
+  at += out.write(apiVersion, at);
+  at = putHeader(out, at, 2, k);
+  at += out.write(kind, at);
+  at = putHeader(out, at, 2, raw.length);
+  out.set(raw, at);
+  at += raw.length;
+  out[at++] = 0x1a;
+  out[at++] = 0;
+  out[at++] = 0x22;
+  out[at++] = 0;
+  return out;
 }
 
 /** Whether apiVersion + kind has a protobuf message (a served built-in kind, Status, DeleteOptions...). */

@@ -1,11 +1,12 @@
 /**
  * Answers in the group spelling of the request path: under an upstream alias (storage.k8s.io for
  * storage.svc.io) the apiVersions the server wrote inside an object (managedFields entries, owner
- * references to objects of the same group) are spelled as the path spelled the group, and so are the
- * group names in a Status. The stored object is not touched: a respelled source is a view over it,
+ * references to objects of the same group, and the group a binding names in roleRef and subjects,
+ * which the server fills in and stores canonical) are spelled as the path spelled the group, and so
+ * are the group names in a Status. The stored object is not touched: a respelled source is a view over it,
  * memoized per spelling on the object version like any other encoding.
  */
-import type { ObjectSource } from './serializer.js';
+import { itemValue, type ObjectSource } from './serializer.js';
 
 /** The group as stored (canonical) and as the request spelled it. */
 export interface Respelling {
@@ -31,8 +32,24 @@ function respellEntries(list: unknown, r: Respelling): unknown {
   return changed ? out : list;
 }
 
+type GroupNamed = { apiGroup?: unknown };
+
+function respellGroupField<T>(e: T, r: Respelling): T {
+  return typeof e === 'object' && e !== null && (e as GroupNamed).apiGroup === r.from ? { ...e, apiGroup: r.to } : e;
+}
+
+/** A binding's roleRef and subjects naming the group (RBAC stores them canonical, whatever the client wrote). */
+function respellBinding(v: Readonly<Record<string, unknown>>, r: Respelling): Readonly<Record<string, unknown>> {
+  if (!('roleRef' in v)) return v;
+  const roleRef = respellGroupField(v.roleRef, r);
+  const subjects = Array.isArray(v.subjects) ? v.subjects.map((e) => respellGroupField(e, r)) : v.subjects;
+  const changed = roleRef !== v.roleRef || (Array.isArray(subjects) && subjects.some((e, i) => e !== (v.subjects as unknown[])[i]));
+  return changed ? { ...v, roleRef, subjects } : v;
+}
+
 /** The object value with the server-written apiVersions of `r.from` spelled `r.to` (a copy only where something changes). */
-export function respellValue(v: Readonly<Record<string, unknown>>, r: Respelling): Readonly<Record<string, unknown>> {
+export function respellValue(value: Readonly<Record<string, unknown>>, r: Respelling): Readonly<Record<string, unknown>> {
+  const v = respellBinding(value, r);
   const meta = v.metadata as Record<string, unknown> | undefined;
   if (!meta) return v;
   const managedFields = respellEntries(meta.managedFields, r);
@@ -55,7 +72,7 @@ export function respelledSource(src: ObjectSource, r: Respelling): ObjectSource 
       if (!b) {
         const v = view.value();
         // nothing to respell: the stored JSON is already right
-        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(v));
+        b = v === src.value() ? src.itemJson() : Buffer.from(JSON.stringify(itemValue(v)));
         src.setMemo(`item${suffix}`, b);
       }
       return b;

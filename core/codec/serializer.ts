@@ -2,7 +2,8 @@
  * The serializer table: one entry per wire format (JSON, YAML, protobuf; CBOR behind its gate), used
  * by both threads. Each entry knows how to write an object, a list (as a stream of chunks), a watch
  * frame and a plain value (Status, reviews, Tables, discovery), and how to read a request body.
- * Negotiation (core/codec/negotiate.ts) picks an entry; nothing else branches on media-type strings.
+ * Negotiation (core/codec/negotiate.ts) picks the entry an answer is written in, bodySerializerFor the
+ * one a request body is read with; nothing else branches on media-type strings.
  *
  * Objects reach a serializer as an ObjectSource: the stored JSON bytes (list-item form: no TypeMeta,
  * resourceVersion set) and, on demand, the decoded value. The JSON entry splices bytes (the hot path);
@@ -41,6 +42,34 @@ export interface ObjectSource {
 
 export type SerializerId = 'json' | 'yaml' | 'protobuf' | 'cbor';
 
+/** A request body read into a plain value. */
+export interface DecodedBody {
+  value: unknown;
+  /** Duplicate fields, worded for field validation (formats that refuse duplicates outright report none). */
+  duplicates: string[];
+}
+
+/**
+ * A body its format cannot read. `message` is worded as upstream's decoder for that format words it;
+ * `typeMeta` is set when the body named its kind before the failure (upstream then words the error
+ * for that kind).
+ */
+export class BodyDecodeError extends Error {
+  override readonly name = 'BodyDecodeError';
+  constructor(
+    message: string,
+    readonly typeMeta?: { apiVersion: string; kind: string },
+  ) {
+    super(message);
+  }
+}
+
+/** Which request body formats are served beyond the always-on ones (feature gates). */
+export interface BodyFormats {
+  /** CBORServingAndStorage. */
+  cbor: boolean;
+}
+
 export interface Serializer {
   readonly id: SerializerId;
   /** Content-Type of a single answer (the svc spelling; negotiation may answer in upstream's). */
@@ -62,6 +91,11 @@ export interface Serializer {
   encodeWatchFrame(type: string, object: Uint8Array): Uint8Array;
   /** Content-Type of a watch stream. */
   readonly streamMediaType: string;
+
+  /** Reads a request body (an object, DeleteOptions, a review); BodyDecodeError when it cannot. */
+  decodeBody(body: Uint8Array): DecodedBody;
+  /** The feature gate the format is served under, if any. */
+  readonly gate?: keyof BodyFormats;
 }
 
 const registered = new Map<string, Serializer>();
@@ -75,6 +109,30 @@ export function registerSerializer(s: Serializer, spellings: readonly string[] =
 /** The serializer for a (canonical or alternative) media type, lower-case and without parameters. */
 export function serializerFor(mediaType: string): Serializer | undefined {
   return registered.get(mediaType);
+}
+
+const served = (s: Serializer, formats: BodyFormats): boolean => !s.gate || formats[s.gate];
+
+/**
+ * The serializer a request body with this Content-Type is read with (no Content-Type: JSON), or
+ * undefined when the type is not one of bodyMediaTypes (415).
+ */
+export function bodySerializerFor(contentType: string, formats: BodyFormats): Serializer | undefined {
+  const semi = contentType.indexOf(';');
+  const mt = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase() || 'application/json';
+  const s = registered.get(mt);
+  return s && served(s, formats) ? s : undefined;
+}
+
+const upstreamOrder: readonly SerializerId[] = ['json', 'yaml', 'protobuf', 'cbor'];
+
+/** The request body media types served, in upstream's order (for a 415's message). */
+export function bodyMediaTypes(formats: BodyFormats): string[] {
+  const out: string[] = [];
+  for (const id of upstreamOrder) {
+    for (const [mt, s] of registered) if (s.id === id && mt === s.mediaType && served(s, formats)) out.push(mt);
+  }
+  return out;
 }
 
 /** An ObjectSource over a value already in hand (a write's result): no parse needed. */

@@ -1,6 +1,11 @@
-/** YAML: every form decodes once and writes the value as upstream's YAML printer does; no watch streams. */
+/**
+ * YAML: every form decodes once and writes the value as upstream's YAML printer does; no watch
+ * streams. Bodies hold one document (YAML 1.1, as upstream's converter reads it); more is a 400.
+ */
+import { JsonSyntaxError } from './json.js';
 import { listMetaValue } from './json-serializer.js';
-import { itemValue, objectValue, registerSerializer, type Serializer } from './serializer.js';
+import { BodyDecodeError, itemValue, objectValue, registerSerializer, type Serializer } from './serializer.js';
+import { parseTextBody } from './text-body.js';
 import { encodeYaml } from './yaml.js';
 
 const yaml = (v: unknown): Buffer => Buffer.from(encodeYaml(v));
@@ -21,6 +26,14 @@ export const yamlSerializer: Serializer = {
   encodeValueList: (t, meta, items) => yaml({ kind: t.kind, apiVersion: t.apiVersion, metadata: listMetaValue(meta), items }),
   encodeWatchFrame: () => {
     throw new Error('YAML has no watch stream framing');
+  },
+  decodeBody(body) {
+    try {
+      return parseTextBody(body, true);
+    } catch (e) {
+      if (e instanceof JsonSyntaxError) throw new BodyDecodeError(e.message);
+      throw e;
+    }
   },
 };
 

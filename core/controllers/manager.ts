@@ -10,7 +10,9 @@ import type { RegistryClient } from '../registry/client.js';
 import type { Listers } from '../registry/lister.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
 import type { ResourceType } from '../registry/resource-type.js';
+import { ClusterRoleAggregationController, clusterRoleAggregationIdentity } from './clusterrole-aggregation.js';
 import { BootstrapSigner, bootstrapSignerIdentity, type ServingInfo } from './bootstrapsigner.js';
+import { GarbageCollector, garbageCollectorIdentity } from './garbage-collector.js';
 import { NamespaceController, namespaceControllerIdentity } from './namespace.js';
 import { ServiceAccountController, serviceAccountControllerIdentity } from './serviceaccounts.js';
 import { TokenCleaner, tokenCleanerIdentity } from './tokencleaner.js';
@@ -59,6 +61,17 @@ export const controllerCatalog: readonly ControllerSpec[] = [
     },
   },
   {
+    name: 'clusterrole-aggregation-controller',
+    aliases: ['clusterrole-aggregation'],
+    start: (ctx) => {
+      const rt = ctx.types.all().find((t) => t.group === 'rbac.authorization.svc.io' && t.plural === 'clusterroles');
+      if (!rt) return { stop: () => undefined }; // the RBAC API is turned off (--runtime-config): nothing to aggregate
+      const c = new ClusterRoleAggregationController(ctx.client.as(clusterRoleAggregationIdentity), ctx.listers.for(rt), rt);
+      // the server is ready only once the roles present at start are aggregated (admin, edit, view)
+      return c.start().then(() => c);
+    },
+  },
+  {
     name: 'serviceaccount-controller',
     aliases: ['serviceaccount'],
     start: async (ctx) => {
@@ -88,6 +101,25 @@ export const controllerCatalog: readonly ControllerSpec[] = [
       const c = new TokenCleaner(ctx.client.as(tokenCleanerIdentity), ctx.listers.for(secrets), secrets);
       c.start();
       return c;
+    },
+  },
+  {
+    name: 'garbage-collector-controller',
+    aliases: ['garbagecollector'],
+    start: (ctx) => {
+      const c = new GarbageCollector(ctx.client.as(garbageCollectorIdentity), ctx.listers, ctx.syncConsistent, ctx.types.all());
+      // kinds that come and go while running (custom resources) are followed too
+      const unsubscribe = ctx.types.subscribe((ch) => {
+        if (ch.kind !== 'added') c.removeType(ch.old ?? ch.rt);
+        if (ch.kind !== 'removed') c.addType(ch.rt);
+      });
+      c.start();
+      return {
+        stop: () => {
+          unsubscribe();
+          c.stop();
+        },
+      };
     },
   },
 ];

@@ -20,6 +20,29 @@ export class MergeError extends Error {
   }
 }
 
+/**
+ * A strategic merge patch whose content the merge cannot follow (an unknown `$patch`, a directive of
+ * the wrong shape, list items that do not fit the list). Upstream's library returns these as plain
+ * errors, which its API server answers with a 500; they are the client's mistake, so they are a 400
+ * here, with upstream's text after the patch field they were found at.
+ */
+export class PatchContentError extends MergeError {
+  private located = false;
+  constructor(message: string) {
+    super(message, 400);
+    this.name = 'PatchContentError';
+  }
+
+  /** Names the field (innermost first: later calls keep it), e.g. `metadata.$setElementOrder/finalizers`. */
+  at(field: string): this {
+    if (!this.located && field) {
+      this.message = `${field}: ${this.message}`;
+      this.located = true;
+    }
+    return this;
+  }
+}
+
 /** One schema violation: `path` in upstream's field-path form (`.spec.ports[name="x"].port`). */
 export interface TypeViolation {
   path: string;

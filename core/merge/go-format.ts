@@ -5,7 +5,7 @@
  * Go int64, others float64.
  */
 import { goQuote } from '../api/validation.js';
-import { type JsonValue, isObject, jsonKind } from './json-values.js';
+import { type JsonValue, jsonKind } from './json-values.js';
 
 const sortedKeys = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined).sort(compareUtf8);
 
@@ -66,23 +66,90 @@ export const goJsonKind = (v: JsonValue): string => {
   return k === 'boolean' ? 'bool' : k;
 };
 
+/** How one of Go's printers writes containers and scalars. */
+interface Printer {
+  nil: string;
+  scalar(v: string | number | boolean): string;
+  list: [open: string, sep: string, close: string];
+  map: [open: string, sep: string, close: string];
+  /** A map entry's key and the separator before its value. */
+  key(k: string): string;
+}
+
+/**
+ * Prints a value with an explicit stack (values from request bodies may nest thousands of levels):
+ * map keys in Go's sorted order.
+ */
+function print(v: JsonValue | undefined, p: Printer): string {
+  const out: string[] = [];
+  const open: { entries: [string, JsonValue | undefined][]; i: number; sep: string; close: string }[] = [];
+  let next: JsonValue | undefined = v;
+  let pending = true;
+  for (;;) {
+    if (pending) {
+      pending = false;
+      const x = next;
+      if (x === null || x === undefined) out.push(p.nil);
+      else if (Array.isArray(x)) {
+        out.push(p.list[0]);
+        open.push({ entries: x.map((y) => ['', y]), i: 0, sep: p.list[1], close: p.list[2] });
+      } else if (typeof x === 'object') {
+        out.push(p.map[0]);
+        open.push({ entries: sortedKeys(x).map((k) => [p.key(k), x[k]]), i: 0, sep: p.map[1], close: p.map[2] });
+      } else out.push(p.scalar(x));
+      continue;
+    }
+    const top = open[open.length - 1];
+    if (!top) return out.join('');
+    if (top.i < top.entries.length) {
+      if (top.i > 0) out.push(top.sep);
+      const [prefix, value] = top.entries[top.i++]!;
+      if (prefix) out.push(prefix);
+      next = value;
+      pending = true;
+    } else {
+      open.pop();
+      out.push(top.close);
+    }
+  }
+}
+
+const plainV: Printer = {
+  nil: '<nil>',
+  scalar: (x) => (typeof x === 'number' ? goNumber(x) : String(x)),
+  list: ['[', ' ', ']'],
+  map: ['map[', ' ', ']'],
+  key: (k) => `${k}:`,
+};
+
+const sharpV: Printer = {
+  nil: 'interface {}(nil)',
+  scalar: (x) => (typeof x === 'string' ? goQuote(x) : typeof x === 'number' ? goNumber(x) : String(x)),
+  list: ['[]interface {}{', ', ', '}'],
+  map: ['map[string]interface {}{', ', ', '}'],
+  key: (k) => `${goQuote(k)}:`,
+};
+
+const json: Printer = {
+  nil: 'null',
+  scalar: (x) => (typeof x === 'string' ? goJsonString(x) : JSON.stringify(x)),
+  list: ['[', ',', ']'],
+  map: ['{', ',', '}'],
+  key: (k) => `${goJsonString(k)}:`,
+};
+
 /** %v of a decoded JSON value. */
 export function goV(v: JsonValue | undefined): string {
   if (v === null || v === undefined) return '<nil>';
-  if (Array.isArray(v)) return `[${v.map((x) => goV(x)).join(' ')}]`;
-  if (isObject(v)) return `map[${sortedKeys(v).map((k) => `${k}:${goV(v[k])}`).join(' ')}]`;
-  if (typeof v === 'number') return goNumber(v);
-  return String(v);
+  if (typeof v !== 'object') return plainV.scalar(v);
+  return print(v, plainV);
 }
 
 /** %#v of a decoded JSON value. */
 export function goSharpV(v: JsonValue | undefined): string {
   if (v === null || v === undefined) return 'interface {}(nil)';
-  if (Array.isArray(v)) return `[]interface {}{${v.map((x) => goSharpV(x)).join(', ')}}`;
-  if (isObject(v)) return `map[string]interface {}{${sortedKeys(v).map((k) => `${goQuote(k)}:${goSharpV(v[k])}`).join(', ')}}`;
-  if (typeof v === 'string') return goQuote(v);
-  if (typeof v === 'number') return goNumber(v);
-  return String(v);
+  if (typeof v !== 'object') return sharpV.scalar(v);
+  return print(v, sharpV);
 }
 
 /** encoding/json string encoding: HTML characters and U+2028/U+2029 escaped, as jsoniter's compatible mode writes. */
@@ -111,6 +178,5 @@ export function goJson(v: JsonValue | undefined): string {
   if (v === null || v === undefined) return 'null';
   if (typeof v === 'string') return goJsonString(v);
   if (typeof v === 'number' || typeof v === 'boolean') return JSON.stringify(v);
-  if (Array.isArray(v)) return `[${v.map((x) => goJson(x)).join(',')}]`;
-  return `{${sortedKeys(v).map((k) => `${goJsonString(k)}:${goJson(v[k])}`).join(',')}}`;
+  return print(v, json);
 }

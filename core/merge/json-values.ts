@@ -32,17 +32,69 @@ export function putKey(o: JsonObject, k: string, v: JsonValue): void {
   else o[k] = v;
 }
 
+/** Levels of nesting the recursive fast paths here handle before switching to an explicit stack. */
+const RECURSION_LIMIT = 64;
+
+/** A deep copy; values nested past what a recursive copy may take are copied with an explicit stack. */
 export function cloneJson<T extends JsonValue | undefined>(v: T): T {
+  return cloneAt(v, 0);
+}
+
+function cloneAt<T extends JsonValue | undefined>(v: T, depth: number): T {
   if (v === null || typeof v !== 'object') return v;
+  if (depth > RECURSION_LIMIT) return cloneDeep(v);
   if (Array.isArray(v)) {
     const out: JsonValue[] = new Array(v.length);
-    for (let i = 0; i < v.length; i++) out[i] = cloneJson(v[i] as JsonValue);
+    for (let i = 0; i < v.length; i++) out[i] = cloneAt(v[i] as JsonValue, depth + 1);
     return out as T;
   }
   const out: JsonObject = {};
   for (const k in v) {
     const x = (v as JsonObject)[k];
-    if (x !== undefined) putKey(out, k, cloneJson(x));
+    if (x !== undefined) putKey(out, k, cloneAt(x, depth + 1));
   }
   return out as T;
+}
+
+/** cloneJson without recursion: each container is created when met and filled when its turn comes. */
+function cloneDeep<T extends JsonValue>(v: T): T {
+  const emptyLike = (x: JsonObject | JsonValue[]): JsonObject | JsonValue[] => (Array.isArray(x) ? new Array(x.length) : {});
+  const root = emptyLike(v as JsonObject | JsonValue[]);
+  const stack: [JsonObject | JsonValue[], JsonObject | JsonValue[]][] = [[v as JsonObject | JsonValue[], root]];
+  while (stack.length) {
+    const [src, dst] = stack.pop()!;
+    if (Array.isArray(src)) {
+      for (let i = 0; i < src.length; i++) {
+        const x = src[i] as JsonValue;
+        if (x !== null && typeof x === 'object') {
+          const c = emptyLike(x);
+          (dst as JsonValue[])[i] = c;
+          stack.push([x, c]);
+        } else (dst as JsonValue[])[i] = x;
+      }
+      continue;
+    }
+    for (const k in src) {
+      const x = src[k];
+      if (x === undefined) continue;
+      if (x !== null && typeof x === 'object') {
+        const c = emptyLike(x);
+        putKey(dst as JsonObject, k, c);
+        stack.push([x, c]);
+      } else putKey(dst as JsonObject, k, x);
+    }
+  }
+  return root as T;
+}
+
+/** Whether `v` nests arrays and objects more than `limit` levels deep (walked without recursion). */
+export function nestsDeeperThan(v: unknown, limit: number): boolean {
+  const stack: [unknown, number][] = [[v, 0]];
+  while (stack.length) {
+    const [x, d] = stack.pop()!;
+    if (x === null || typeof x !== 'object') continue;
+    if (d + 1 > limit) return true;
+    for (const k in x as object) stack.push([(x as Record<string, unknown>)[k], d + 1]);
+  }
+  return false;
 }

@@ -8,6 +8,7 @@ import type { JsonObject, ManagedFieldsEntry } from '../api/types.js';
 import { MergeError } from './errors.js';
 import type { FieldSet } from './field-set.js';
 import { decodeFieldsV1, encodeFieldsV1 } from './fields-v1.js';
+import { nestsDeeperThan } from './json-values.js';
 import { type ManagerSets, managerKey, parseManagerKey } from './managers.js';
 
 export interface ManagedState {
@@ -37,8 +38,17 @@ export function decodeManagedFields(entries: readonly ManagedFieldsEntry[] | und
   return state;
 }
 
+/**
+ * Nesting a FieldsV1 tree may have. Field sets mirror object paths, which our schemas keep to a few
+ * levels; the set code walks its tries recursively, so a deeper tree (only a hostile request sends
+ * one) is refused like any other undecodable entry (a write then keeps the live entries).
+ */
+export const MAX_FIELDS_V1_DEPTH = 1000;
+
 function decodeSet(e: ManagedFieldsEntry, stored: boolean): FieldSet {
   const fields = e.fieldsV1 ?? {};
+  // checked before anything below prints or walks the tree
+  if (nestsDeeperThan(fields, MAX_FIELDS_V1_DEPTH)) throw new MergeError(`error decoding set: exceeded max depth of ${MAX_FIELDS_V1_DEPTH}`, 500);
   try {
     const set = decodeFieldsV1(fields);
     if (stored) encodedAs.set(set, fields);

@@ -37,15 +37,19 @@ function mergeValue(cur: JsonValue, patch: JsonValue): JsonValue {
   return mergeObjects(cur, patch);
 }
 
-/** Drops null members of objects, recursively, also in objects inside arrays; null array items stay. */
+/** Drops null members of objects, also in objects inside arrays; null array items stay. No recursion: patches may nest deep. */
 function pruneNulls(v: JsonValue): JsonValue {
-  if (Array.isArray(v)) {
-    for (const item of v) if (item !== null) pruneNulls(item);
-  } else if (isObject(v)) {
-    for (const k in v) {
-      const x = v[k];
-      if (x === null) delete v[k];
-      else if (x !== undefined) pruneNulls(x);
+  const stack: JsonValue[] = [v];
+  while (stack.length) {
+    const x = stack.pop()!;
+    if (Array.isArray(x)) {
+      for (const item of x) if (item !== null && typeof item === 'object') stack.push(item);
+    } else if (isObject(x)) {
+      for (const k in x) {
+        const y = x[k];
+        if (y === null) delete x[k];
+        else if (y !== undefined && typeof y === 'object') stack.push(y);
+      }
     }
   }
   return v;

@@ -1,10 +1,11 @@
 /**
  * What strategic merge patch needs from the schema (upstream's LookupPatchMeta over Go struct tags):
  * for a field, the schema below it and its patch strategies and merge key. Also the upstream error
- * texts of the strategicpatch/mergepatch packages and the HTTP status the API server gives each.
+ * texts of the strategicpatch/mergepatch packages and the HTTP status the API server gives each (a
+ * 400 where upstream's is a 500 for a patch it cannot follow).
  */
 import type { Schema } from '../schema/schema.js';
-import { MergeError } from './errors.js';
+import { MergeError, PatchContentError } from './errors.js';
 import { goType, goV } from './go-format.js';
 import type { JsonValue } from './json-values.js';
 
@@ -32,7 +33,7 @@ export class SchemaLookup {
     if (s.kind === 'map') return { sub: new SchemaLookup(s.values), meta: NO_META };
     if (s.kind !== 'struct') return { sub: UNTYPED_LOOKUP, meta: NO_META };
     const field = structField(s.fields, key);
-    if (!field) throw new MergeError(`unable to find api field in struct ${this.name()} for the json field "${key}"`, 500);
+    if (!field) throw new PatchContentError(`unable to find api field in struct ${this.name()} for the json field "${key}"`);
     return { sub: new SchemaLookup(field), meta: metaOf(field) };
   }
 
@@ -74,12 +75,13 @@ export const smpErrors = {
   badPatchFormatForRetainKeys: () => new MergeError('invalid patch format of retainKeys', 400),
   badPatchFormatForSetElementOrderList: () => new MergeError('invalid patch format of setElementOrder list', 400),
   noListOfLists: () => new MergeError('lists of lists are not supported', 422),
-  noMergeKey: (m: JsonValue, key: string) => new MergeError(`map: ${goV(m)} does not contain declared merge key: ${key}`, 500),
+  // upstream answers the rest with a 500; they are a 400 here (PatchContentError)
+  noMergeKey: (m: JsonValue, key: string) => new PatchContentError(`map: ${goV(m)} does not contain declared merge key: ${key}`),
   /** `expected a map[string]interface {}, but received a string` */
   badArgType: (expected: 'map' | 'slice', actual: JsonValue | undefined) =>
-    new MergeError(`expected a ${expected === 'map' ? 'map[string]interface {}' : '[]interface {}'}, but received a ${goType(actual)}`, 500),
-  badPatchType: (directive: JsonValue | undefined, m: JsonValue) => new MergeError(`unknown patch type: ${goS(directive)} in map: ${goV(m)}`, 500),
-  plain: (message: string) => new MergeError(message, 500),
+    new PatchContentError(`expected a ${expected === 'map' ? 'map[string]interface {}' : '[]interface {}'}, but received a ${goType(actual)}`),
+  badPatchType: (directive: JsonValue | undefined, m: JsonValue) => new PatchContentError(`unknown patch type: ${goS(directive)} in map: ${goV(m)}`),
+  plain: (message: string) => new PatchContentError(message),
 };
 
 /** fmt's %s: strings as they are, other values in Go's %!s(type=value) form. */

@@ -6,10 +6,10 @@
  * MergeErrors with upstream's text and status (400 bad directive format, 422 lists of lists, 500 else).
  */
 import type { Schema } from '../schema/schema.js';
-import { MergeError } from './errors.js';
+import { MergeError, PatchContentError } from './errors.js';
 import { goJsonKind, goV } from './go-format.js';
 import { type JsonObject, type JsonValue, cloneJson, isObject, jsonKind, putKey } from './json-values.js';
-import { mergeSlice, sliceElementKind } from './smp-lists.js';
+import { type MergeMapFn, mergeSlice, sliceElementKind } from './smp-lists.js';
 import { normalizeElementOrder, partitionMaps, partitionScalars } from './smp-order.js';
 import { type PatchMeta, SchemaLookup, mainStrategy, smpErrors } from './smp-meta.js';
 
@@ -22,14 +22,26 @@ const SET_ELEMENT_ORDER = '$setElementOrder';
 export function applyStrategicMergePatch(original: JsonObject, patch: unknown, schema: Schema): JsonObject {
   if (patch === null) return cloneJson(original);
   if (!isObject(patch)) throw new MergeError(`json: cannot unmarshal ${goJsonKind(patch as JsonValue)} into Go value of type map[string]interface {}`, 400);
-  return mergeMap(cloneJson(original), cloneJson(patch), new SchemaLookup(schema));
+  return mergeMap(cloneJson(original), cloneJson(patch), new SchemaLookup(schema), '');
 }
 
-/** Merges `patch` into `original`; both are this module's own copies and are modified. */
-function mergeMap(original: JsonObject, patch: JsonObject, lookup: SchemaLookup): JsonObject {
-  if (Object.hasOwn(patch, DIRECTIVE)) return mapDirective(patch);
+const fieldPath = (path: string, key: string): string => (path ? `${path}.${key}` : key);
+
+/** Runs `f`, naming `field` in a PatchContentError it raises (the innermost field wins). */
+function atField<T>(field: string, f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof PatchContentError) e.at(field);
+    throw e;
+  }
+}
+
+/** Merges `patch` into `original` (the map at `path`); both are this module's own copies and are modified. */
+function mergeMap(original: JsonObject, patch: JsonObject, lookup: SchemaLookup, path: string): JsonObject {
+  if (Object.hasOwn(patch, DIRECTIVE)) return atField(fieldPath(path, DIRECTIVE), () => mapDirective(patch));
   applyRetainKeys(original, patch);
-  applySetElementOrders(original, patch, lookup);
+  applySetElementOrders(original, patch, lookup, path);
   for (const k of Object.keys(patch)) {
     const patchV = patch[k];
     if (patchV === undefined) continue;
@@ -39,12 +51,14 @@ function mergeMap(original: JsonObject, patch: JsonObject, lookup: SchemaLookup)
       delete original[key];
       continue;
     }
-    mergeField(original, key, patchV, isDeleteList, lookup);
+    // upstream ignores a non-list here; it is a malformed directive all the same
+    if (isDeleteList && !Array.isArray(patchV)) throw smpErrors.badArgType('slice', patchV).at(fieldPath(path, k));
+    atField(fieldPath(path, isDeleteList ? k : key), () => mergeField(original, key, patchV, isDeleteList, lookup, fieldPath(path, key)));
   }
   return original;
 }
 
-function mergeField(original: JsonObject, key: string, patchV: JsonValue, isDeleteList: boolean, lookup: SchemaLookup): void {
+function mergeField(original: JsonObject, key: string, patchV: JsonValue, isDeleteList: boolean, lookup: SchemaLookup, path: string): void {
   const cur = Object.hasOwn(original, key) ? original[key] : undefined;
   if (cur === undefined || jsonKind(cur) !== jsonKind(patchV)) {
     // New or differently typed values are taken from the patch, without nulls or directives.
@@ -53,17 +67,23 @@ function mergeField(original: JsonObject, key: string, patchV: JsonValue, isDele
   }
   if (isObject(cur)) {
     const { sub, meta } = lookup.forStruct(key);
-    putKey(original, key, mainStrategy(meta.strategies) === 'replace' ? patchV : mergeMap(cur, patchV as JsonObject, sub));
+    putKey(original, key, mainStrategy(meta.strategies) === 'replace' ? patchV : mergeMap(cur, patchV as JsonObject, sub, path));
   } else if (Array.isArray(cur)) {
     const { sub, meta } = lookup.forSlice(key);
-    putKey(original, key, mergeListField(cur, patchV as JsonValue[], sub, meta, isDeleteList));
+    putKey(original, key, mergeListField(cur, patchV as JsonValue[], sub, meta, isDeleteList, path));
   } else {
     setCleaned(original, key, patchV);
   }
 }
 
-function mergeListField(cur: JsonValue[], patch: JsonValue[], sub: SchemaLookup, meta: PatchMeta, isDeleteList: boolean): JsonValue[] {
-  if (mainStrategy(meta.strategies) === 'merge' || isDeleteList) return mergeSlice(cur, patch, sub, meta.mergeKey, isDeleteList, mergeMap).merged;
+/** A mergeMap for the items of the list at `path`. */
+const itemMerger =
+  (path: string): MergeMapFn =>
+  (o, p, l) =>
+    mergeMap(o, p, l, path);
+
+function mergeListField(cur: JsonValue[], patch: JsonValue[], sub: SchemaLookup, meta: PatchMeta, isDeleteList: boolean, path: string): JsonValue[] {
+  if (mainStrategy(meta.strategies) === 'merge' || isDeleteList) return mergeSlice(cur, patch, sub, meta.mergeKey, isDeleteList, itemMerger(path)).merged;
   return patch;
 }
 
@@ -112,31 +132,34 @@ function applyRetainKeys(original: JsonObject, patch: JsonObject): void {
  * `$setElementOrder/name`: merges the named list (taking the patch's items) and orders the result as
  * the directive lists it, live items not listed going before the listed ones they preceded.
  */
-function applySetElementOrders(original: JsonObject, patch: JsonObject, lookup: SchemaLookup): void {
+function applySetElementOrders(original: JsonObject, patch: JsonObject, lookup: SchemaLookup, path: string): void {
   for (const k of Object.keys(patch)) {
-    if (!k.startsWith(SET_ELEMENT_ORDER)) continue;
-    const order = patch[k];
-    delete patch[k];
-    if (!Array.isArray(order)) throw smpErrors.badArgType('slice', order);
-    const field = fieldOfDirective(k, SET_ELEMENT_ORDER);
-    const origList = listMember(original, field);
-    const patchList = listMember(patch, field);
-    const { sub, meta } = lookup.forSlice(field);
-    const strategy = mainStrategy(meta.strategies);
-    checkOrderAgainstPatch(patchList ?? [], order, meta.mergeKey);
-    let merged: JsonValue[];
-    // Upstream orders by the live list as the merge left it in memory (see GoSlice in smp-lists.ts).
-    let serverOrder = origList ?? [];
-    if (origList && !patchList) merged = origList;
-    else if (!origList && patchList) merged = removeDirectives(patchList) as JsonValue[];
-    else if (origList && patchList && strategy === 'merge') ({ merged, originalAfter: serverOrder } = mergeSlice(origList, patchList, sub, meta.mergeKey, false, mergeMap));
-    else if (origList && patchList) merged = patchList;
-    else continue;
-    const { inPatch, serverOnly } = meta.mergeKey ? partitionMaps(merged, order, meta.mergeKey) : partitionScalars(merged, order);
-    const kind = sliceElementKind(origList ?? [], patchList ?? []);
-    putKey(original, field, normalizeElementOrder(inPatch, serverOnly, order, serverOrder, meta.mergeKey, kind));
-    delete patch[field];
+    if (k.startsWith(SET_ELEMENT_ORDER)) atField(fieldPath(path, k), () => applySetElementOrder(original, patch, lookup, path, k));
   }
+}
+
+function applySetElementOrder(original: JsonObject, patch: JsonObject, lookup: SchemaLookup, path: string, k: string): void {
+  const order = patch[k];
+  delete patch[k];
+  if (!Array.isArray(order)) throw smpErrors.badArgType('slice', order);
+  const field = fieldOfDirective(k, SET_ELEMENT_ORDER);
+  const origList = listMember(original, field);
+  const patchList = listMember(patch, field);
+  const { sub, meta } = lookup.forSlice(field);
+  const strategy = mainStrategy(meta.strategies);
+  checkOrderAgainstPatch(patchList ?? [], order, meta.mergeKey);
+  let merged: JsonValue[];
+  // Upstream orders by the live list as the merge left it in memory (see GoSlice in smp-lists.ts).
+  let serverOrder = origList ?? [];
+  if (origList && !patchList) merged = origList;
+  else if (!origList && patchList) merged = removeDirectives(patchList) as JsonValue[];
+  else if (origList && patchList && strategy === 'merge') ({ merged, originalAfter: serverOrder } = mergeSlice(origList, patchList, sub, meta.mergeKey, false, itemMerger(fieldPath(path, field))));
+  else if (origList && patchList) merged = patchList;
+  else return;
+  const { inPatch, serverOnly } = meta.mergeKey ? partitionMaps(merged, order, meta.mergeKey) : partitionScalars(merged, order);
+  const kind = sliceElementKind(origList ?? [], patchList ?? []);
+  putKey(original, field, normalizeElementOrder(inPatch, serverOnly, order, serverOrder, meta.mergeKey, kind));
+  delete patch[field];
 }
 
 function listMember(o: JsonObject, key: string): JsonValue[] | undefined {
@@ -179,33 +202,51 @@ function sameKey(a: JsonValue, b: JsonValue, mergeKey: string): boolean {
 /** Marker for a value that is itself a directive and must not be kept. */
 const DROP = Symbol('drop');
 
-/** Removes directive maps (`{$patch: ...}`) from a value taken over from the patch. */
+/** Whether a value is a directive map (`{$patch: ...}`), which is never kept. */
+const isDirectiveMap = (v: JsonValue | undefined): boolean => isObject(v) && Object.hasOwn(v, DIRECTIVE);
+
+/**
+ * Removes directive maps (`{$patch: ...}`) from a value taken over from the patch (this module's own
+ * copy, edited in place). Whether a value is dropped depends on it alone, so the walk drops children
+ * as it meets them, with an explicit stack: patches may nest deep.
+ */
 function removeDirectives(v: JsonValue): JsonValue | typeof DROP {
-  if (Array.isArray(v)) {
-    const out: JsonValue[] = [];
-    for (const item of v) {
-      const kept = removeDirectives(item);
-      if (kept !== DROP) out.push(kept);
+  if (isDirectiveMap(v)) return DROP;
+  const stack: JsonValue[] = [v];
+  while (stack.length) {
+    const x = stack.pop()!;
+    if (Array.isArray(x)) {
+      let kept = 0;
+      for (const item of x) {
+        if (isDirectiveMap(item)) continue;
+        x[kept++] = item;
+        if (item !== null && typeof item === 'object') stack.push(item);
+      }
+      x.length = kept;
+    } else if (isObject(x)) {
+      for (const k of Object.keys(x)) {
+        const y = x[k] as JsonValue;
+        if (isDirectiveMap(y)) delete x[k];
+        else if (y !== null && typeof y === 'object') stack.push(y);
+      }
     }
-    return out;
-  }
-  if (!isObject(v)) return v;
-  if (Object.hasOwn(v, DIRECTIVE)) return DROP;
-  for (const k of Object.keys(v)) {
-    const kept = removeDirectives(v[k] as JsonValue);
-    if (kept === DROP) delete v[k];
-    else putKey(v, k, kept);
   }
   return v;
 }
 
-/** Drops null members anywhere in a value taken over from the patch. */
+/** Drops null members anywhere in a value taken over from the patch (explicit stack, as above). */
 function discardNulls(v: JsonValue): void {
-  if (Array.isArray(v)) for (const item of v) discardNulls(item);
-  else if (isObject(v)) {
-    for (const k of Object.keys(v)) {
-      if (v[k] === null) delete v[k];
-      else discardNulls(v[k] as JsonValue);
+  const stack: JsonValue[] = [v];
+  while (stack.length) {
+    const x = stack.pop()!;
+    if (Array.isArray(x)) {
+      for (const item of x) if (item !== null && typeof item === 'object') stack.push(item);
+    } else if (isObject(x)) {
+      for (const k of Object.keys(x)) {
+        const y = x[k];
+        if (y === null) delete x[k];
+        else if (y !== undefined && typeof y === 'object') stack.push(y);
+      }
     }
   }
 }

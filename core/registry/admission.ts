@@ -1,10 +1,11 @@
 /**
- * Admission: the NamespaceLifecycle plugin, the one built-in admission step this server runs. New
- * namespaced content needs an existing namespace that is not terminating; the system namespaces
- * cannot be deleted.
+ * Admission: the built-in admission steps this server runs. NamespaceLifecycle: new namespaced
+ * content needs an existing namespace that is not terminating; the system namespaces cannot be
+ * deleted. NodeRestriction: a node creates only its own Lease (and CSINode).
  */
 import { errors } from '../api/status.js';
-import type { ApiObject } from '../api/types.js';
+import type { ApiObject, UserInfo } from '../api/types.js';
+import { nodeRestrictionOnCreate } from '../authz/node.js';
 import { parseStored } from '../codec/object-bytes.js';
 import type { Store } from '../storage/interface.js';
 import { isNamespaceTerminating, namespaces } from './core/namespaces.js';
@@ -21,6 +22,13 @@ export async function admitCreate(store: Store, rt: ResourceType, obj: ApiObject
     e.status.details!.causes = [{ reason: 'NamespaceTerminating', message: `namespace ${ns} is being terminated`, field: 'metadata.namespace' }];
     throw e;
   }
+}
+
+/** NodeRestriction on create: the names the node authorizer cannot check (it does not see the body). */
+export function admitNodeCreate(user: UserInfo, rt: ResourceType, obj: ApiObject): void {
+  const name = obj.metadata.name ?? '';
+  const reason = nodeRestrictionOnCreate(user, rt.group, rt.plural, obj.metadata.namespace ?? '', name);
+  if (reason) throw errors.forbidden(groupResourceOf(rt), name, reason);
 }
 
 /** Terminating state per namespace, keyed by the namespace's revision (parsed once per version). */

@@ -2,15 +2,43 @@
  * The resource types the server serves first. Discovery, routing, the registry, codecs, OpenAPI and
  * Table output all start from this list; adding a kind is one file plus one line here.
  */
+import { customResourceDefinitions } from './apiextensions/customresourcedefinitions.js';
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
 import { tokenReviews } from './authentication/tokenreviews.js';
+import { localSubjectAccessReviews } from './authorization/localsubjectaccessreviews.js';
+import { selfSubjectAccessReviews } from './authorization/selfsubjectaccessreviews.js';
+import { selfSubjectRulesReviews } from './authorization/selfsubjectrulesreviews.js';
+import { subjectAccessReviews } from './authorization/subjectaccessreviews.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
 import { events } from './core/events.js';
 import { namespaces } from './core/namespaces.js';
 import { secrets } from './core/secrets.js';
 import { serviceAccounts } from './core/serviceaccounts.js';
+import { clusterRoleBindings } from './rbac/clusterrolebindings.js';
+import { clusterRoles } from './rbac/clusterroles.js';
+import { roleBindings } from './rbac/rolebindings.js';
+import { roles } from './rbac/roles.js';
 import type { ResourceType } from './resource-type.js';
 import { csiDrivers } from './storage/csidrivers.js';
 
-export const builtinResourceTypes: readonly ResourceType[] = [namespaces, configMaps, secrets, serviceAccounts, events, csiDrivers, leases, selfSubjectReviews, tokenReviews];
+export const builtinResourceTypes: readonly ResourceType[] = [
+  namespaces,
+  configMaps,
+  secrets,
+  serviceAccounts,
+  events,
+  csiDrivers,
+  leases,
+  selfSubjectReviews,
+  tokenReviews,
+  selfSubjectAccessReviews,
+  subjectAccessReviews,
+  localSubjectAccessReviews,
+  selfSubjectRulesReviews,
+  roles,
+  clusterRoles,
+  roleBindings,
+  clusterRoleBindings,
+  customResourceDefinitions,
+];

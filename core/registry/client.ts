@@ -5,6 +5,7 @@
  * use the typed helpers, which speak in objects and throw StatusError, as upstream's controllers use a
  * typed client instead of bytes.
  */
+import type { MaybePromise } from '../api/maybe-async.js';
 import { StatusError, type Status } from '../api/status.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
 import { resourceId } from './context.js';
@@ -28,15 +29,38 @@ export interface WriteOptions {
 
 const JSON_FORM = { mediaType: 'application/json', contentType: 'application/json', pretty: false };
 
+/**
+ * Where the tasks of kinds with a write check run (ResourceType.writeCheck): the main thread's own
+ * registry, which has the checks, whatever the executor. Their commits are made visible to the
+ * listers before the answer is returned, so what the check guards (RBAC) takes effect at once.
+ */
+export interface MainThreadRoute {
+  executor: Executor;
+  /** Resource ids (`group/version/plural`) routed here. */
+  resources: ReadonlySet<string>;
+  /** Resolves once the watch cache (and so every lister) holds `revision`. */
+  visible(revision: number): MaybePromise<unknown>;
+}
+
 export class RegistryClient {
   constructor(
     private readonly executor: Executor,
     /** Told of every committed revision (the watch cache pulls the feed up to it). */
     private readonly onCommitted: (revision: number) => void,
+    private readonly mainThread?: MainThreadRoute,
   ) {}
 
   /** Runs a task; a committed write is announced before the result is returned. */
   async run(task: ApiTask): Promise<ApiTaskResult> {
+    const main = this.mainThread;
+    if (main?.resources.has(task.resource)) {
+      const result = await main.executor.run(task);
+      if (result.revision) {
+        this.onCommitted(result.revision);
+        await main.visible(result.revision);
+      }
+      return result;
+    }
     const result = await this.executor.run(task);
     if (result.revision) this.onCommitted(result.revision);
     return result;
@@ -69,6 +93,7 @@ export class TypedClient {
       userAgent: this.identity.userAgent,
     };
     if (body !== undefined) t.body = Buffer.from(JSON.stringify(body));
+    if (rt.custom) t.definition = { name: rt.custom.definition, revision: rt.custom.revision };
     return t;
   }
 
@@ -91,8 +116,11 @@ export class TypedClient {
     return this.call(this.task('patch', rt, namespace, name, patch, { patchType: 'application/merge-patch+json', ...o }));
   }
 
-  /** Deletes; the answer is the object (kept by finalizers, or returned by kinds that do) or a Status. */
-  delete(rt: ResourceType, namespace: string, name: string, o: WriteOptions = {}): Promise<ApiObject> {
-    return this.call(this.task('delete', rt, namespace, name, undefined, o));
+  /**
+   * Deletes; the answer is the object (kept by finalizers, or returned by kinds that do) or a Status.
+   * `options` is the DeleteOptions body (preconditions, propagationPolicy).
+   */
+  delete(rt: ResourceType, namespace: string, name: string, o: WriteOptions = {}, options?: Record<string, unknown>): Promise<ApiObject> {
+    return this.call(this.task('delete', rt, namespace, name, options, o));
   }
 }

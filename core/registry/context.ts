@@ -3,11 +3,14 @@
  * Store: they run on a worker thread or inline on the main thread, and the result crosses the thread
  * boundary as plain data (encoded by core/registry/respond.ts).
  */
+import type { MaybePromise } from '../api/maybe-async.js';
 import type { Status } from '../api/status.js';
+import type { BodyFormats } from '../codec/serializer.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
 import type { Store } from '../storage/interface.js';
 import type { ResourceType } from './resource-type.js';
 import type { TypeRegistry } from './type-registry.js';
+import type { CustomTypeResolver } from '../apiextensions/resolver.js';
 
 export interface RegistryContext {
   store: Store;
@@ -19,7 +22,31 @@ export interface RegistryContext {
   continueKey: Buffer;
   /** Feature gates as parsed from --feature-gates. */
   featureGates: ReadonlyMap<string, boolean>;
+  /**
+   * Checks named by ResourceType.writeCheck, registered on the main thread only (workers have none,
+   * and refuse writes of kinds that need one).
+   */
+  writeChecks: Map<string, WriteCheck>;
+  /** Request body formats served beyond JSON, YAML and protobuf (CBOR under its gate). */
+  bodyFormats: BodyFormats;
+  /** Builds custom resource types the type registry does not hold (in pool workers) from their stored definitions. */
+  customTypes?: CustomTypeResolver;
 }
+
+/** One create or update as a write check sees it: the final object (validated), and the stored one on update. */
+export interface CheckedWrite {
+  rt: ResourceType;
+  verb: 'create' | 'update';
+  user: UserInfo;
+  /** Namespace and name from the request path (the name is empty on POST). */
+  namespace: string;
+  name: string;
+  object: ApiObject;
+  old?: ApiObject;
+}
+
+/** Refuses a write by throwing a StatusError (e.g. 403). */
+export type WriteCheck = (w: CheckedWrite) => MaybePromise<void>;
 
 export interface OpRequest {
   rt: ResourceType;

@@ -5,15 +5,16 @@
 import type { ApiObject } from '../api/types.js';
 import { writeOptionsFromQuery } from '../request/write-options.js';
 import { StoreError } from '../storage/interface.js';
-import { admitCreate } from './admission.js';
+import { admitCreate, admitNodeCreate } from './admission.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { decodeObjectBody } from './decode.js';
 import { objectKey } from './keys.js';
 import { beforeCreate, ensureNamespace, regenerateName } from './lifecycle.js';
 import { trackUpdate, zeroObjectOf } from './managed-fields.js';
-import { encodeStored, storageError } from './objects.js';
+import { storageError, storedForm } from './objects.js';
 import { errors } from '../api/status.js';
 import { groupResourceOf } from './resource-type.js';
+import { runWriteCheck } from './write-checks.js';
 
 /** How many fresh generateName suffixes to try before giving up (upstream retries name collisions too). */
 const GENERATE_NAME_ATTEMPTS = 8;
@@ -21,7 +22,7 @@ const GENERATE_NAME_ATTEMPTS = 8;
 export async function create(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   if (!req.body) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
   const opts = writeOptionsFromQuery(req.query, 'CreateOptions');
-  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, req.rt, ctx.types.knownKinds, opts.fieldValidation);
+  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, req.rt, { knownKinds: ctx.types.knownKinds, bodyFormats: ctx.bodyFormats }, opts.fieldValidation);
   ensureNamespace(decoded, req.rt, req.namespace);
   return createObject(ctx, req, decoded, opts.dryRun, opts.fieldManager, warnings);
 }
@@ -45,19 +46,22 @@ export async function createObject(
   const prepared = beforeCreate(rt, track(decoded), ctx.now());
   warnings.push(...prepared.warnings);
   await admitCreate(ctx.store, rt, prepared.object);
+  admitNodeCreate(req.user, rt, prepared.object);
   const obj = prepared.object;
+  await runWriteCheck(ctx, req, 'create', obj);
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
   for (let attempt = 1; ; attempt++) {
-    const stored = encodeStored(obj);
+    const form = storedForm(rt, obj);
+    const { stored, answer } = 'then' in form ? await form : form;
     const key = objectKey(rt, obj.metadata.namespace ?? '', obj.metadata.name!);
     if (dryRun) {
       // a dry run meets the errors the real create would: an existing name is still 409
       if (await ctx.store.get(key)) throw errors.alreadyExists(groupResourceOf(rt), obj.metadata.name!);
-      return { code: 201, body: { stored, revision: undefined }, warnings };
+      return { code: 201, body: { stored: answer, revision: undefined }, warnings };
     }
     try {
       const { revision } = await ctx.store.create(key, stored);
-      return { code: 201, body: { stored, revision }, warnings, revision };
+      return { code: 201, body: { stored: answer, revision }, warnings, revision };
     } catch (err) {
       if (err instanceof StoreError && err.code === 'KeyExists' && generated && attempt < GENERATE_NAME_ATTEMPTS) {
         // only the value of metadata.name changes: the object stays canonical

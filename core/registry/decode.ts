@@ -1,14 +1,14 @@
 /**
- * Decoding a request body into a typed object of one resource type: media type (415), syntax (400),
- * TypeMeta against the URL (400, upstream's "cannot be handled as" wording), structural decode (type
- * errors 422; unknown and duplicate fields per fieldValidation: dropped, warned, or 400 Strict).
+ * Decoding a request body into a typed object of one resource type: the body's format from its
+ * Content-Type (415 for a type not served), read by that format's serializer (400 in upstream's
+ * wording), TypeMeta against the URL (400, upstream's "cannot be handled as" wording), structural
+ * decode (type errors 422; unknown and duplicate fields per fieldValidation: dropped, warned, or 400
+ * Strict).
  */
 import { errors } from '../api/status.js';
+import { goQuote } from '../api/validation.js';
 import type { ApiObject } from '../api/types.js';
-import { decodeJson, JsonSyntaxError } from '../codec/json.js';
-import { decodeProtobufObject, isProtobufMediaType, PROTOBUF_MEDIA_TYPE, ProtobufDecodeError } from '../codec/protobuf.js';
-import { contentTypeOf, requestMediaTypes } from '../codec/media-types.js';
-import { decodeYaml } from '../codec/yaml.js';
+import { BodyDecodeError, type BodyFormats, bodyMediaTypes, bodySerializerFor, type DecodedBody } from '../codec/serializer.js';
 import type { FieldValidation } from '../request/write-options.js';
 import { decodeStructural } from '../schema/structural.js';
 import { canonicalSpelling, respellApiVersion } from '../api/group-aliases.js';
@@ -24,21 +24,12 @@ export interface DecodedObject {
   sentApiVersion?: string;
 }
 
-export interface RawBody {
-  value: unknown;
-  /** Duplicate-field messages, already worded (`duplicate field "x"` / YAML line form). */
-  duplicates: string[];
-}
+export type RawBody = DecodedBody;
 
-/** A body that is not JSON / YAML at all; the caller words the 400 for its context. */
-export class BodySyntaxError extends Error {
-  constructor(
-    message: string,
-    /** Set when the body named its kind before failing (protobuf envelopes). */
-    readonly typeMeta?: { apiVersion: string; kind: string },
-  ) {
-    super(message);
-  }
+/** What decoding needs to know of the server: the kinds it serves and the body formats it reads. */
+export interface DecodeContext {
+  knownKinds: KnownKinds;
+  bodyFormats: BodyFormats;
 }
 
 /** upstream's summary of a body in decode errors: up to 30 bytes, hex unless it looks like JSON. */
@@ -50,59 +41,34 @@ function summarizeData(body: Uint8Array): string {
   return b.length > 30 ? `${text} ...` : text;
 }
 
-/** Parses JSON or YAML (per Content-Type) without any schema; 415 / 400 on failure. */
-export function parseBody(body: Uint8Array, contentTypeHeader: string, accepted: readonly string[] = requestMediaTypes): RawBody {
+/** Reads a body in the format its Content-Type names (no Content-Type: JSON); 415 for a format not served. */
+function readBody(body: Uint8Array, contentType: string, formats: BodyFormats): DecodedBody {
+  const s = bodySerializerFor(contentType, formats);
+  if (!s) {
+    const semi = contentType.indexOf(';');
+    throw errors.unsupportedMediaType((semi < 0 ? contentType : contentType.slice(0, semi)).trim(), bodyMediaTypes(formats));
+  }
+  return s.decodeBody(body);
+}
+
+/** Reads a body of any served format without a schema (DeleteOptions); 415 / 400 on failure. */
+export function parseBody(body: Uint8Array, contentType: string, formats: BodyFormats): RawBody {
   try {
-    return parseBodyRaw(body, contentTypeHeader, accepted);
+    return readBody(body, contentType, formats);
   } catch (e) {
-    if (e instanceof BodySyntaxError) throw errors.badRequest(e.message);
+    if (e instanceof BodyDecodeError) throw errors.badRequest(e.message);
     throw e;
   }
 }
 
-function parseBodyRaw(body: Uint8Array, contentTypeHeader: string, accepted: readonly string[]): RawBody {
-  const given = contentTypeOf(contentTypeHeader) || 'application/json';
-  const ct = isProtobufMediaType(given) ? PROTOBUF_MEDIA_TYPE : given;
-  if (!accepted.includes(ct)) throw errors.unsupportedMediaType(given, accepted);
-  if (ct === PROTOBUF_MEDIA_TYPE) {
-    try {
-      return { value: decodeProtobufObject(body).object, duplicates: [] };
-    } catch (e) {
-      if (e instanceof ProtobufDecodeError) throw new BodySyntaxError(e.message, e.typeMeta);
-      throw e;
-    }
-  }
-  try {
-    return parseText(body, ct === 'application/yaml');
-  } catch (e) {
-    if (e instanceof JsonSyntaxError) {
-      throw new BodySyntaxError(ct === 'application/yaml' ? e.message : `couldn't get version/kind; json parse error: ${e.message}`);
-    }
-    throw e;
-  }
-}
-
-/** Parses JSON or YAML text with duplicate keys reported; syntax errors are JsonSyntaxError (callers word them). */
-export function parseText(body: Uint8Array, yaml: boolean): RawBody {
-  const text = Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8');
-  if (yaml) {
-    // JSON is YAML: a body that parses as JSON has the same value either way, and JSON parses ~20x
-    // faster (kubectl sends apply bodies as JSON). Anything else, or duplicate keys (whose message is
-    // worded by the YAML decoder), goes through YAML.
-    if (/^\s*\{/.test(text)) {
-      try {
-        const j = decodeJson(text);
-        if (j.duplicates.length === 0) return { value: j.value, duplicates: [] };
-      } catch (e) {
-        if (!(e instanceof JsonSyntaxError)) throw e;
-      }
-    }
-    const y = decodeYaml(text);
-    return { value: y.value, duplicates: y.duplicates };
-  }
-  if (text.trim() === '') throw new JsonSyntaxError('unexpected end of JSON input');
-  const j = decodeJson(text);
-  return { value: j.value, duplicates: j.duplicates.map((d) => `duplicate field ${JSON.stringify(d)}`) };
+/**
+ * metadata.name of a body that failed typing, for the Status: a scalar as text, anything else (an
+ * object, which might hold its own `toString`) as no name.
+ */
+export function nameInBody(raw: unknown): string {
+  const meta = (raw as { metadata?: unknown } | null)?.metadata;
+  const name = meta !== null && typeof meta === 'object' ? (meta as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? name : typeof name === 'number' || typeof name === 'boolean' ? String(name) : '';
 }
 
 const goTypeName = (v: unknown): string => (v === null ? 'null' : Array.isArray(v) ? 'array' : typeof v === 'object' ? 'object' : typeof v);
@@ -118,7 +84,9 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
     }
   }
   // a body may spell the group as upstream does (storage.k8s.io/v1 for storage.svc.io/v1): the same kind
-  const apiVersion = respellApiVersion((raw.apiVersion as string | undefined) || apiVersionOf(rt), canonicalSpelling);
+  // (only an alias of the type's own group: a custom group under k8s.io is its own group)
+  const sent = (raw.apiVersion as string | undefined) || apiVersionOf(rt);
+  const apiVersion = sent === apiVersionOf(rt) ? sent : respellApiVersion(sent, canonicalSpelling);
   const kind = (raw.kind as string | undefined) || rt.kind;
   if (apiVersion === apiVersionOf(rt) && kind === rt.kind) return;
   const version = apiVersion.includes('/') ? apiVersion.slice(apiVersion.indexOf('/') + 1) : apiVersion;
@@ -136,7 +104,7 @@ export function checkTypeMeta(raw: Record<string, unknown>, rt: ResourceType, kn
 /** Applies fieldValidation to unknown and duplicate fields; returns the warnings to send. */
 export function applyFieldValidation(rt: ResourceType, unknown: readonly string[], duplicates: readonly string[], mode: FieldValidation): string[] {
   if (mode === 'Ignore' || (unknown.length === 0 && duplicates.length === 0)) return [];
-  const problems = [...unknown.map((u) => `unknown field ${JSON.stringify(u)}`), ...duplicates];
+  const problems = [...unknown.map((u) => `unknown field ${goQuote(u)}`), ...duplicates];
   if (mode === 'Strict') {
     throw errors.badRequest(`${rt.kind} in version ${JSON.stringify(rt.version)} cannot be handled as a ${rt.kind}: strict decoding error: ${problems.join(', ')}`);
   }
@@ -153,26 +121,28 @@ export function typedObjectFrom(parsed: RawBody, rt: ResourceType, known: KnownK
   checkTypeMeta(raw, rt, known);
   const res = decodeStructural<ApiObject>(raw, rt.schema);
   const warnings = applyFieldValidation(rt, res.unknownFields, parsed.duplicates, mode);
-  if (res.errors.length) throw errors.invalid({ group: rt.group, kind: rt.kind }, String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
+  if (res.errors.length) throw errors.invalid({ group: rt.group, kind: rt.kind }, nameInBody(raw), res.errors);
   const out: DecodedObject = { object: withTypeMetaFirst(res.value, rt), warnings };
   if (typeof raw.apiVersion === 'string' && raw.apiVersion) out.sentApiVersion = raw.apiVersion;
   return out;
 }
 
-/** The whole decode of an object body: parse, then type against `rt`. */
-export function decodeObjectBody(body: Uint8Array, contentType: string, rt: ResourceType, known: KnownKinds, mode: FieldValidation): DecodedObject {
+/** The whole decode of an object body: read, then type against `rt`. */
+export function decodeObjectBody(body: Uint8Array, contentType: string, rt: ResourceType, d: DecodeContext, mode: FieldValidation): DecodedObject {
   let raw: RawBody;
   try {
-    raw = parseBodyRaw(body, contentType, requestMediaTypes);
+    raw = readBody(body, contentType, d.bodyFormats);
   } catch (e) {
-    if (e instanceof BodySyntaxError && e.typeMeta) {
-      const { apiVersion, kind } = e.typeMeta;
+    if (e instanceof BodyDecodeError && e.typeMeta) {
+      // the body named its kind (or the URL's applies): upstream words the failure for that kind
+      const apiVersion = e.typeMeta.apiVersion || apiVersionOf(rt);
+      const kind = e.typeMeta.kind || rt.kind;
       throw errors.badRequest(`${kind} in version ${JSON.stringify(apiVersion.slice(apiVersion.indexOf('/') + 1))} cannot be handled as a ${rt.kind}: ${e.message}`);
     }
-    if (e instanceof BodySyntaxError) throw errors.badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): ${e.message} (${summarizeData(body)})`);
+    if (e instanceof BodyDecodeError) throw errors.badRequest(`the object provided is unrecognized (must be of type ${rt.kind}): ${e.message} (${summarizeData(body)})`);
     throw e;
   }
-  return typedObjectFrom(raw, rt, known, mode);
+  return typedObjectFrom(raw, rt, d.knownKinds, mode);
 }
 
 /** The object with kind and apiVersion set, as the first two keys (upstream's field order). */

@@ -3,7 +3,8 @@
  * finalize themselves, pending work) is only marked Terminating (deletionTimestamp set, grace 0) and
  * stays until the last finalizer is removed; otherwise it is removed at once. Preconditions (uid,
  * resourceVersion) are checked against the live object; propagationPolicy Orphan / Foreground add the
- * orphan / foregroundDeletion finalizers as upstream does (a garbage collector removes them).
+ * orphan / foregroundDeletion finalizers as upstream does, and the garbage collector
+ * (core/controllers/garbage-collector.ts) carries them out and removes them.
  * The answer is upstream's: an object that stays is returned (200; 202 when the request said
  * orphanDependents=false); one removed at once is returned for kinds whose upstream storage returns
  * deleted objects (deletion.returnsObject), a Success Status naming it otherwise.
@@ -21,7 +22,7 @@ import { parseBody } from './decode.js';
 import { objectKey } from './keys.js';
 import { canonicalObject } from './lifecycle.js';
 import { listFromStore } from './list.js';
-import { bytesEqual, decodeLive, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
+import { bytesEqual, decodeLive, encodeStored, type LiveObject, readLive, storageError, storedForm } from './objects.js';
 import { groupResourceOf, type ResourceType } from './resource-type.js';
 
 const MAX_ATTEMPTS = 16;
@@ -31,7 +32,7 @@ const FOREGROUND = FINALIZER_DELETE_DEPENDENTS;
 function deleteOptionsOf(ctx: RegistryContext, req: OpRequest): DeleteOptions {
   let body: Record<string, unknown> | undefined;
   if (req.body && req.body.length > 0) {
-    const parsed = parseBody(req.body, req.contentType).value;
+    const parsed = parseBody(req.body, req.contentType, ctx.bodyFormats).value;
     if (parsed !== null && parsed !== undefined) {
       if (typeof parsed !== 'object' || Array.isArray(parsed)) throw errors.badRequest('the body of a delete request must be a DeleteOptions object');
       body = parsed as Record<string, unknown>;
@@ -98,21 +99,41 @@ function markDeleting(rt: ResourceType, obj: ApiObject, now: string): void {
   if ((meta.generation ?? 0) > 0) meta.generation = meta.generation! + 1;
 }
 
-/** The finalizers the requested propagation adds or removes (upstream's orphan/foreground rules). */
-function propagationFinalizers(o: DeleteOptions, current: readonly string[]): string[] {
-  const set = new Set(current);
-  const policy = o.propagationPolicy ?? (o.orphanDependents === true ? 'Orphan' : o.orphanDependents === false ? 'Background' : undefined);
-  if (policy === 'Orphan') {
-    set.add(ORPHAN);
-    set.delete(FOREGROUND);
-  } else if (policy === 'Foreground') {
-    set.add(FOREGROUND);
-    set.delete(ORPHAN);
-  } else if (policy === 'Background') {
-    set.delete(ORPHAN);
-    set.delete(FOREGROUND);
+/** Whether dependents are to be orphaned (upstream's shouldOrphanDependents). */
+function shouldOrphan(rt: ResourceType, o: DeleteOptions, current: readonly string[]): boolean {
+  const policy = rt.deletion?.garbageCollection ?? 'DeleteDependents';
+  if (policy === 'Unsupported') return false;
+  if (o.orphanDependents !== undefined) return o.orphanDependents;
+  if (o.propagationPolicy) return o.propagationPolicy === 'Orphan';
+  for (const f of current) {
+    if (f === ORPHAN) return true;
+    if (f === FOREGROUND) return false;
   }
-  return [...set];
+  return policy === 'OrphanDependents';
+}
+
+/** Whether dependents are to be deleted first (upstream's shouldDeleteDependents). */
+function shouldDeleteFirst(rt: ResourceType, o: DeleteOptions, current: readonly string[]): boolean {
+  if (rt.deletion?.garbageCollection === 'Unsupported') return false;
+  if (o.orphanDependents !== undefined) return false;
+  if (o.propagationPolicy) return o.propagationPolicy === 'Foreground';
+  for (const f of current) {
+    if (f === FOREGROUND) return true;
+    if (f === ORPHAN) return false;
+  }
+  return false;
+}
+
+/**
+ * The finalizers after a delete request: the GC ones (orphan, foregroundDeletion) as the request's
+ * propagation asks, the others kept in order (upstream's deletionFinalizersForGarbageCollection).
+ */
+function propagationFinalizers(rt: ResourceType, o: DeleteOptions, current: readonly string[]): string[] {
+  const next = current.filter((f) => f !== ORPHAN && f !== FOREGROUND);
+  if (shouldOrphan(rt, o, current)) next.push(ORPHAN);
+  if (shouldDeleteFirst(rt, o, current)) next.push(FOREGROUND);
+  const same = next.length === current.length && next.every((f) => current.includes(f));
+  return same ? [...current] : next;
 }
 
 interface DeleteOutcome {
@@ -136,14 +157,16 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
     if (rt.deletion?.twoPhase && cur.metadata.deletionTimestamp && rt.deletion.pending?.(cur)) {
       return { object: cur, stored: live.kv.value, revision: rev, removed: false, written: false };
     }
-    const finalizers = propagationFinalizers(o, cur.metadata.finalizers ?? []);
+    const finalizers = propagationFinalizers(rt, o, cur.metadata.finalizers ?? []);
     const pending =
       finalizers.length > 0 || rt.deletion?.pending?.(cur) === true || (rt.deletion?.twoPhase === true && !cur.metadata.deletionTimestamp);
     try {
+      // what the answer shows of the live object (custom resources: converted from their stored version)
+      const liveAnswer = rt.custom ? encodeStored(cur) : live.kv.value;
       if (!pending) {
-        if (o.dryRun) return { object: cur, stored: live.kv.value, revision: rev, removed: true, written: false };
+        if (o.dryRun) return { object: cur, stored: liveAnswer, revision: rev, removed: true, written: false };
         const { revision } = await ctx.store.delete(key, rev);
-        return { object: cur, stored: live.kv.value, revision, removed: true, written: true };
+        return { object: cur, stored: liveAnswer, revision, removed: true, written: true };
       }
       const next = structuredClone(cur);
       delete next.metadata.resourceVersion;
@@ -151,12 +174,13 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
       if (finalizers.length) next.metadata.finalizers = finalizers;
       else delete next.metadata.finalizers;
       rt.deletion?.onDeleteRequested?.(next);
-      const stored = encodeStored(canonicalObject(rt, next));
+      const form = storedForm(rt, canonicalObject(rt, next));
+      const { stored, answer } = 'then' in form ? await form : form;
       if (bytesEqual(stored, live.kv.value) || o.dryRun) {
-        return { object: next, stored: o.dryRun ? stored : live.kv.value, revision: rev, removed: false, written: false };
+        return { object: next, stored: o.dryRun ? answer : liveAnswer, revision: rev, removed: false, written: false };
       }
       const { revision } = await ctx.store.update(key, rev, stored);
-      return { object: next, stored, revision, removed: false, written: true };
+      return { object: next, stored: answer, revision, removed: false, written: true };
     } catch (err) {
       if (err instanceof StoreError && (err.code === 'Conflict' || err.code === 'NotFound') && attempt < MAX_ATTEMPTS) continue;
       throw storageError(rt, name, err);

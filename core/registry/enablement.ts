@@ -20,6 +20,9 @@ interface GateSpec {
 export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
   AllowUnsafeMalformedObjectDeletion: { stage: 'ALPHA', default: false },
   APIResponseCompression: { stage: 'BETA', default: true },
+  AuthorizeNodeWithSelectors: { stage: 'BETA', default: true },
+  AuthorizeWithSelectors: { stage: 'BETA', default: true },
+  CBORServingAndStorage: { stage: 'ALPHA', default: false },
   CoordinatedLeaderElection: { stage: 'ALPHA', default: false },
   RemoteRequestHeaderUID: { stage: 'ALPHA', default: false },
   StructuredAuthenticationConfiguration: { stage: 'BETA', default: true },

@@ -6,6 +6,8 @@
  */
 import { errors, StatusError } from '../api/status.js';
 import { withResourceVersion } from '../codec/object-bytes.js';
+import { itemValue } from '../codec/serializer.js';
+import { fromStorage } from './objects.js';
 import { hasSelectors, listPlan, type ListOptions } from '../request/list-options.js';
 import { type KeyValue, StoreError } from '../storage/interface.js';
 import type { OpResult, RegistryContext } from './context.js';
@@ -112,8 +114,10 @@ async function readPage(
 /** A store list as an operation result (items as JSON with resourceVersion stamped). */
 export async function listOp(ctx: RegistryContext, rt: ResourceType, namespace: string, o: ListOptions): Promise<OpResult> {
   const page = await listFromStore(ctx, rt, namespace, o);
+  // custom resources are converted from the version they were stored in
+  const items = rt.custom ? (await fromStorage(rt, page.keys)).map((obj) => Buffer.from(JSON.stringify(itemValue(obj)))) : page.keys.map((kv) => withResourceVersion(kv.value, kv.modRevision));
   const list: { items: Buffer[]; resourceVersion: string; continue?: string; remainingItemCount?: number } = {
-    items: page.keys.map((kv) => withResourceVersion(kv.value, kv.modRevision)),
+    items,
     resourceVersion: String(page.revision),
   };
   if (page.continue) list.continue = page.continue;

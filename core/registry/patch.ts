@@ -8,7 +8,9 @@
 import { errors, StatusError } from '../api/status.js';
 import type { ApiObject, JsonObject, JsonValue } from '../api/types.js';
 import { nowRFC3339 } from '../api/types.js';
-import { contentTypeOf, patchMediaTypes, type PatchType } from '../codec/media-types.js';
+import { CborDecodeError, decodeCbor } from '../codec/cbor.js';
+import { contentTypeOf, type PatchFormat, patchFormatFor, patchMediaTypes, type PatchType } from '../codec/media-types.js';
+import { parseTextBody } from '../codec/text-body.js';
 import { ApplyConflictError, MergeError } from '../merge/errors.js';
 import type { FieldSet } from '../merge/field-set.js';
 import { conflictCauses } from '../merge/conflicts.js';
@@ -18,11 +20,12 @@ import { applyMergePatch } from '../merge/merge-patch.js';
 import { managerOrUserAgent } from '../merge/manager-name.js';
 import { applyStrategicMergePatch } from '../merge/strategic-merge-patch.js';
 import { writeOptionsFromQuery, type WriteOptions } from '../request/write-options.js';
-import { decodeStructural } from '../schema/structural.js';
+import { canonicalize, decodeStructural } from '../schema/structural.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { createObject } from './create.js';
+import { viewResult, viewType } from './subresource-view.js';
 import { resetFieldsOf } from './managed-fields.js';
-import { applyFieldValidation, checkTypeMeta, parseText, type RawBody, withTypeMetaFirst } from './decode.js';
+import { applyFieldValidation, checkTypeMeta, nameInBody, type RawBody, withTypeMetaFirst } from './decode.js';
 import { JsonSyntaxError } from '../codec/json.js';
 import { checkName, ensureNamespace } from './lifecycle.js';
 import type { LiveObject } from './objects.js';
@@ -47,22 +50,36 @@ export function mergeErrorToStatus(e: unknown): unknown {
   }
 }
 
-function patchTypeOf(req: OpRequest): PatchType {
+function patchFormatOf(ctx: RegistryContext, req: OpRequest): PatchFormat {
   const ct = contentTypeOf(req.contentType);
-  const t = patchMediaTypes[ct];
-  if (!t) throw errors.unsupportedMediaType(ct, Object.keys(patchMediaTypes));
-  return t;
+  const f = patchFormatFor(ct, ctx.bodyFormats);
+  // custom resources have no Go struct tags to merge by: upstream serves them no strategic merge patch
+  const custom = !!req.rt.custom;
+  if (!f || (custom && f.type === 'strategic')) {
+    throw errors.unsupportedMediaType(ct, patchMediaTypes(ctx.bodyFormats).filter((mt) => !custom || patchFormatFor(mt, ctx.bodyFormats)?.type !== 'strategic'));
+  }
+  return f;
 }
 
 /** The patch document, parsed (duplicates reported for field validation); syntax errors worded per patch type as upstream. */
-function parsePatch(req: OpRequest, t: PatchType): RawBody {
+function parsePatch(req: OpRequest, f: PatchFormat): RawBody {
   if (!req.body || req.body.length === 0) throw errors.badRequest('the body of the request was empty');
+  if (f.document === 'cbor') {
+    try {
+      // a CBOR map with duplicate keys is refused outright, so there are none to report
+      return { value: decodeCbor(req.body).value, duplicates: [] };
+    } catch (e) {
+      // upstream's apply patcher words every decode failure as YAML's, CBOR's included
+      if (e instanceof CborDecodeError) throw errors.badRequest(`error decoding YAML: ${e.message}`);
+      throw e;
+    }
+  }
   try {
-    return parseText(req.body, t === 'apply');
+    return parseTextBody(req.body, f.document === 'yaml');
   } catch (e) {
     if (!(e instanceof JsonSyntaxError)) throw e;
-    if (t === 'apply') throw errors.badRequest(`error decoding YAML: ${e.message.replace(/^error converting YAML to JSON: /, '')}`);
-    throw errors.badRequest(t === 'strategic' ? e.message : `error decoding patch: ${e.message}`);
+    if (f.type === 'apply') throw errors.badRequest(`error decoding YAML: ${e.message.replace(/^error converting YAML to JSON: /, '')}`);
+    throw errors.badRequest(f.type === 'strategic' ? e.message : `error decoding patch: ${e.message}`);
   }
 }
 
@@ -91,15 +108,16 @@ function typedPatched(rt: ResourceType, ctx: RegistryContext, patched: unknown, 
   checkTypeMeta(raw, rt, ctx.types.knownKinds);
   const res = decodeStructural<ApiObject>(raw, rt.schema);
   warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
-  if (res.errors.length) throw errors.invalid(groupKindOf(rt), String((raw.metadata as { name?: unknown } | undefined)?.name ?? ''), res.errors);
+  if (res.errors.length) throw errors.invalid(groupKindOf(rt), nameInBody(raw), res.errors);
   return withTypeMetaFirst(res.value, rt);
 }
 
 export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   const rt = req.rt;
-  const t = patchTypeOf(req);
+  const f = patchFormatOf(ctx, req);
+  const t: PatchType = f.type;
   const o = writeOptionsFromQuery(req.query, 'PatchOptions', t === 'apply');
-  const body = parsePatch(req, t);
+  const body = parsePatch(req, f);
   const warnings: string[] = [];
   const manager = managerOrUserAgent(o.fieldManager, req.userAgent);
   const now = () => nowRFC3339(ctx.now());
@@ -112,12 +130,29 @@ export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpRes
     ...(req.subresource ? { subresource: req.subresource } : {}),
     ...(resetFields ? { resetFields } : {}),
   };
+  // a subresource served as another kind (scale) is patched as that kind, then applied to the object
+  const view = req.subresource ? rt.subresources?.[req.subresource]?.view : undefined;
   try {
-    if (t === 'apply') return await applyOp(ctx, req, body, o, warnings, base);
-    return await guaranteedUpdate(ctx, req, {
+    if (t === 'apply') {
+      if (view) throw errors.unsupportedMediaType(contentTypeOf(req.contentType), ['application/json-patch+json', 'application/merge-patch+json']);
+      return await applyOp(ctx, req, body, o, warnings, base);
+    }
+    const r = await guaranteedUpdate(ctx, req, {
       dryRun: o.dryRun,
       warnings,
       build: (live) => {
+        if (view) {
+          const vt = viewType(rt, view);
+          const doc = view.toView({ ...live.object, metadata: { ...live.object.metadata, resourceVersion: String(live.kv.modRevision) } }) as unknown as JsonObject;
+          const sentView = typedPatched(vt, ctx, patchedObject(vt, t, doc, body.value), body.duplicates, o, warnings);
+          checkName(sentView, req.name, rt.namespaced ? req.namespace : '');
+          const sent = sentView.metadata.resourceVersion || undefined;
+          checkPrecondition(rt, req.name, sent ?? String(live.kv.modRevision), live);
+          const patchedObj = view.fromView(sentView, live.object);
+          delete patchedObj.metadata.resourceVersion;
+          const requiredRevision = sent === String(live.kv.modRevision) ? undefined : sent;
+          return { next: prepareUpdate(ctx, req, rt, patchedObj, live.object, o.fieldManager, warnings), requiredRevision };
+        }
         const patched = typedPatched(rt, ctx, patchedObject(rt, t, liveDocument(rt, live), body.value), body.duplicates, o, warnings);
         ensureNamespace(patched, rt, req.namespace);
         checkName(patched, req.name, rt.namespaced ? req.namespace : '');
@@ -130,6 +165,7 @@ export async function patch(ctx: RegistryContext, req: OpRequest): Promise<OpRes
         return { next, requiredRevision };
       },
     });
+    return view ? viewResult(view, r) : r;
   } catch (e) {
     throw mergeErrorToStatus(e);
   }
@@ -162,14 +198,16 @@ async function applyOp(
     build: (live) => {
       const requiredRevision = typed.metadata?.resourceVersion || undefined;
       checkPrecondition(rt, req.name, requiredRevision ?? String(live.kv.modRevision), live);
-      const merged = applyPatch(live.object, typed, applyOpts);
+      // the merge keeps values as sent (a null list item stays null); the result is read as the
+      // decoder reads any object (a null item of a struct list is that struct's zero value, as in Go)
+      const merged = canonicalize(applyPatch(live.object, typed, applyOpts), rt.schema);
       delete merged.metadata.resourceVersion;
       const next = prepareUpdate(ctx, req, rt, merged, live.object, o.fieldManager, warnings, undefined, (_old, n) => n);
       return { next, requiredRevision };
     },
     whenMissing: async () => {
       if (req.subresource) throw errors.notFound({ group: rt.group, resource: rt.plural }, req.name);
-      const created = applyPatch(null, typed, applyOpts);
+      const created = canonicalize(applyPatch(null, typed, applyOpts), rt.schema);
       created.metadata.name = req.name;
       ensureNamespace(created, rt, req.namespace);
       return createObject(ctx, req, created, o.dryRun, o.fieldManager, warnings, (x) => x);
@@ -182,7 +220,7 @@ function typedApplied(rt: ResourceType, applied: ApiObject, duplicates: string[]
   if (Array.isArray(applied.metadata?.managedFields)) throw errors.badRequest('metadata.managedFields must be nil');
   // upstream's version check: an applied object names exactly the endpoint's group, version and kind
   // (either spelling of the group: storage.k8s.io/v1 is storage.svc.io/v1)
-  const appliedVersion = typeof applied.apiVersion === 'string' ? respellApiVersion(applied.apiVersion, canonicalSpelling) : applied.apiVersion;
+  const appliedVersion = typeof applied.apiVersion === 'string' && applied.apiVersion !== apiVersionOf(rt) ? respellApiVersion(applied.apiVersion, canonicalSpelling) : applied.apiVersion;
   if (appliedVersion !== apiVersionOf(rt) || applied.kind !== rt.kind) {
     const av = typeof applied.apiVersion === 'string' ? applied.apiVersion : '';
     throw errors.badRequest(`invalid object type: ${av.includes('/') ? av : `/${av}`}, Kind=${typeof applied.kind === 'string' ? applied.kind : ''}`);
@@ -190,6 +228,6 @@ function typedApplied(rt: ResourceType, applied: ApiObject, duplicates: string[]
   // typed as sent: apply owns exactly the fields written, empty maps and lists included
   const res = decodeStructural<ApiObject>(applied, rt.schema, '', true);
   warnings.push(...applyFieldValidation(rt, res.unknownFields, duplicates, o.fieldValidation));
-  if (res.errors.length) throw errors.invalid(groupKindOf(rt), String(applied.metadata?.name ?? ''), res.errors);
+  if (res.errors.length) throw errors.invalid(groupKindOf(rt), nameInBody(applied), res.errors);
   return withTypeMetaFirst(res.value, rt);
 }

@@ -13,7 +13,10 @@ import { listOp } from './list.js';
 import { encodeError, encodeResult, errorContentType } from './respond.js';
 import type { ResourceType } from './resource-type.js';
 import { update } from './update.js';
+import { recordWarnings } from '../api/warnings.js';
 import { patch } from './patch.js';
+
+const EMPTY = new Uint8Array(0);
 
 export class Registry {
   constructor(readonly ctx: RegistryContext) {}
@@ -24,9 +27,24 @@ export class Registry {
     return rt;
   }
 
+  /**
+   * The task's type: the registry's, or, for a custom resource whose definition revision the registry
+   * does not have (pool workers), the one built from the stored definition.
+   */
+  async typeFor(task: ApiTask): Promise<ResourceType> {
+    const def = task.definition;
+    const rt = this.ctx.types.get(task.resource);
+    if (!def || (rt?.custom?.definition === def.name && rt.custom.revision >= def.revision)) {
+      if (!rt) throw errors.pathNotFound();
+      return rt;
+    }
+    if (!this.ctx.customTypes) throw errors.pathNotFound();
+    return this.ctx.customTypes.resolve(def, task.resource);
+  }
+
   /** Runs an operation and returns its result (errors are thrown as StatusError). */
-  async op(task: ApiTask): Promise<OpResult> {
-    const rt = this.typeOf(task.resource);
+  async op(task: ApiTask, rt?: ResourceType): Promise<OpResult> {
+    rt ??= await this.typeFor(task);
     const req: OpRequest = {
       rt,
       subresource: task.subresource,
@@ -57,18 +75,38 @@ export class Registry {
     }
   }
 
-  /** Runs a task to completion: an encoded response, success or Status. */
+  /**
+   * Runs a task to completion: an encoded response, success or Status. Once the operation returned,
+   * its write may be committed, so nothing after it may turn the answer into a failure: warnings are
+   * recorded as upstream does (never an invalid header), and an object that cannot be encoded in the
+   * negotiated media type is answered in JSON, which stored bytes always are.
+   */
   async run(task: ApiTask): Promise<ApiTaskResult> {
+    let r: OpResult;
+    let rt: ResourceType;
     try {
-      const r = await this.op(task);
-      const out: ApiTaskResult = { code: r.code, contentType: task.form.contentType, body: encodeResult(this.typeOf(task.resource), r, task.form), warnings: r.warnings };
-      if (r.revision) out.revision = r.revision;
-      if (r.headers) out.headers = r.headers;
-      return out;
+      rt = await this.typeFor(task);
+      r = await this.op(task, rt);
     } catch (err) {
       const e = encodeError(err, task.form);
       if (e.code >= 500) console.error(`svc-apiserver: ${task.verb} ${task.resource} failed:`, err);
       return { code: e.code, contentType: errorContentType(task.form), body: e.body, warnings: [], headers: e.headers };
     }
+    const out: ApiTaskResult = { code: r.code, contentType: task.form.contentType, body: EMPTY, warnings: recordWarnings(r.warnings) };
+    if (r.revision) out.revision = r.revision;
+    if (r.headers) out.headers = r.headers;
+    try {
+      out.body = encodeResult(rt, r, task.form);
+    } catch (err) {
+      console.error(`svc-apiserver: ${task.verb} ${task.resource}: encoding the result as ${task.form.mediaType} failed, answering in JSON:`, err);
+      out.contentType = 'application/json';
+      try {
+        out.body = encodeResult(rt, r, { mediaType: 'application/json', contentType: 'application/json', pretty: false });
+      } catch {
+        // still the operation's success: a Status saying so
+        out.body = Buffer.from(`${JSON.stringify({ kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Success', code: r.code })}\n`);
+      }
+    }
+    return out;
   }
 }

@@ -46,6 +46,21 @@ export interface SubresourceType {
   validateUpdate?(next: ApiObject, old: ApiObject): FieldError[];
   /** For a virtual subresource: the kind posted to it and answered (its verbs are ['create']). */
   kind?: ResourceType;
+  /**
+   * A subresource served as another kind (a custom resource's scale: autoscaling/v1 Scale): reads
+   * answer with the view of the object; writes send a view, which `fromView` applies to the object.
+   */
+  view?: SubresourceView;
+}
+
+export interface SubresourceView {
+  group: string;
+  version: string;
+  kind: string;
+  schema: StructSchema;
+  toView(obj: ApiObject): ApiObject;
+  /** The object after the sent view is applied to it (the live object is not changed). */
+  fromView(view: ApiObject, obj: ApiObject): ApiObject;
 }
 
 export interface ResourceType {
@@ -126,6 +141,13 @@ export interface ResourceType {
      * controller finishes the work and deletes it again (namespaces).
      */
     twoPhase?: boolean;
+    /**
+     * What a delete without a propagation policy does to dependents (upstream's
+     * DefaultGarbageCollectionPolicy): DeleteDependents (the default: Background), OrphanDependents
+     * (adds the `orphan` finalizer), Unsupported (propagation options ignored, no GC finalizers kept:
+     * core/v1 Events).
+     */
+    garbageCollection?: 'DeleteDependents' | 'OrphanDependents' | 'Unsupported';
   };
 
   /**
@@ -142,6 +164,15 @@ export interface ResourceType {
    */
   unconditionalUpdate?: boolean;
 
+  /**
+   * Names a check every create and update of this kind (POST, PUT, PATCH, apply, dry runs included)
+   * must pass with the final object, after validation and before the store (RBAC: escalation
+   * prevention). Such checks need main-thread state (authorizer, listers), so they are registered
+   * on the main thread's registry and the kind's tasks run there (RegistryClient routes them); a
+   * registry without the check refuses the write.
+   */
+  writeCheck?: string;
+
   /** Whether a namespaced kind's create must be admitted by namespace lifecycle (default true). */
   skipNamespaceLifecycle?: boolean;
 
@@ -151,6 +182,34 @@ export interface ResourceType {
    * authenticator and authorizer live (core/server/endpoints/virtual.ts). Its verbs are ['create'].
    */
   virtual?: boolean;
+
+  /** Every request to this version gets this Warning header (a deprecated version). */
+  deprecationWarning?: string;
+
+  /** Set for the kinds of custom resource definitions: storage version, conversion, the definition's revision. */
+  custom?: CustomResourceStorage;
+}
+
+/**
+ * How the objects of a custom resource definition's version are stored: in the definition's storage
+ * version, their apiVersion kept in the stored bytes, converted to the served version on every read and
+ * back on every write (core/apiextensions/conversion.ts). Tasks carry the definition's name and revision,
+ * so a pool worker builds the same type from the stored definition when it lacks that revision.
+ */
+export interface CustomResourceStorage {
+  /** The definition's name, and the store revision of the definition the type was built from. */
+  definition: string;
+  revision: number;
+  /** apiVersion objects are written in. */
+  storageApiVersion: string;
+  /** Conversion calls a webhook (reads must convert before they encode). */
+  webhook: boolean;
+  /** Objects as stored (any version) as this version, defaulted; in one batch. */
+  fromStorage(objs: ApiObject[]): Promise<ApiObject[]>;
+  /** The same, when no webhook is needed for this object (same version, or strategy None); undefined otherwise. */
+  fromStorageSync(obj: ApiObject): ApiObject | undefined;
+  /** An object of this version in the storage version (apiVersion set). */
+  toStorage(obj: ApiObject): Promise<ApiObject>;
 }
 
 export const apiVersionOf = (rt: Pick<ResourceType, 'group' | 'version'>): string => (rt.group ? `${rt.group}/${rt.version}` : rt.version);

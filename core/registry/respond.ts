@@ -3,6 +3,7 @@
  * the main thread (cache-served reads, reviews) and in pool workers (writes, store-served lists).
  */
 import { type Status, type StatusError, toStatusError } from '../api/status.js';
+import '../codec/cbor-serializer.js';
 import '../codec/json-serializer.js';
 import '../codec/protobuf-serializer.js';
 import '../codec/yaml-serializer.js';

@@ -38,6 +38,8 @@ export interface ApiTask {
   form: ResponseForm;
   user: UserInfo;
   userAgent: string;
+  /** A custom resource's definition and the revision its type was built from (workers build it if they lack it). */
+  definition?: { name: string; revision: number };
 }
 
 export interface ApiTaskResult {

@@ -16,8 +16,10 @@ import { decodeObjectBody } from './decode.js';
 import { objectKey } from './keys.js';
 import { beforeUpdate, checkName, ensureNamespace, shouldDeleteDuringUpdate } from './lifecycle.js';
 import { trackUpdate } from './managed-fields.js';
-import { bytesEqual, encodeStored, type LiveObject, readLive, storageError } from './objects.js';
+import { bytesEqual, encodeStored, type LiveObject, readLive, storageError, storedForm } from './objects.js';
 import { groupKindOf, groupResourceOf, type ResourceType } from './resource-type.js';
+import { runWriteCheck } from './write-checks.js';
+import { viewResult, viewType } from './subresource-view.js';
 
 /** A write without a client resourceVersion retries its compare-and-swap until it wins (upstream loops too); this only stops runaway loops. */
 const MAX_ATTEMPTS = 1000;
@@ -76,6 +78,8 @@ export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, pla
     }
     // builders check preconditions themselves, before validation, as upstream does
     const { next, requiredRevision } = await plan.build(live);
+    // checked on every attempt: a retry after a conflict builds from, and is checked against, the newer object
+    await runWriteCheck(ctx, req, 'update', next, live.object);
     const rev = live.kv.modRevision;
     try {
       if (shouldDeleteDuringUpdate(rt, next)) {
@@ -83,11 +87,12 @@ export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, pla
         const { revision } = await ctx.store.delete(key, rev);
         return { code: 200, body: { stored: encodeStored(next), revision }, warnings: plan.warnings, revision };
       }
-      const stored = encodeStored(next);
-      if (bytesEqual(stored, live.kv.value)) return { code: 200, body: { stored: live.kv.value, revision: rev }, warnings: plan.warnings };
-      if (plan.dryRun) return { code: 200, body: { stored, revision: rev }, warnings: plan.warnings };
+      const form = storedForm(rt, next);
+      const { stored, answer } = 'then' in form ? await form : form;
+      if (bytesEqual(stored, live.kv.value)) return { code: 200, body: { stored: rt.custom ? answer : live.kv.value, revision: rev }, warnings: plan.warnings };
+      if (plan.dryRun) return { code: 200, body: { stored: answer, revision: rev }, warnings: plan.warnings };
       const { revision } = await ctx.store.update(key, rev, stored);
-      return { code: 200, body: { stored, revision }, warnings: plan.warnings, revision };
+      return { code: 200, body: { stored: answer, revision }, warnings: plan.warnings, revision };
     } catch (err) {
       if (err instanceof StoreError && (err.code === 'Conflict' || err.code === 'NotFound') && !requiredRevision && attempt < MAX_ATTEMPTS) continue;
       throw storageError(rt, req.name, err);
@@ -99,16 +104,18 @@ export async function update(ctx: RegistryContext, req: OpRequest): Promise<OpRe
   if (!req.body) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
   const rt = req.rt;
   const opts = writeOptionsFromQuery(req.query, 'UpdateOptions');
-  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, rt, ctx.types.knownKinds, opts.fieldValidation);
+  const sub = req.subresource ? rt.subresources?.[req.subresource] : undefined;
+  // a subresource served as another kind (scale) is written as that kind
+  const view = sub?.view;
+  const { object: decoded, warnings } = decodeObjectBody(req.body, req.contentType, view ? viewType(rt, view) : rt, { knownKinds: ctx.types.knownKinds, bodyFormats: ctx.bodyFormats }, opts.fieldValidation);
   checkName(decoded, req.name, rt.namespaced ? req.namespace : '');
   ensureNamespace(decoded, rt, req.namespace);
-  const sub = req.subresource ? rt.subresources?.[req.subresource] : undefined;
   const key = objectKey(rt, req.namespace, req.name);
-  return guaranteedUpdate(ctx, req, {
+  const r = await guaranteedUpdate(ctx, req, {
     dryRun: opts.dryRun,
     warnings,
     build: (live) => {
-      const next = structuredClone(decoded);
+      const next = view ? view.fromView(decoded, live.object) : structuredClone(decoded);
       const requiredRevision = next.metadata.resourceVersion || undefined;
       checkUidPrecondition(rt, key, req.name, next, live);
       checkPrecondition(rt, req.name, requiredRevision, live);
@@ -122,6 +129,7 @@ export async function update(ctx: RegistryContext, req: OpRequest): Promise<OpRe
       return createObject(ctx, req, obj, opts.dryRun, opts.fieldManager, warnings);
     },
   });
+  return view ? viewResult(view, r) : r;
 }
 
 /**

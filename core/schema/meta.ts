@@ -130,3 +130,22 @@ export const localObjectReferenceSchema = s.struct(
   { name: s.string({ description: 'Name of the object, in the same namespace.' }) },
   { mapType: 'atomic', typeDescription: 'Points at an object in the same namespace by name.' },
 );
+
+export const labelSelectorRequirementSchema = s.struct(
+  `${META}.LabelSelectorRequirement`,
+  {
+    key: s.string({ always: true, description: 'The label key the requirement is about.' }),
+    operator: s.string({ always: true, description: 'In, NotIn, Exists or DoesNotExist.' }),
+    values: s.list(s.string(), { listType: 'atomic', description: 'Values for In and NotIn (at least one); empty for Exists and DoesNotExist.' }),
+  },
+  { required: ['key', 'operator'], typeDescription: 'One condition on a label: its key, an operator and values.' },
+);
+
+export const labelSelectorSchema = s.struct(
+  `${META}.LabelSelector`,
+  {
+    matchLabels: s.map(s.string(), { description: 'Labels that must all be present with these values.' }),
+    matchExpressions: s.list(labelSelectorRequirementSchema, { listType: 'atomic', description: 'Conditions that must all hold.' }),
+  },
+  { mapType: 'atomic', typeDescription: 'Selects objects by their labels: every matchLabels entry and every expression must hold; an empty selector selects everything.' },
+);

@@ -17,6 +17,47 @@ export type PatchStrategy = 'merge' | 'replace' | 'retainKeys' | 'merge,retainKe
 export type ScalarType = 'string' | 'integer' | 'number' | 'boolean' | 'int-or-string';
 export type ScalarFormat = 'int32' | 'int64' | 'double' | 'byte' | 'date-time' | 'date-time-micro' | 'quantity';
 
+/** A CEL rule on a node (x-kubernetes-validations), as a custom resource definition declares it. */
+export interface ValidationRule {
+  rule: string;
+  message?: string;
+  messageExpression?: string;
+  reason?: 'FieldValueRequired' | 'FieldValueDuplicate' | 'FieldValueInvalid' | 'FieldValueForbidden';
+  fieldPath?: string;
+  optionalOldSelf?: boolean;
+}
+
+/**
+ * OpenAPI v3 value validations (custom resource schemas): checked on the decoded, defaulted object by
+ * core/schema/values.ts. Inside allOf / anyOf / oneOf / not they may also constrain children
+ * (`properties`, `items`, `additionalProperties`), which never change a node's type.
+ */
+export interface ValueConstraints {
+  /** OpenAPI format (upstream's list: core/schema/formats.ts); only checked, never normalizes. */
+  format?: string;
+  enum?: readonly unknown[];
+  pattern?: string;
+  minLength?: number;
+  maxLength?: number;
+  minItems?: number;
+  maxItems?: number;
+  minProperties?: number;
+  maxProperties?: number;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: boolean;
+  exclusiveMaximum?: boolean;
+  multipleOf?: number;
+  required?: readonly string[];
+  allOf?: readonly ValueConstraints[];
+  anyOf?: readonly ValueConstraints[];
+  oneOf?: readonly ValueConstraints[];
+  not?: ValueConstraints;
+  properties?: Readonly<Record<string, ValueConstraints>>;
+  items?: ValueConstraints;
+  additionalProperties?: ValueConstraints;
+}
+
 interface Common {
   /** What the field holding this value means (OpenAPI `description`, shown by `kubectl explain`). */
   description?: string;
@@ -24,6 +65,14 @@ interface Common {
   ptr?: boolean;
   /** Go field without `omitempty`: written even when zero (a pointer, with `ptr`, as null when unset). */
   always?: boolean;
+  /** null is a value of this node (OpenAPI `nullable`): kept, not pruned or defaulted. */
+  nullable?: boolean;
+  /** Set when the value is absent (or a null the node does not allow), as upstream's structural defaulting. */
+  default?: unknown;
+  /** Value validations (custom resource schemas). */
+  constraints?: ValueConstraints;
+  /** CEL rules (x-kubernetes-validations) evaluated with this node's value as `self`. */
+  rules?: readonly ValidationRule[];
 }
 
 export interface ScalarSchema extends Common {
@@ -44,6 +93,12 @@ export interface StructSchema extends Common {
   mapType?: MapType;
   /** What the type itself is (its OpenAPI definition's description); `description` is the field's. */
   typeDescription?: string;
+  /** x-kubernetes-preserve-unknown-fields: fields not declared are kept as they are (never reported). */
+  preserveUnknownFields?: boolean;
+  /** x-kubernetes-embedded-resource: an object with apiVersion, kind and ObjectMeta metadata. */
+  embeddedResource?: boolean;
+  /** Published inline in OpenAPI rather than as a named definition (custom resource schemas nest this way). */
+  inline?: boolean;
 }
 
 export interface MapSchema extends Common {

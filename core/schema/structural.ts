@@ -60,6 +60,35 @@ function isZero(v: unknown, sch: Schema): boolean {
   return false;
 }
 
+/** The OpenAPI type name of a node, as type errors word it. */
+function typeName(sch: Schema): string {
+  switch (sch.kind) {
+    case 'scalar':
+      return sch.type;
+    case 'list':
+      return 'array';
+    default:
+      return 'object';
+  }
+}
+
+/**
+ * A struct that keeps undeclared fields (x-kubernetes-preserve-unknown-fields): the declared fields as
+ * decoded, the others as sent, all in key order (as upstream writes unstructured objects).
+ */
+function preserved(src: Record<string, unknown>, sch: StructSchema, declared: Record<string, unknown>): Record<string, unknown> {
+  let extra = false;
+  for (const k in src) if (!(k in sch.fields) && src[k] !== undefined) extra = true;
+  if (!extra) return declared;
+  const out: Record<string, unknown> = {};
+  for (const k of [...new Set([...Object.keys(declared), ...Object.keys(src)])].sort()) {
+    if (k in sch.fields) {
+      if (k in declared) out[k] = declared[k];
+    } else if (src[k] !== undefined) out[k] = src[k];
+  }
+  return out;
+}
+
 class Walker {
   unknown: string[] = [];
   errors: FieldError[] = [];
@@ -73,7 +102,7 @@ class Walker {
   }
 
   value(v: unknown, sch: Schema, path: string): unknown {
-    if (v === null && this.asSent) return null;
+    if (v === null && (this.asSent || sch.nullable)) return null;
     switch (sch.kind) {
       case 'scalar':
         return this.scalar(v, sch, path);
@@ -146,6 +175,10 @@ class Walker {
       const fs = sch.fields[name]!;
       const raw = src[name];
       const fpath = join(path, name);
+      if (raw === null && fs.nullable) {
+        out[name] = null;
+        continue;
+      }
       if (this.asSent) {
         if (raw === undefined) continue;
         const c = this.value(raw, fs, fpath);
@@ -163,6 +196,7 @@ class Walker {
       if (!fs.ptr && !fs.always && fs.kind !== 'struct' && fs.kind !== 'untyped' && isZero(c, fs)) continue;
       out[name] = c;
     }
+    if (sch.preserveUnknownFields) return preserved(src, sch, out);
     for (const k in src) if (!(k in sch.fields)) this.unknown.push(join(path, k));
     return out;
   }
@@ -172,7 +206,10 @@ class Walker {
     const src = v as Record<string, unknown>;
     const keys = Object.keys(src).sort();
     const out: Record<string, unknown> = {};
+    const pruneNulls = sch.values.ptr && !sch.values.nullable;
     for (const k of keys) {
+      // a null the values do not allow is pruned (upstream's structural pruning of custom resources)
+      if (src[k] === null && pruneNulls && !this.asSent) continue;
       const c = this.value(src[k], sch.values, join(path, k));
       if (c !== undefined) out[k] = c;
     }
@@ -184,6 +221,10 @@ class Walker {
     const out: unknown[] = new Array(v.length);
     let n = 0;
     for (let i = 0; i < v.length; i++) {
+      if (v[i] === null && sch.items.ptr && !sch.items.nullable) {
+        this.typeError(`${path}[${i}]`, null, typeName(sch.items));
+        continue;
+      }
       const c = this.value(v[i], sch.items, `${path}[${i}]`);
       if (c !== undefined) out[n++] = c;
     }

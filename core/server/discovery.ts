@@ -19,7 +19,12 @@ export interface DiscoveryDocs {
 const storageVersionHash = (group: string, version: string, kind: string): string =>
   createHash('sha256').update(`${group}/${version}/${kind}`).digest().subarray(0, 8).toString('base64');
 
-function resourceEntries(types: readonly ResourceType[]): unknown[] {
+/**
+ * `alias`: the entries of an upstream-spelled alias group carry no short names and categories, so
+ * `kubectl get crd` or `kubectl get all` resolve to the svc.io group alone (kubectl warns about a
+ * short name two groups share, and lists a category's kinds once per group).
+ */
+function resourceEntries(types: readonly ResourceType[], alias = false): unknown[] {
   const out: Record<string, unknown>[] = [];
   for (const rt of types) {
     const e: Record<string, unknown> = {
@@ -29,8 +34,8 @@ function resourceEntries(types: readonly ResourceType[]): unknown[] {
       kind: rt.kind,
       verbs: [...(rt.verbs ?? allVerbs)].sort(),
     };
-    if (rt.shortNames?.length) e.shortNames = [...rt.shortNames];
-    if (rt.categories?.length) e.categories = [...rt.categories];
+    if (rt.shortNames?.length && !alias) e.shortNames = [...rt.shortNames];
+    if (rt.categories?.length && !alias) e.categories = [...rt.categories];
     e.storageVersionHash = storageVersionHash(rt.group, rt.version, rt.kind);
     out.push(e);
     for (const [sub, def] of Object.entries(rt.subresources ?? {})) {
@@ -44,7 +49,7 @@ function resourceEntries(types: readonly ResourceType[]): unknown[] {
 }
 
 /** A discovery entry of one version's resources (apidiscovery v2 APIResourceDiscovery), as upstream aggregates it. */
-function aggregatedEntries(types: readonly ResourceType[], group: string): unknown[] {
+function aggregatedEntries(types: readonly ResourceType[], group: string, alias = false): unknown[] {
   return [...types]
     .sort((a, b) => a.plural.localeCompare(b.plural))
     .map((rt) => {
@@ -55,8 +60,8 @@ function aggregatedEntries(types: readonly ResourceType[], group: string): unkno
         singularResource: rt.singular,
         verbs: [...(rt.verbs ?? allVerbs)].sort(),
       };
-      if (rt.shortNames?.length) e.shortNames = [...rt.shortNames];
-      if (rt.categories?.length) e.categories = [...rt.categories];
+      if (rt.shortNames?.length && !alias) e.shortNames = [...rt.shortNames];
+      if (rt.categories?.length && !alias) e.categories = [...rt.categories];
       const subs = Object.entries(rt.subresources ?? {});
       if (subs.length) e.subresources = subs.map(([sub, def]) => ({ subresource: sub, responseKind: { group, version: rt.version, kind: rt.kind }, verbs: [...def.verbs].sort() }));
       return e;
@@ -89,11 +94,11 @@ export function buildDiscovery(types: readonly ResourceType[], serverAddress: st
       groupDocs.push(group);
       byPath.set(`/apis/${name}`, { kind: 'APIGroup', apiVersion: 'v1', ...group });
       for (const [v, rts] of versions) {
-        byPath.set(`/apis/${name}/${v}`, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${name}/${v}`, resources: resourceEntries(rts) });
+        byPath.set(`/apis/${name}/${v}`, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: `${name}/${v}`, resources: resourceEntries(rts, name !== canonical) });
       }
       aggregated.apis.push({
         metadata: { name, creationTimestamp: null },
-        versions: [...versions].map(([v, rts]) => ({ version: v, resources: aggregatedEntries(rts, name), freshness: 'Current' })),
+        versions: [...versions].map(([v, rts]) => ({ version: v, resources: aggregatedEntries(rts, name, name !== canonical), freshness: 'Current' })),
       });
     }
   }

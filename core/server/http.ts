@@ -16,14 +16,16 @@ import type { RequestInfo } from '../request/request-info.js';
 import type { Handler } from './chain.js';
 import { sendStatus, serveScope } from './respond.js';
 import type { PeerIdentity, RequestScope, ResponseSink } from './scope.js';
+import type { Readable } from 'node:stream';
+import { warningHeader } from '../api/warnings.js';
 
 export type Req = IncomingMessage | Http2ServerRequest;
 export type Res = ServerResponse | Http2ServerResponse;
 
 const CACHE_CONTROL = 'no-cache, private';
 
-/** A Warning header value: `299 - "text"` with the text quoted as an HTTP quoted-string. */
-export const warningHeader = (text: string): string => `299 - "${text.replace(/[\\"]/g, (c) => `\\${c}`)}"`;
+/** A Warning header value: `299 - "text"`, valid for any text (core/api/warnings.ts). */
+export { warningHeader } from '../api/warnings.js';
 
 /** Responses at least this large are gzipped for clients that accept it (upstream's threshold). */
 export const GZIP_THRESHOLD = 128 * 1024;
@@ -248,24 +250,58 @@ function peerOf(req: Req): PeerIdentity | undefined {
   return p;
 }
 
-/** Reads the whole body, refusing more than `limit` bytes (413); rejects if the client goes away. */
+/** What of an over-limit body is still read (and dropped), at most: enough for any client that stops on its own. */
+const DRAIN_BYTES = 16 * 1024 * 1024;
+const DRAIN_MS = 15_000;
+
+/**
+ * Reads on and drops what the client still sends of an over-limit body, for a while: a client still
+ * writing when the connection closes gets a reset instead of the 413 (upstream's Go server lingers
+ * on such connections for the same reason).
+ */
+function drain(req: Req): Promise<void> {
+  return new Promise<void>((resolve) => {
+    let left = DRAIN_BYTES;
+    const done = (): void => {
+      clearTimeout(timer);
+      req.off('data', onData);
+      req.off('end', done);
+      req.off('close', done);
+      req.off('error', done);
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
+      left -= chunk.length;
+      if (left <= 0) done();
+    };
+    const timer = setTimeout(done, DRAIN_MS);
+    req.on('data', onData);
+    req.once('end', done);
+    req.once('close', done);
+    req.once('error', done);
+    req.resume();
+  });
+}
+
+/** Reads the whole body, refusing more than `limit` bytes (413, after draining); rejects if the client goes away. */
 async function readBody(req: Req, res: Res, limit: number): Promise<Buffer> {
   const declared = Number(req.headers['content-length']);
-  try {
-    if (declared > limit) throw errors.requestEntityTooLarge(limit);
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of req as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) throw errors.requestEntityTooLarge(limit);
-      chunks.push(chunk);
-    }
-    return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
-  } catch (e) {
+  const tooLarge = async (): Promise<never> => {
     // the unread rest of the body makes an HTTP/1.1 connection unusable
     if (req.httpVersionMajor === 1 && !res.headersSent) res.setHeader('connection', 'close');
-    throw e;
+    await drain(req);
+    throw errors.requestEntityTooLarge(limit);
+  };
+  if (declared > limit) return tooLarge();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  // not destroyed on the early exit: the 413 must still be written on this connection
+  for await (const chunk of (req as Readable).iterator({ destroyOnReturn: false }) as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > limit) return tooLarge();
+    chunks.push(chunk);
   }
+  return chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
 }
 
 /** Whether a header name (any case) is Authorization (1), Impersonate-* (2) or neither (0). */

@@ -6,7 +6,8 @@
  * form, so an event is encoded once per form for all watchers.
  */
 import type { Status } from '../api/status.js';
-import { withResourceVersion } from '../codec/object-bytes.js';
+import { errors } from '../api/status.js';
+import { encodeStored, parseStored, withResourceVersion } from '../codec/object-bytes.js';
 import { type Respelling, respelledSource } from '../codec/respell.js';
 import type { ObjectSource, Serializer, TypeInfo } from '../codec/serializer.js';
 import type { ResourceType } from '../registry/resource-type.js';
@@ -19,14 +20,65 @@ export function itemBytes(o: CachedObject): Buffer {
   return (o.item ??= withResourceVersion(o.stored, o.revision));
 }
 
-/** A cached version as serializer input; memos live on the CachedObject. */
-export function cachedSource(o: CachedObject): ObjectSource {
+/**
+ * A cached version as serializer input; memos live on the CachedObject. A custom resource is shown as
+ * `rt`'s version sees it (converted from the version it was stored in, defaulted): that view is built
+ * once per object version and type revision, and its encodings are memoized under it.
+ */
+export function cachedSource(o: CachedObject, rt?: ResourceType): ObjectSource {
+  if (rt?.custom) return customSource(o, rt);
   return {
     itemJson: () => itemBytes(o),
     value: () => (o.decoded ??= JSON.parse(itemBytes(o).toString('utf8'))) as Record<string, unknown>,
     memo: (k) => o.encodings?.get(k),
     setMemo: (k, b) => void (o.encodings ??= new Map()).set(k, b),
   };
+}
+
+const viewKey = (rt: ResourceType): string => `${rt.custom!.revision}/${rt.version}`;
+
+function customView(o: CachedObject, rt: ResourceType): { bytes: Buffer; item?: Buffer; value?: Record<string, unknown> } {
+  const key = viewKey(rt);
+  let v = o.views?.get(key);
+  if (!v) {
+    const obj = rt.custom!.fromStorageSync({ kind: rt.kind, ...parseStored(o.stored) });
+    // a webhook conversion is done before encoding (prepareViews); reaching here without it is a bug
+    if (!obj) throw errors.internal(new Error(`${rt.kind} ${o.name} was not converted to ${rt.version}`));
+    v = { bytes: encodeStored(obj) };
+    (o.views ??= new Map()).set(key, v);
+  }
+  return v;
+}
+
+const viewItem = (o: CachedObject, rt: ResourceType): Buffer => {
+  const v = customView(o, rt);
+  return (v.item ??= withResourceVersion(v.bytes, o.revision));
+};
+
+function customSource(o: CachedObject, rt: ResourceType): ObjectSource {
+  const key = viewKey(rt);
+  return {
+    itemJson: () => viewItem(o, rt),
+    value: () => {
+      const v = customView(o, rt);
+      return (v.value ??= JSON.parse(viewItem(o, rt).toString('utf8')) as Record<string, unknown>);
+    },
+    memo: (k) => o.encodings?.get(`${key}|${k}`),
+    setMemo: (k, b) => void (o.encodings ??= new Map()).set(`${key}|${k}`, b),
+  };
+}
+
+/**
+ * Converts, in one batch, the cached versions `rt` cannot show without its conversion webhook, so that
+ * encoding them afterwards needs no wait (reads and watches of such types await this first).
+ */
+export async function prepareViews(rt: ResourceType, objects: readonly (CachedObject | undefined)[]): Promise<void> {
+  if (!rt.custom?.webhook) return;
+  const key = viewKey(rt);
+  const todo = objects.filter((o): o is CachedObject => !!o && !o.views?.has(key));
+  if (!todo.length) return;
+  const converted = await rt.custom.fromStorage(todo.map((o) => ({ kind: rt.kind, ...parseStored(o.stored) })));
+  todo.forEach((o, i) => (o.views ??= new Map()).set(key, { bytes: encodeStored(converted[i]!) }));
 }
 
 export const INITIAL_EVENTS_END_ANNOTATION = 'svc.io/initial-events-end';
@@ -46,10 +98,10 @@ export interface WatchForm {
 /** The frame encoder of a watch form, keyed so that watches with the same form share frames. */
 export function frameVariant(rt: ResourceType, f: WatchForm): FrameVariant {
   const t = f.transform;
-  const key = `${f.serializer.id}|${f.typeInfo.apiVersion}|${t ? `${t.as}:${t.group}:${t.includeObject}` : ''}`;
+  const key = `${f.serializer.id}|${f.typeInfo.apiVersion}|${t ? `${t.as}:${t.group}:${t.includeObject}` : ''}${rt.custom ? `|${rt.custom.revision}` : ''}`;
   return {
     key,
-    encode: (type: WatchEventType, o: CachedObject) => f.serializer.encodeWatchFrame(type, objectBytes(rt, f, cachedSource(o))),
+    encode: (type: WatchEventType, o: CachedObject) => f.serializer.encodeWatchFrame(type, objectBytes(rt, f, cachedSource(o, rt))),
   };
 }
 
@@ -84,5 +136,5 @@ export function errorFrame(f: WatchForm, status: Status): Uint8Array {
 
 /** An initial-state ADDED frame (not memoized on an event: each watch builds its own snapshot). */
 export function addedFrame(rt: ResourceType, f: WatchForm, o: CachedObject): Uint8Array {
-  return f.serializer.encodeWatchFrame('ADDED', objectBytes(rt, f, cachedSource(o)));
+  return f.serializer.encodeWatchFrame('ADDED', objectBytes(rt, f, cachedSource(o, rt)));
 }

@@ -53,6 +53,7 @@ function toOpenApi(sch: Schema, defs: Map<string, Json>): Json {
       return out;
     }
     case 'struct':
+      if (sch.inline) return { ...out, ...structBody(sch, defs) };
       defineStruct(sch, defs);
       // a $ref takes no siblings: the field's own description rides beside it in an allOf, as upstream publishes it
       return sch.description ? { description: sch.description, allOf: [ref(sch.name)] } : ref(sch.name);
@@ -64,11 +65,20 @@ function defineStruct(sch: StructSchema, defs: Map<string, Json>): void {
   const def: Json = { type: 'object' };
   defs.set(sch.name, def); // placeholder first: recursive definitions terminate
   if (sch.typeDescription) def.description = sch.typeDescription;
+  Object.assign(def, structBody(sch, defs));
+}
+
+/** A struct's properties and markers (its definition, or the field itself when published inline). */
+function structBody(sch: StructSchema, defs: Map<string, Json>): Json {
+  const def: Json = { type: 'object' };
   const props: Json = {};
   for (const [k, v] of Object.entries(sch.fields)) props[k] = toOpenApi(v, defs);
-  def.properties = props;
+  if (Object.keys(props).length || !sch.preserveUnknownFields) def.properties = props;
   if (sch.required?.length) def.required = [...sch.required];
   if (sch.mapType) def['x-kubernetes-map-type'] = sch.mapType;
+  if (sch.preserveUnknownFields) def['x-kubernetes-preserve-unknown-fields'] = true;
+  if (sch.embeddedResource) def['x-kubernetes-embedded-resource'] = true;
+  return def;
 }
 
 function param(name: string, description: string, type = 'string', uniqueItems = true): Json {
@@ -245,11 +255,21 @@ const statusSchema: Json = {
   'x-kubernetes-group-version-kind': [{ group: '', kind: 'Status', version: 'v1' }],
 };
 
-export function buildOpenApi(types: readonly ResourceType[]): OpenApiDocs {
+/**
+ * `aliasOf`: the upstream spelling discovery advertises for a group, if any; that group version gets
+ * a document of its own, with paths and group-version-kinds spelled as upstream spells them, so a
+ * client validating an upstream manifest (kubectl apply of `storage.k8s.io/v1`) finds its schema.
+ */
+export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: string) => string | undefined = () => undefined): OpenApiDocs {
   const groups = new Map<string, ResourceType[]>();
-  for (const rt of types) {
+  const add = (rt: ResourceType) => {
     const key = rt.group ? `apis/${rt.group}/${rt.version}` : 'api/v1';
     groups.set(key, [...(groups.get(key) ?? []), rt]);
+  };
+  for (const rt of types) add(rt);
+  for (const rt of types) {
+    const alias = rt.group ? aliasOf(rt.group) : undefined;
+    if (alias) add({ ...rt, group: alias });
   }
   const byGroupVersion = new Map<string, Json>();
   const hashes = new Map<string, string>();

@@ -4,7 +4,7 @@
  * `--storage-backend`, `--watch-cache-size`). One table drives parsing, defaults and --help.
  */
 import type { AuthenticationOptions } from '../authn/factory.js';
-import { type AuthorizationOptions, authorizationModes } from '../authz/factory.js';
+import { type AuthorizationOptions, authorizationFlagError, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
 import { type StorageBackend, storageBackends } from '../storage/factory.js';
 
@@ -74,7 +74,13 @@ const flags: FlagSpec[] = [
   { name: 'client-ca-file', key: 'clientCAFile', kind: 'string', def: '', help: 'Client certificates signed by these CAs are authenticated (CN user, O groups). Defaults to the generated CA when the serving certificate is generated.' },
   { name: 'token-auth-file', key: 'tokenAuthFile', kind: 'string', def: '', help: 'CSV file of static bearer tokens: token,user,uid[,"group1,group2"].' },
   { name: 'anonymous-auth', key: 'anonymousAuth', kind: 'bool', def: true, help: 'Enables anonymous requests (system:anonymous, group system:unauthenticated).' },
-  { name: 'authorization-mode', key: 'authorizationMode', kind: 'list', def: ['AlwaysAllow'], help: 'Ordered list of authorization plugins: AlwaysAllow, AlwaysDeny.' },
+  { name: 'authorization-mode', key: 'authorizationMode', kind: 'list', def: ['Node', 'RBAC'], help: `Ordered list of authorization plugins: ${Object.keys(authorizationModes).join(', ')}. Group system:masters is always allowed; AlwaysAllow only when asked for.` },
+  { name: 'authorization-policy-file', key: 'authorizationPolicyFile', kind: 'string', def: '', help: 'File with the ABAC policy (one JSON object per line), used with --authorization-mode=ABAC.' },
+  { name: 'authorization-webhook-config-file', key: 'authorizationWebhookConfigFile', kind: 'string', def: '', help: 'File with the webhook configuration in kubeconfig format, used with --authorization-mode=Webhook.' },
+  { name: 'authorization-webhook-version', key: 'authorizationWebhookVersion', kind: 'string', def: 'v1beta1', help: 'The version of the authorization.svc.io SubjectAccessReview sent to and expected from the webhook: v1beta1 or v1.' },
+  { name: 'authorization-webhook-cache-authorized-ttl', key: 'authorizationWebhookCacheAuthorizedTtlMs', kind: 'duration', def: 5 * 60_000, help: "The duration to cache 'authorized' responses from the webhook authorizer." },
+  { name: 'authorization-webhook-cache-unauthorized-ttl', key: 'authorizationWebhookCacheUnauthorizedTtlMs', kind: 'duration', def: 30_000, help: "The duration to cache 'unauthorized' responses from the webhook authorizer." },
+  { name: 'authorization-config', key: 'authorizationConfig', kind: 'string', def: '', help: 'File with an AuthorizationConfiguration (apiserver.config.svc.io/v1): authorizers in order, webhooks with match conditions and failure policies. Reloaded on change. Not with --authorization-mode or --authorization-webhook-* flags.' },
   { name: 'workers', key: 'workers', kind: 'int', def: 2, help: 'Worker threads for decode/validate/merge/store/encode; 0 runs everything on the main thread.' },
   { name: 'storage-backend', key: 'storageBackend', kind: 'string', def: 'lmdb', help: 'Storage backend: lmdb (embedded, in --data-dir).' },
   { name: 'encryption-provider-config', key: 'encryptionProviderConfig', kind: 'string', def: '', help: 'File with an EncryptionConfiguration (apiserver.config.svc.io/v1): how resources are encrypted in the store (identity, aescbc, aesgcm).' },
@@ -193,6 +199,7 @@ export function defaultOptions(): ServerOptions {
 export function parseFlags(argv: readonly string[]): ServerOptions {
   const o = defaultOptions() as unknown as Record<string, unknown>;
   const repeated = new Set<string>();
+  const given = new Set<string>();
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i]!;
     if (!arg.startsWith('--')) throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
@@ -215,15 +222,15 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
       repeated.add(spec.name);
     } else if (spec.kind === 'stringMap') o[spec.key] = { ...(o[spec.key] as object), ...(value as object) };
     else o[spec.key] = value;
+    given.add(spec.name);
   }
   const opts = o as unknown as ServerOptions;
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
   if (!storageBackends.includes(opts.storageBackend)) {
     throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: ${storageBackends.map((b) => JSON.stringify(b)).join(', ')}`);
   }
-  for (const m of opts.authorizationMode) {
-    if (!Object.hasOwn(authorizationModes, m)) throw new FlagError(`authorization-mode ${JSON.stringify(m)} is not a valid mode`);
-  }
+  const authzError = authorizationFlagError(opts, given);
+  if (authzError) throw new FlagError(authzError);
   const maxTokenMs = opts.serviceAccountMaxTokenExpirationMs;
   if (maxTokenMs !== 0 && (maxTokenMs < 3_600_000 || maxTokenMs > 2 ** 32 * 1000)) {
     throw new FlagError('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');

@@ -17,16 +17,24 @@ import { tokenRequestHandler } from '../authn/token-request.js';
 import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
 import { tokenReviews } from '../registry/authentication/tokenreviews.js';
 import type { ServingInfo } from '../controllers/bootstrapsigner.js';
-import { buildAuthorizer } from '../authz/factory.js';
-import { type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
+import type { Authorizer } from '../authz/authorizer.js';
+import { buildAuthorizer, checkAuthorizationFiles, rbacEnabled } from '../authz/factory.js';
+import { accessReviewHandlers } from '../authz/reviews.js';
+import { bootstrapPolicy } from '../authz/rbac/bootstrap-policy.js';
+import { escalationCheck } from '../authz/rbac/escalation.js';
+import { reconcileBootstrapPolicy } from '../authz/rbac/reconcile.js';
+import { rbacKindsOf, rbacResolverFor } from '../authz/rbac/resolver.js';
+import { ESCALATION_CHECK } from '../registry/rbac/policy.js';
+import { controllerCatalog, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
+import { DefinitionController } from '../apiextensions/controller.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
 import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
+import { resourceId } from '../registry/context.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
-import { resourceId } from '../registry/context.js';
 import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
 import { openStore, type StorageOptions } from '../storage/factory.js';
@@ -97,9 +105,11 @@ export class ApiServer {
   private cacher!: Cacher;
   private executor!: Executor;
   private controllers: RunningController | undefined;
+  private definitions: DefinitionController | undefined;
   private compactor!: Compactor;
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
+  private authorizer: Authorizer | undefined;
   tls!: TlsMaterial;
   /** The served resource types (custom resource definitions put and remove theirs here). */
   types!: TypeRegistry;
@@ -127,6 +137,8 @@ export class ApiServer {
 
   async start(makeExecutor: ExecutorFactory): Promise<void> {
     const o = this.opts;
+    // bad policy / webhook / authorization-config files stop the start before anything is opened
+    checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
@@ -190,8 +202,19 @@ export class ApiServer {
     this.executor = makeExecutor(registry, { ...settings, storage });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
-    const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev));
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types);
+    // built before anything writes: RBAC writes (bootstrap policy, aggregation) pass its escalation check
+    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates, listers, types: types.all() }));
+    const rbacKinds = rbacKindsOf(types.all());
+    if (rbacKinds) {
+      // RBAC writes are checked against escalation where the authorizer and listers live: this thread
+      registry.ctx.writeChecks.set(ESCALATION_CHECK, escalationCheck({ resolver: rbacResolverFor(listers, rbacKinds), authorizer: () => authorizer }));
+    }
+    const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev), {
+      executor: { run: (task) => registry.run(task), close: async () => undefined },
+      resources: new Set(types.all().filter((t) => t.writeCheck).map(resourceId)),
+      visible: (rev) => this.cacher.waitFor(rev),
+    });
 
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
@@ -201,6 +224,12 @@ export class ApiServer {
     const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
     this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
     await bootstrap;
+    if (rbacKinds && rbacEnabled(o)) {
+      const policy = bootstrapPolicy(types.all(), controllerCatalog.map((c) => c.name));
+      const roles = reconcileBootstrapPolicy(client, listers, rbacKinds, policy);
+      this.health.addPostStartHook('rbac/bootstrap-roles', roles);
+      await roles;
+    }
     let bound!: (info: ServingInfo) => void;
     const serving = new Promise<ServingInfo>((r) => (bound = r));
     const controllersStarted = startControllers(selectControllers(o.controllers), {
@@ -211,6 +240,14 @@ export class ApiServer {
       serving,
     }, (name, done) => this.health.addPostStartHook(name, done));
     this.controllers = await controllersStarted;
+    // custom resource definitions: names, establishing (their types join the registry), cleanup on delete
+    if (types.has('apiextensions.svc.io/v1/customresourcedefinitions')) {
+      this.definitions = new DefinitionController({ client, listers, types });
+      const synced = this.definitions.start();
+      this.health.addPostStartHook('start-apiextensions-controllers', synced);
+      this.health.addPostStartHook('crd-informer-synced', synced);
+      await synced;
+    }
     const events = types.get('/v1/events');
     if (events) {
       this.eventTTL = new EventTTLController(this.store, this.cacher, resourcePrefix(events), o.eventTtlMs);
@@ -234,7 +271,6 @@ export class ApiServer {
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
     listersRef = listers;
-    const authorizer = buildAuthorizer(o, {});
     const saType = servedCore('serviceaccounts');
     const secretType = servedCore('secrets');
     const saLister = saType && listers.for(saType);
@@ -242,6 +278,7 @@ export class ApiServer {
     const virtualHandlers = new Map<string, VirtualHandler>([
       [virtualId(selfSubjectReviews), selfSubjectReview],
       [virtualId(tokenReviews), tokenReview(authenticator, saKeys.apiAudiences)],
+      ...accessReviewHandlers({ authorizer, withSelectors: featureGates.AuthorizeWithSelectors === true }),
     ]);
     if (saType && saLister && saKeys.signer && o.serviceAccountIssuers.length) {
       const handler = tokenRequestHandler({
@@ -276,6 +313,7 @@ export class ApiServer {
       virtual: {
         handlers: virtualHandlers,
         knownKinds: () => types.knownKinds,
+        bodyFormats: registry.ctx.bodyFormats,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
     });
@@ -283,7 +321,7 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all)), ...issuerRoutes])),
+      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
@@ -320,7 +358,9 @@ export class ApiServer {
     for (const sock of this.listener.sockets) sock.destroy();
     this.deadlines.stop();
     this.runStopHooks();
+    this.authorizer?.close?.();
     this.controllers?.stop();
+    this.definitions?.stop();
     this.compactor?.stop();
     this.eventTTL?.stop();
     this.cacher?.stop();

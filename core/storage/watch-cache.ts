@@ -35,6 +35,8 @@ export interface CachedObject {
   encodings?: Map<string, Uint8Array>;
   /** The decoded object, built once for every reader (listers, serializers): shared, never mutated. */
   decoded?: unknown;
+  /** Custom resources: this version as each served version shows it (stored form, then list-item JSON), by view key. */
+  views?: Map<string, { bytes: Buffer; item?: Buffer; value?: Record<string, unknown> }>;
 }
 
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
@@ -295,7 +297,10 @@ export function selectEvent(ev: CacheEvent, filter: ObjectFilter): Selection {
 
 /** The same object version announced at another revision (a deletion): fresh encodings, not the old ones. */
 export function restamp(o: CachedObject, revision: number): CachedObject {
-  return { key: o.key, namespace: o.namespace, name: o.name, revision, stored: o.stored, labels: o.labels, fields: o.fields };
+  const r: CachedObject = { key: o.key, namespace: o.namespace, name: o.name, revision, stored: o.stored, labels: o.labels, fields: o.fields };
+  // converted views are kept (their resourceVersion is stamped on use)
+  if (o.views) r.views = new Map([...o.views].map(([k, v]) => [k, { bytes: v.bytes }]));
+  return r;
 }
 
 /**

@@ -51,3 +51,35 @@ t.test('forbidden messages are worded as upstream', async (t) => {
   ];
   for (const [over, want] of rows) t.equal(forbiddenMessage(attrs(over)), want);
 });
+
+const failing = (name: string, decision: AuthorizerDecision['decision'], error: string, async = false): Authorizer => ({
+  name,
+  authorize: () => (async ? Promise.resolve({ decision, reason: '', error }) : { decision, reason: '', error }),
+});
+
+t.test('authorizer chain: evaluation errors travel with the decision, as upstream unions them', async (t) => {
+  const rows: [string, Authorizer[], AuthorizerDecision][] = [
+    ['a deciding authorizer keeps only its own error', [failing('a', 'no-opinion', 'e1'), failing('b', 'deny', 'e2')], { decision: 'deny', reason: '', error: 'e2' }],
+    ['an allow after a failed webhook allows (no error)', [failing('a', 'no-opinion', 'e1', true), answers('b', 'allow')], { decision: 'allow', reason: '' }],
+    ['no opinion from all: every error, aggregated', [failing('a', 'no-opinion', 'e1'), failing('b', 'no-opinion', 'e2', true)], { decision: 'no-opinion', reason: '', error: '[e1, e2]' }],
+    ['one error is not bracketed', [failing('a', 'no-opinion', 'e1'), answers('b', 'no-opinion', 'r')], { decision: 'no-opinion', reason: 'r', error: 'e1' }],
+  ];
+  for (const [rule, list, want] of rows) t.same(await chain(list).authorize(attrs()), want, rule);
+});
+
+t.test("authorizer chain: rules are every member's, incomplete when one cannot list", async (t) => {
+  const lists = (name: string, resource: string, incomplete = false, err?: string, async = false): Authorizer => {
+    const r = { resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: [resource] }], nonResourceRules: [], incomplete, ...(err ? { evaluationError: err } : {}) };
+    return { name, authorize: () => ({ decision: 'no-opinion', reason: '' }), rulesFor: () => (async ? Promise.resolve(r) : r) };
+  };
+  const user = { username: 'alice', groups: [] };
+  const all = await chain([lists('a', 'configmaps'), lists('b', 'secrets', false, undefined, true)]).rulesFor!(user, 'ns');
+  t.same(all.resourceRules.map((r) => r.resources), [['configmaps'], ['secrets']], 'joined in order');
+  t.equal(all.incomplete, false);
+  const partial = await chain([lists('a', 'configmaps'), answers('webhook-like', 'no-opinion')]).rulesFor!(user, 'ns');
+  t.equal(partial.incomplete, true, 'a member without rulesFor makes the list incomplete');
+  const errs = await chain([lists('a', 'x', true, 'e1'), lists('b', 'y', true, 'e2')]).rulesFor!(user, 'ns');
+  t.same([errs.incomplete, errs.evaluationError], [true, '[e1, e2]'], 'errors aggregated');
+  const masters = await chain([privilegedGroups(['system:masters']), lists('a', 'x')]).rulesFor!({ username: 'root', groups: ['system:masters'] }, 'ns');
+  t.same([masters.resourceRules.length, masters.incomplete], [1, false], 'the system:masters bypass lists nothing of its own and does not make the list incomplete');
+});

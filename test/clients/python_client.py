@@ -40,6 +40,11 @@ rbac = client.RbacAuthorizationV1Api()
 step("create_cluster_role", lambda: rbac.create_cluster_role(client.V1ClusterRole(
     metadata=client.V1ObjectMeta(name="py-reader"),
     rules=[client.V1PolicyRule(api_groups=["storage.k8s.io"], resources=["csidrivers"], verbs=["get"])])).metadata.name)
+step("read_cluster_role", lambda: [r.api_groups for r in rbac.read_cluster_role("py-reader").rules])
+step("create_cluster_role_binding", lambda: rbac.create_cluster_role_binding(client.V1ClusterRoleBinding(
+    metadata=client.V1ObjectMeta(name="py-reader"),
+    role_ref=client.V1RoleRef(api_group="rbac.authorization.k8s.io", kind="ClusterRole", name="py-reader"),
+    subjects=[(getattr(client, "RbacV1Subject", None) or client.V1Subject)(kind="User", name="py-user", api_group="rbac.authorization.k8s.io")])).role_ref.api_group)
 
 
 def elect():

@@ -6,6 +6,9 @@ const LIST: OutputOffer = { ...GET, transforms: 'list' };
 const WATCH: OutputOffer = { ...GET, stream: true };
 const CUSTOM: OutputOffer = { ...GET, protobuf: false };
 const WRITE: OutputOffer = { ...GET, transforms: 'none' };
+const CBOR_GET: OutputOffer = { ...GET, cbor: true };
+const CBOR_LIST: OutputOffer = { ...LIST, cbor: true };
+const CBOR_WATCH: OutputOffer = { ...WATCH, cbor: true };
 
 // [rule, Accept, offer, expected serializer id, expected Content-Type, expected transform] (undefined: 406)
 const rows: [string, string | undefined, OutputOffer, string | undefined, string?, string?][] = [
@@ -41,6 +44,18 @@ const rows: [string, string | undefined, OutputOffer, string | undefined, string
   ['YAML has no watch form', 'application/yaml', WATCH, undefined],
   ['a watch of Tables', 'application/json;as=Table;v=v1;g=meta.k8s.io', WATCH, 'json', 'application/json;as=Table;v=v1;g=meta.k8s.io', 'Table'],
   ['CBOR is not offered while its gate is off', 'application/cbor', GET, undefined],
+  ['CBOR under its gate', 'application/cbor', CBOR_GET, 'cbor', 'application/cbor'],
+  ['the next range when CBOR is off', 'application/cbor, application/json', GET, 'json', 'application/json'],
+  ['a CBOR watch is a CBOR sequence', 'application/cbor', CBOR_WATCH, 'cbor', 'application/cbor-seq'],
+  ['cbor-seq names a CBOR watch', 'application/cbor-seq', CBOR_WATCH, 'cbor', 'application/cbor-seq'],
+  ['cbor-seq is no single answer', 'application/cbor-seq', CBOR_GET, undefined],
+  ['cbor-seq is nothing while the gate is off', 'application/cbor-seq', WATCH, undefined],
+  ['a Table has no protobuf form: the next range is used', 'application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io, application/json', LIST, 'json', 'application/json'],
+  ['a Table in protobuf alone is 406', 'application/vnd.kubernetes.protobuf;as=Table;v=v1;g=meta.k8s.io', LIST, undefined],
+  ['a Table has no CBOR form', 'application/cbor;as=Table;v=v1;g=meta.k8s.io, application/cbor', CBOR_LIST, 'cbor', 'application/cbor'],
+  ['a Table in YAML', 'application/yaml;as=Table;v=v1;g=meta.k8s.io', LIST, 'yaml', 'application/yaml;as=Table;v=v1;g=meta.k8s.io', 'Table'],
+  ['PartialObjectMetadataList in CBOR', 'application/cbor;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io', CBOR_LIST, 'cbor', 'application/cbor;as=PartialObjectMetadataList;v=v1;g=meta.k8s.io', 'PartialObjectMetadataList'],
+  ['PartialObjectMetadata on a CBOR watch', 'application/cbor;as=PartialObjectMetadata;v=v1;g=meta.k8s.io', CBOR_WATCH, 'cbor', 'application/cbor-seq;as=PartialObjectMetadata;v=v1;g=meta.k8s.io', 'PartialObjectMetadata'],
 ];
 
 t.test('output negotiation: Accept ranges to serializer, Content-Type and transform', async (t) => {

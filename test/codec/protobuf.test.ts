@@ -24,13 +24,14 @@ import {
   ProtobufDecodeError,
   ProtobufEncodeError,
 } from '../../core/codec/protobuf.js';
-import { registerProtobufKind, servedKindPairs } from '../../core/codec/protobuf/kinds.js';
+import { messageTypeForKind, registerProtobufKind, servedKindPairs } from '../../core/codec/protobuf/kinds.js';
+import { messageFromJson } from '../../core/codec/protobuf/json-to-message.js';
+import { encodeJsonMessage } from '../../core/codec/protobuf/json-to-wire.js';
 import { builtinResourceTypes } from '../../core/registry/catalog.js';
 import { apiVersionOf } from '../../core/registry/resource-type.js';
 import { findProtoDir, messageType, protoRoot } from '../../core/codec/protobuf/proto-root.js';
 import { ensureGeneratedTls, writeAdminKubeconfig } from '../../core/server/certs.js';
-
-type Json = Record<string, unknown>;
+import { allFixtures, type Json } from '../helpers/kind-fixtures.js';
 
 // as the registry does at start: every declared kind's messages, plus the TokenReview / TokenRequest messages
 for (const rt of builtinResourceTypes) if (rt.protobufPackage) registerProtobufKind(apiVersionOf(rt), rt.kind, rt.protobufPackage, !rt.virtual);
@@ -59,196 +60,6 @@ function decodeError(body: Uint8Array): string {
     return `not a ProtobufDecodeError: ${String(e)}`;
   }
   return 'no error';
-}
-
-// ---------------------------------------------------------------------------------------------
-// Fixtures: one object of every served kind, together using every special type.
-
-const fullMeta: Json = {
-  name: 'obj',
-  generateName: 'obj-',
-  namespace: 'ns1',
-  uid: '6f1c0e1a-7c2e-4a55-9a0e-0a8f3c1b2d3e',
-  resourceVersion: '42',
-  generation: 9007199254740991,
-  creationTimestamp: '2024-05-06T07:08:09Z',
-  deletionTimestamp: '1969-12-31T23:59:59Z',
-  deletionGracePeriodSeconds: 0,
-  labels: { app: 'web', 'example.com/tier': 'front', __proto__x: 'y' },
-  annotations: { note: 'hello\nworld', empty: '' },
-  ownerReferences: [
-    { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-1', controller: true, blockOwnerDeletion: false },
-    { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', name: 'drv', uid: 'u-2' },
-  ],
-  finalizers: ['example.com/a', 'example.com/b'],
-  managedFields: [
-    {
-      manager: 'kubectl-client-side-apply',
-      operation: 'Update',
-      apiVersion: 'v1',
-      time: '2024-05-06T07:08:09Z',
-      fieldsType: 'FieldsV1',
-      fieldsV1: { 'f:data': { '.': {}, 'f:a': {} }, 'f:metadata': { 'f:labels': { 'f:app': {} } } },
-      subresource: '',
-    },
-    { manager: 'ctl', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: {}, subresource: 'status' },
-  ],
-};
-
-const objectReference: Json = {
-  kind: 'ConfigMap',
-  namespace: 'ns1',
-  name: 'cm',
-  uid: 'u-3',
-  apiVersion: 'v1',
-  resourceVersion: '7',
-  fieldPath: 'data.a',
-};
-
-const configMap: Json = {
-  metadata: fullMeta,
-  data: { a: 'b', 'ünïcödé': '✓', empty: '' },
-  binaryData: { bin: Buffer.from([0xff, 0x00, 0x01, 0xfe]).toString('base64'), none: '' },
-  immutable: false,
-};
-
-const secret: Json = {
-  metadata: { name: 's', namespace: 'ns1', creationTimestamp: null },
-  data: { 'tls.crt': Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64'), raw: Buffer.from([0, 1, 2, 255]).toString('base64') },
-  type: 'svc.io/tls',
-  stringData: { plain: 'text' },
-  immutable: true,
-};
-
-const namespace: Json = {
-  metadata: { name: 'team-a', labels: { 'svc.io/metadata.name': 'team-a' }, creationTimestamp: '2024-01-02T03:04:05Z' },
-  spec: { finalizers: ['svc'] },
-  status: {
-    phase: 'Terminating',
-    conditions: [
-      { type: 'NamespaceDeletionContentFailure', status: 'False', lastTransitionTime: '2024-01-02T03:04:06Z', reason: 'ContentDeleted', message: 'done' },
-      { type: 'NamespaceFinalizersRemaining', status: 'Unknown', lastTransitionTime: null },
-    ],
-  },
-};
-
-const serviceAccount: Json = {
-  metadata: { name: 'builder', namespace: 'ns1' },
-  secrets: [{ name: 'builder-token' }, objectReference],
-  imagePullSecrets: [{ name: 'registry' }, {}],
-  automountServiceAccountToken: false,
-};
-
-const event: Json = {
-  metadata: { name: 'cm.17a', namespace: 'ns1' },
-  involvedObject: objectReference,
-  reason: 'Created',
-  message: 'made it',
-  source: { component: 'kubelet', host: 'node-1' },
-  firstTimestamp: '2024-05-06T07:08:09Z',
-  lastTimestamp: null,
-  count: -1,
-  type: 'Normal',
-  eventTime: '2024-05-06T07:08:09.123456Z',
-  series: { count: 2147483647, lastObservedTime: '2024-05-06T07:09:00.000001Z' },
-  action: 'Create',
-  related: { kind: 'Secret', name: 's' },
-  reportingComponent: 'svc.io/test',
-  reportingInstance: '',
-};
-
-const csiDriver: Json = {
-  metadata: { name: 'csi.example.com' },
-  spec: {
-    attachRequired: true,
-    podInfoOnMount: false,
-    volumeLifecycleModes: ['Persistent', 'Ephemeral'],
-    storageCapacity: true,
-    fsGroupPolicy: 'File',
-    tokenRequests: [{ audience: 'vault', expirationSeconds: 4294967296 }, { audience: '' }],
-    requiresRepublish: false,
-    seLinuxMount: true,
-  },
-};
-
-const lease: Json = {
-  metadata: { name: 'leader', namespace: 'kube-system' },
-  spec: {
-    holderIdentity: 'node-1_abc',
-    leaseDurationSeconds: 15,
-    acquireTime: '2024-05-06T07:08:09.000000Z',
-    renewTime: '2099-12-31T23:59:59.999999Z',
-    leaseTransitions: 0,
-    strategy: 'OldestEmulationVersion',
-    preferredHolder: '',
-  },
-};
-
-const listMeta: Json = { selfLink: '', resourceVersion: '1234', continue: 'eyJ2IjoxfQ', remainingItemCount: 12345678901 };
-
-const deleteOptions: Json = {
-  gracePeriodSeconds: 0,
-  preconditions: { uid: 'u-1', resourceVersion: '42' },
-  orphanDependents: false,
-  propagationPolicy: 'Foreground',
-  dryRun: ['All'],
-  ignoreStoreReadErrorWithClusterBreakingPotential: false,
-};
-
-const status: Json = {
-  metadata: {},
-  status: 'Failure',
-  message: 'configmaps "x" is forbidden',
-  reason: 'Forbidden',
-  details: { name: 'x', group: '', kind: 'configmaps', causes: [{ reason: 'FieldValueInvalid', message: 'bad', field: 'metadata.name' }, {}], retryAfterSeconds: 1, uid: 'u' },
-  code: 403,
-};
-
-const resourceFixtures: { apiVersion: string; kind: string; object: Json }[] = [
-  { apiVersion: 'v1', kind: 'ConfigMap', object: configMap },
-  { apiVersion: 'v1', kind: 'Secret', object: secret },
-  { apiVersion: 'v1', kind: 'Namespace', object: namespace },
-  { apiVersion: 'v1', kind: 'ServiceAccount', object: serviceAccount },
-  { apiVersion: 'v1', kind: 'Event', object: event },
-  { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: csiDriver },
-  { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', object: lease },
-];
-
-const allFixtures = [
-  ...resourceFixtures,
-  ...resourceFixtures.map((f) => ({ apiVersion: f.apiVersion, kind: `${f.kind}List`, object: { metadata: listMeta, items: [f.object, { metadata: { name: 'second' } }] } })),
-  { apiVersion: 'v1', kind: 'DeleteOptions', object: deleteOptions },
-  { apiVersion: 'storage.svc.io/v1', kind: 'DeleteOptions', object: { propagationPolicy: 'Background' } },
-  { apiVersion: 'coordination.svc.io/v1', kind: 'DeleteOptions', object: { gracePeriodSeconds: 30 } },
-  { apiVersion: 'meta.svc.io/v1', kind: 'DeleteOptions', object: { dryRun: ['All'] } },
-  { apiVersion: 'v1', kind: 'Status', object: status },
-  { apiVersion: 'meta.svc.io/v1', kind: 'Status', object: { status: 'Success', code: 200 } },
-  ...reviewFixtures(),
-  { apiVersion: 'meta.svc.io/v1', kind: 'PartialObjectMetadata', object: { metadata: { name: 'a', namespace: 'ns', labels: { x: 'y' } } } },
-  {
-    apiVersion: 'meta.svc.io/v1',
-    kind: 'PartialObjectMetadataList',
-    object: { metadata: listMeta, items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b', resourceVersion: '7' } }] },
-  },
-];
-
-/** The authentication kinds: not stored, so no lists; UserInfo.extra values are plain string arrays. */
-function reviewFixtures(): { apiVersion: string; kind: string; object: Json }[] {
-  const av = 'authentication.svc.io/v1';
-  const userInfo = { username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { 'scopes.example.com': ['a', 'b'], empty: [] } };
-  return [
-    { apiVersion: av, kind: 'SelfSubjectReview', object: { metadata: { creationTimestamp: null }, status: { userInfo } } },
-    { apiVersion: av, kind: 'TokenReview', object: { metadata: {}, spec: { token: 't', audiences: ['api'] }, status: { authenticated: true, user: userInfo, audiences: ['api'], error: '' } } },
-    {
-      apiVersion: av,
-      kind: 'TokenRequest',
-      object: {
-        metadata: { name: 'default', namespace: 'ns' },
-        spec: { audiences: ['api'], expirationSeconds: 3600, boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 's', uid: 'x' } },
-        status: { token: 'jwt', expirationTimestamp: '2026-01-01T00:00:00Z' },
-      },
-    },
-  ];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -340,6 +151,26 @@ t.test('JSON -> protobuf -> JSON round trips', async (t) => {
     // Encoding is deterministic and stable under a second trip.
     t.same(Buffer.from(encodeProtobufObject(f.apiVersion, f.kind, decoded.object)), Buffer.from(body), `${f.kind}: re-encodes identically`);
   }
+});
+
+t.test("the one-pass encoder writes exactly the bytes of protobufjs's generated encoder", async (t) => {
+  const long = 'ü'.repeat(50) + 'x'.repeat(200);
+  const extra: { apiVersion: string; kind: string; object: Json }[] = [
+    { apiVersion: 'v1', kind: 'ConfigMap', object: { metadata: { name: long, annotations: { [long]: long, '': '' } }, data: Object.fromEntries(Array.from({ length: 300 }, (_, i) => [`k${i}`, long])) } },
+    { apiVersion: 'v1', kind: 'Event', object: { metadata: { name: 'e', generation: -5, deletionGracePeriodSeconds: -9007199254740991 }, count: -1, series: { count: 2147483647 } } },
+    { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: { metadata: { name: 'd', generation: 2 ** 53 - 1 }, spec: { tokenRequests: [{ audience: '', expirationSeconds: 2 ** 40 }] } } },
+    // keys out of field-number order (the writer walks keys in object order when it can)
+    { apiVersion: 'v1', kind: 'ConfigMap', object: { data: { b: '1', a: '2' }, metadata: { uid: 'u', name: 'n', labels: { z: '', a: '' } }, immutable: true, binaryData: { x: 'AA==' } } },
+    { apiVersion: 'v1', kind: 'Event', object: { count: 3, reason: 'r', metadata: { name: 'e' }, lastTimestamp: null, firstTimestamp: null, involvedObject: { name: 'x', kind: 'K' } } },
+  ];
+  for (const f of [...allFixtures, ...extra]) {
+    const type = messageTypeForKind(f.apiVersion, f.kind)!;
+    const reference = Buffer.from(type.encode(messageFromJson(type, f.object)).finish());
+    t.same(Buffer.from(encodeJsonMessage(type, f.object)), reference, `${f.apiVersion} ${f.kind}`);
+  }
+  // a value that does not fit is reported with its path by the reference converter
+  const cm = messageType('svc.io.api.core.v1.ConfigMap');
+  t.throws(() => encodeJsonMessage(cm, { metadata: { labels: { a: 1 } } }), { name: 'ProtobufEncodeError', message: 'metadata.labels[a]: expected a string, got number' });
 });
 
 t.test('presence: absent fields stay absent, explicit zero values are kept', async (t) => {
@@ -631,6 +462,35 @@ t.test('bodies captured from kubectl create', { skip: existsSync(KUBECTL) ? fals
     const { url, object } = await capture(t, ['create', 'namespace', 'team-a']);
     t.match(url, /^\/api\/v1\/namespaces\?/);
     t.strictSame(object, { kind: 'Namespace', apiVersion: 'v1', metadata: writtenMeta('team-a'), spec: {}, status: { phase: '' } });
+  });
+
+  // kubectl create role checks resources against discovery, which this capture server does not serve
+  t.test('rolebinding (sent under rbac.authorization.k8s.io, decoded as ours)', async (t) => {
+    const { url, object } = await capture(t, ['create', 'rolebinding', 'readers', '--role=reader', '--user=alice', '-n', 'ns1']);
+    t.match(url, /^\/apis\/rbac\.authorization\.k8s\.io\/v1\/namespaces\/ns1\/rolebindings\?/);
+    t.strictSame(object, {
+      kind: 'RoleBinding',
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      metadata: writtenMeta('readers', 'ns1'),
+      // Go writes every non-pointer string of a subject, empty or not
+      subjects: [{ kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice', namespace: '' }],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'Role', name: 'reader' },
+    });
+  });
+
+  t.test('clusterrolebinding', async (t) => {
+    const { object } = await capture(t, ['create', 'clusterrolebinding', 'readers', '--clusterrole=view', '--user=alice', '--group=dev', '--serviceaccount=ns1:robot']);
+    t.strictSame(object, {
+      kind: 'ClusterRoleBinding',
+      apiVersion: 'rbac.authorization.k8s.io/v1',
+      metadata: writtenMeta('readers'),
+      subjects: [
+        { kind: 'User', apiGroup: 'rbac.authorization.k8s.io', name: 'alice', namespace: '' },
+        { kind: 'Group', apiGroup: 'rbac.authorization.k8s.io', name: 'dev', namespace: '' },
+        { kind: 'ServiceAccount', apiGroup: '', name: 'robot', namespace: 'ns1' },
+      ],
+      roleRef: { apiGroup: 'rbac.authorization.k8s.io', kind: 'ClusterRole', name: 'view' },
+    });
   });
 
   t.test('serviceaccount', async (t) => {

@@ -15,5 +15,7 @@ t.test('--controllers: * runs every controller on by default; names add, -names 
     t.notOk(names(['*']).includes(c.name), `${c.name} is off under *`);
     t.ok(names(['*', c.aliases[0] ?? c.name]).includes(c.name), `${c.name} runs when named`);
   }
+  t.same(names(['garbagecollector']), ['garbage-collector-controller'], 'the garbage collector under its older name');
+  t.ok(names(['*']).includes('garbage-collector-controller'), 'the garbage collector is on by default');
   t.throws(() => selectControllers(['bogus']), { message: '"bogus" is not in the list of known controllers' });
 });

@@ -53,6 +53,9 @@ t.test('kubectl with service account and bootstrap tokens', async (t) => {
     const token = created.stdout.trim();
     t.match(token, /^eyJ[\w-]+\.[\w-]+\.[\w-]+$/, 'a compact JWT');
     const asSa = kubectlRunner(tokenKubeconfig(home, 'sa', s.url, s.ca, token), home);
+    // under the default Node,RBAC the service account reads what a binding to view grants
+    const bound = await admin(['create', 'clusterrolebinding', 'default-sa-view', '--clusterrole=view', '--serviceaccount=default:default']);
+    t.equal(bound.code, 0, bound.stderr);
     const who = await asSa(['auth', 'whoami', '-o', 'json']);
     t.equal(who.code, 0, who.stderr);
     const review = JSON.parse(who.stdout);

@@ -41,6 +41,10 @@ t.test('kubectl with an OIDC ID token', async (t) => {
   t.teardown(() => probe.close());
   t.equal((await whoamiWhenReady(probe)).username, 'alice@example.com', 'the server accepts the token (discovery done)');
 
+  // under the default Node,RBAC the OIDC user reads what a binding to view grants
+  const binding = { apiVersion: 'rbac.authorization.svc.io/v1', kind: 'ClusterRoleBinding', metadata: { name: 'alice-view' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'view' }, subjects: [{ kind: 'User', name: 'alice@example.com' }] };
+  t.equal((await s.admin.post('/apis/rbac.authorization.svc.io/v1/clusterrolebindings', binding)).status, 201);
+
   const review = JSON.stringify({ apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview' });
   const asToken = kubectlRunner(kubeconfig(join(home, 'token.kubeconfig'), s.url, s.ca, { token: idToken }), home);
   const ns = await asToken(['get', 'namespaces', '-o', 'name']);

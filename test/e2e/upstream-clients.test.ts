@@ -36,6 +36,9 @@ t.test('the Python client: typed storage and coordination APIs under upstream gr
   t.equal(r.create_lease, 'python');
   t.same(r.list_lease, ['py-lease']);
   t.equal(r.leader_election, 'python-candidate', 'its leader election acquires the lock');
+  t.equal(r.create_cluster_role, 'py-reader', 'RbacAuthorizationV1Api under rbac.authorization.k8s.io');
+  t.same(r.read_cluster_role, [['storage.k8s.io']], 'the rule keeps the group as written');
+  t.equal(r.create_cluster_role_binding, 'rbac.authorization.k8s.io', 'the roleRef reads in the spelling of the path');
 });
 
 t.test('@kubernetes/client-node (Node 22): typed storage, coordination and core APIs, and a watch', async (t) => {
@@ -51,4 +54,5 @@ t.test('@kubernetes/client-node (Node 22): typed storage, coordination and core 
   t.same(r.listNamespaces, ['default', 'svc-node-lease', 'svc-public', 'svc-system']);
   t.equal(r.createConfigMap, 'b');
   t.same(r.watchConfigMaps, ['ADDED node-cm']);
+  t.equal(r.createClusterRole, 'node-reader', 'RbacAuthorizationV1Api under rbac.authorization.k8s.io');
 });

@@ -3,6 +3,7 @@
  * private HOME and cache dir (no global state touched), a bounded time per call.
  */
 import { execFile } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 
 export const KUBECTL = '/usr/bin/kubectl';
@@ -29,4 +30,25 @@ export function kubectlRunner(kubeconfig: string, home: string): Kubectl {
       );
       if (stdin !== undefined) child.stdin!.end(stdin);
     });
+}
+
+/** A kubeconfig of its own for a bearer-token user of a test server, and a kubectl that uses it. */
+export function kubectlAsToken(dir: string, server: { url: string; ca: string }, name: string, token: string): Kubectl {
+  const path = join(dir, `${name.replace(/[^a-z0-9]/gi, '-')}.kubeconfig`);
+  const ca = Buffer.from(server.ca).toString('base64');
+  writeFileSync(
+    path,
+    [
+      'apiVersion: v1',
+      'kind: Config',
+      `clusters: [{name: svc, cluster: {server: "${server.url}", certificate-authority-data: ${ca}}}]`,
+      `users: [{name: u, user: {token: ${token}}}]`,
+      `contexts: [{name: u, context: {cluster: svc, user: u}}]`,
+      'current-context: u',
+      '',
+    ].join('\n'),
+  );
+  const home = join(dir, `home-${name.replace(/[^a-z0-9]/gi, '-')}`);
+  mkdirSync(home, { recursive: true });
+  return kubectlRunner(path, home);
 }

@@ -46,6 +46,7 @@ export interface TestServer {
 /** Flags as the CLI takes them, e.g. ['--workers=0']; --data-dir, --secure-port and --token-auth-file are filled in. */
 export async function startServer(extraFlags: string[] = [], keepDir?: string): Promise<TestServer> {
   const dataDir = keepDir ?? tempDir();
+  // authorization is the product's default (Node,RBAC) unless a test names a mode: the admin token is in system:masters
   const flags = [`--data-dir=${dataDir}`, '--secure-port=0', `--token-auth-file=${writeTokenFile(dataDir)}`, '--workers=0', ...extraFlags];
   const opts: ServerOptions = parseFlags(flags);
   const server = new ApiServer(opts);
@@ -118,7 +119,8 @@ export async function spawnServer(dataDir: string, port: number, extraFlags: str
     kill: (signal: NodeJS.Signals = 'SIGKILL') =>
       new Promise<void>((resolve) => {
         admin.close();
-        if (proc.exitCode !== null) return resolve();
+        // a process that already ended (by a signal too: exitCode stays null then) has no exit event to come
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
         proc.once('exit', () => resolve());
         proc.kill(signal);
       }),

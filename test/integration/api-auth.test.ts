@@ -1,7 +1,7 @@
 /**
  * Authentication (X.509 client certificates, static token file, anonymous, --anonymous-auth=false) and
- * authorization (--authorization-mode AlwaysAllow / AlwaysDeny, system:masters always allowed), with
- * upstream's 401 and 403 Status bodies.
+ * authorization (--authorization-mode AlwaysAllow / AlwaysDeny when asked for, system:masters always
+ * allowed, Node,RBAC by default: secure by default), with upstream's 401 and 403 Status bodies.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -34,8 +34,23 @@ t.teardown(() => {
   for (const c of clients) c.close();
 });
 
-t.test('AlwaysAllow (default) with anonymous enabled', async (t) => {
+t.test('the default authorization (Node,RBAC): only system:masters and what the default roles grant', async (t) => {
   const s = await startSeeded();
+  t.teardown(() => s.stop());
+  t.same(s.server.opts.authorizationMode, ['Node', 'RBAC']);
+  expectStatus(t, await s.anon.get(CM), 403, 'Forbidden', 'configmaps is forbidden: User "system:anonymous" cannot list resource "configmaps" in API group "" in the namespace "default"');
+  t.equal((await s.anon.get('/version')).status, 200, 'anonymous: system:public-info-viewer');
+  t.equal((await s.anon.get('/apis')).status, 403, 'anonymous: no discovery');
+  const bob = track(s.anon.with({ token: BOB_TOKEN }));
+  expectStatus(t, await bob.post(CM, { metadata: { name: 'by-bob' } }), 403, 'Forbidden', 'configmaps is forbidden: User "bob" cannot create resource "configmaps" in API group "" in the namespace "default"');
+  t.equal((await bob.get('/apis')).status, 200, 'authenticated: system:discovery');
+  t.equal((await s.admin.get(CM)).status, 200, 'the admin token is in system:masters');
+  const adminCert = track(new Client({ url: s.url, ca: s.ca, cert: readFileSync(join(s.dataDir, 'admin.crt'), 'utf8'), key: readFileSync(join(s.dataDir, 'admin.key'), 'utf8') }));
+  t.equal((await adminCert.get(CM)).status, 200, 'so is the generated admin certificate');
+});
+
+t.test('AlwaysAllow (when asked for) with anonymous enabled', async (t) => {
+  const s = await startSeeded(['--authorization-mode=AlwaysAllow']);
   t.teardown(() => s.stop());
 
   t.test('anonymous requests are allowed by AlwaysAllow', async (t) => {
@@ -100,7 +115,7 @@ t.test('AlwaysAllow (default) with anonymous enabled', async (t) => {
 });
 
 t.test('--anonymous-auth=false', async (t) => {
-  const s = await startSeeded(['--anonymous-auth=false']);
+  const s = await startSeeded(['--anonymous-auth=false', '--authorization-mode=AlwaysAllow']);
   t.teardown(() => s.stop());
 
   const paths = [CM, '/api/v1/namespaces', '/apis/storage.svc.io/v1/csidrivers', '/version', '/api', '/healthz', '/readyz', '/livez', '/nothing/here'];

@@ -43,7 +43,7 @@ const resources: ResourceRow[] = [
 ];
 
 t.test('/api lists the core version', async (t) => {
-  const r = await s.anon.get('/api');
+  const r = await s.admin.get('/api');
   t.equal(r.status, 200);
   t.equal(r.json.kind, 'APIVersions');
   t.same(r.json.versions, ['v1']);
@@ -51,7 +51,7 @@ t.test('/api lists the core version', async (t) => {
 });
 
 t.test('/apis lists the named groups with their preferred version', async (t) => {
-  const r = await s.anon.get('/apis');
+  const r = await s.admin.get('/apis');
   t.equal(r.status, 200);
   t.equal(r.json.kind, 'APIGroupList');
   t.equal(r.json.apiVersion, 'v1');
@@ -69,7 +69,7 @@ t.test('/apis lists the named groups with their preferred version', async (t) =>
 
 for (const g of ['storage.svc.io', 'coordination.svc.io']) {
   t.test(`/apis/${g} is an APIGroup`, async (t) => {
-    const r = await s.anon.get(`/apis/${g}`);
+    const r = await s.admin.get(`/apis/${g}`);
     t.equal(r.status, 200);
     t.equal(r.json.kind, 'APIGroup');
     t.equal(r.json.apiVersion, 'v1');
@@ -81,7 +81,7 @@ for (const g of ['storage.svc.io', 'coordination.svc.io']) {
 t.test('APIResourceList entries', async (t) => {
   const docs = new Map<string, Obj>();
   for (const gv of ['v1', 'storage.svc.io/v1', 'coordination.svc.io/v1']) {
-    const r = await s.anon.get(gv === 'v1' ? '/api/v1' : `/apis/${gv}`);
+    const r = await s.admin.get(gv === 'v1' ? '/api/v1' : `/apis/${gv}`);
     t.equal(r.status, 200, `${gv} served`);
     t.equal(r.json.kind, 'APIResourceList', `${gv} kind`);
     t.equal(r.json.groupVersion, gv, `${gv} groupVersion`);
@@ -113,7 +113,7 @@ t.test('APIResourceList entries', async (t) => {
 });
 
 t.test('discovery in YAML', async (t) => {
-  const r = await s.anon.get('/api/v1', { accept: 'application/yaml' });
+  const r = await s.admin.get('/api/v1', { accept: 'application/yaml' });
   t.equal(r.status, 200);
   t.match(r.headers['content-type'] ?? '', /^application\/yaml/);
   const doc = parseYaml(r.text);
@@ -122,14 +122,14 @@ t.test('discovery in YAML', async (t) => {
 
 t.test('discovery paths that do not exist are 404', async (t) => {
   for (const p of ['/apis/nope.svc.io', '/apis/storage.svc.io/v2', '/api/v2', '/apis/storage.svc.io/v1beta1']) {
-    const r = await s.anon.get(p);
+    const r = await s.admin.get(p);
     t.equal(r.status, 404, p);
     t.equal(r.json?.reason, 'NotFound', `${p} reason`);
   }
 });
 
 t.test('/version', async (t) => {
-  const r = await s.anon.get('/version');
+  const r = await s.admin.get('/version');
   t.equal(r.status, 200);
   t.equal(r.json.major, '1');
   t.equal(r.json.minor, '32');
@@ -138,23 +138,23 @@ t.test('/version', async (t) => {
 });
 
 t.test('/openapi/v3', async (t) => {
-  const idx = await s.anon.get('/openapi/v3');
+  const idx = await s.admin.get('/openapi/v3');
   t.equal(idx.status, 200);
   for (const gv of ['api/v1', 'apis/storage.svc.io/v1', 'apis/coordination.svc.io/v1']) {
     t.test(gv, async (t) => {
       const e = idx.json.paths?.[gv];
       t.ok(e, `${gv} listed`);
       t.match(e?.serverRelativeURL, new RegExp(`^/openapi/v3/${gv.replace(/\./g, '\\.')}\\?hash=`), 'serverRelativeURL with hash');
-      const d = await s.anon.get(e.serverRelativeURL);
+      const d = await s.admin.get(e.serverRelativeURL);
       t.equal(d.status, 200);
       t.match(d.json.openapi, /^3\./, 'OpenAPI 3 document');
       t.type(d.json.paths, 'object');
       t.type(d.json.components?.schemas, 'object');
     });
   }
-  const csi = await s.anon.get(idx.json.paths['apis/storage.svc.io/v1'].serverRelativeURL);
+  const csi = await s.admin.get(idx.json.paths['apis/storage.svc.io/v1'].serverRelativeURL);
   t.ok(csi.json.paths['/apis/storage.svc.io/v1/csidrivers'], 'csidrivers collection path');
   t.ok(csi.json.paths['/apis/storage.svc.io/v1/csidrivers/{name}'], 'csidrivers item path');
-  const core = await s.anon.get(idx.json.paths['api/v1'].serverRelativeURL);
+  const core = await s.admin.get(idx.json.paths['api/v1'].serverRelativeURL);
   t.ok(core.json.paths['/api/v1/namespaces/{namespace}/configmaps'], 'configmaps path');
 });

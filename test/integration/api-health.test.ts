@@ -20,8 +20,8 @@ const endpoints = ['livez', 'readyz', 'healthz'] as const;
 
 // spec rule 4's names, and upstream's post-start hook names for what this server starts the same way
 // (storage-readiness, start-apiserver-admission-initializer, start-system-namespaces-controller,
-// max-in-flight-filter); the other hooks are this server's own (worker pool, namespace and event
-// TTL controllers, compactor), which upstream's API server does not start
+// max-in-flight-filter); the other hooks are this server's own (worker pool, namespace, garbage
+// collector and event TTL controllers, compactor), which upstream's API server does not start
 const CHECKS = [
   'ping',
   'log',
@@ -30,8 +30,13 @@ const CHECKS = [
   'poststarthook/start-worker-pool',
   'poststarthook/start-apiserver-admission-initializer',
   'poststarthook/start-system-namespaces-controller',
+  'poststarthook/rbac/bootstrap-roles',
   'poststarthook/start-namespace-controller',
+  'poststarthook/start-clusterrole-aggregation-controller',
   'poststarthook/start-serviceaccount-controller',
+  'poststarthook/start-garbage-collector-controller',
+  'poststarthook/start-apiextensions-controllers',
+  'poststarthook/crd-informer-synced',
   'poststarthook/start-event-ttl-controller',
   'poststarthook/start-compactor',
   'poststarthook/max-in-flight-filter',

@@ -172,6 +172,9 @@ t.test('a 413 on HTTP/2 leaves the connection usable', async (t) => {
 
 t.test('client certificates over HTTP/2', async (t) => {
   const cert = issueClientCert(s.dataDir, 'h2-user', ['dev']);
+  // the certificate's group may edit in default (the server authorizes with Node,RBAC)
+  const binding = { apiVersion: 'rbac.authorization.svc.io/v1', kind: 'RoleBinding', metadata: { name: 'dev-edit', namespace: 'default' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'edit' }, subjects: [{ kind: 'Group', name: 'dev' }] };
+  t.equal((await s.admin.post('/apis/rbac.authorization.svc.io/v1/namespaces/default/rolebindings', binding)).status, 201);
   const sess = h2connect(s.url, { ca: s.ca, ...cert });
   t.teardown(() => sess.close());
   const r = await h2request(sess, 'POST', CM, { metadata: { name: 'h2-cert' } }, {}, null);

@@ -26,7 +26,10 @@ const ISSUER = 'https://svc.default.svc.cluster.local';
 /** A GET with a raw header list (repeats kept), answered with status and body. */
 function rawGet(url: string, ca: string, headers: string[]): Promise<{ status: number; body: string }> {
   return new Promise((resolve, reject) => {
-    const req = request(new URL(NS, url), { method: 'GET', ca, headers: headers as unknown as Record<string, string>, agent: false }, (res) => {
+    const u = new URL(NS, url);
+    // a raw header list is sent as is: HTTP/1.1 needs its Host header (400 without, as upstream)
+    const raw = ['host', u.host, ...headers];
+    const req = request(u, { method: 'GET', ca, headers: raw as unknown as Record<string, string>, agent: false }, (res) => {
       let body = '';
       res.on('data', (c: Buffer) => (body += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
@@ -39,13 +42,14 @@ function rawGet(url: string, ca: string, headers: string[]): Promise<{ status: n
 t.test('the authentication methods run in one documented order', async (t) => {
   t.same(
     authenticatorOrder.map((e) => e.name),
-    ['x509', 'token-file', 'service-account', 'bootstrap-token'],
-    'client certificates, then bearer tokens: static file, service accounts, bootstrap tokens (as README lists them)',
+    ['requestheader', 'x509', 'token-file', 'service-account', 'bootstrap-token', 'oidc', 'webhook'],
+    'proxy headers, client certificates, then bearer tokens: static file, service accounts, bootstrap tokens, OIDC, webhook (as README lists them)',
   );
 });
 
 t.test('bad Authorization headers', async (t) => {
-  const s = await startSeeded(['--enable-bootstrap-token-auth']);
+  // identities are the subject here, not what they may do
+  const s = await startSeeded(['--enable-bootstrap-token-auth', '--authorization-mode=AlwaysAllow']);
   t.teardown(() => s.stop());
 
   t.test('malformed and unknown bearer tokens are 401 with upstream\'s Status, never anonymous', async (t) => {
@@ -131,8 +135,9 @@ t.test('bad Authorization headers', async (t) => {
     t.equal(await curl(['Authorization: Bearer nonsense', `Authorization: Bearer ${ADMIN_TOKEN}`]), '2 401');
   });
 
-  t.test('an oversized header is refused by the HTTP layer (431); the server keeps serving', async (t) => {
-    const r = await rawGet(s.url, s.ca, ['authorization', `Bearer ${'x'.repeat(64 * 1024)}`]);
+  t.test('a header past upstream\'s 1 MiB is refused by the HTTP layer (431); a long unknown token is 401; the server keeps serving', async (t) => {
+    t.equal((await rawGet(s.url, s.ca, ['authorization', `Bearer ${'x'.repeat(64 * 1024)}`])).status, 401);
+    const r = await rawGet(s.url, s.ca, ['authorization', `Bearer ${'x'.repeat(1024 * 1024)}`]);
     t.equal(r.status, 431);
     t.equal((await s.admin.get(NS)).status, 200, 'still serving');
   });

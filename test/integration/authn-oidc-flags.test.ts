@@ -12,6 +12,9 @@ import { seededDir, startSeeded, tmp } from '../helpers/fixtures.js';
 import { TestOidcProvider } from '../helpers/oidc-provider.js';
 import { startServer } from '../helpers/server.js';
 
+/** These tests are about who the caller is, not what they may do: any identity is let through. */
+const ALLOW_ALL = '--authorization-mode=AlwaysAllow';
+
 const dir = tmp('svc-oidc-flags-');
 const accounts = {
   alice: { email: 'alice@example.com', email_verified: true, groups: ['dev', 'ops'], hd: 'example.com', tenant: 't1' },
@@ -22,7 +25,7 @@ const accounts = {
 t.test('default flags: sub is the username, prefixed with "<issuer>#"; required claims and groups claim with prefix', async (t) => {
   const idp = await TestOidcProvider.start(dir, { accounts });
   t.teardown(() => idp.stop());
-  const s = await startSeeded([
+  const s = await startSeeded([ALLOW_ALL, 
     `--oidc-issuer-url=${idp.issuer}`,
     '--oidc-client-id=svc',
     `--oidc-ca-file=${idp.caFile}`,
@@ -53,7 +56,7 @@ t.test('default flags: sub is the username, prefixed with "<issuer>#"; required 
 t.test('--oidc-required-claim repeats: every pair must match', async (t) => {
   const idp = await TestOidcProvider.start(dir, { accounts });
   t.teardown(() => idp.stop());
-  const s = await startSeeded([`--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-required-claim=hd=example.com', '--oidc-required-claim=tenant=t1']);
+  const s = await startSeeded([ALLOW_ALL, `--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-required-claim=hd=example.com', '--oidc-required-claim=tenant=t1']);
   t.teardown(() => s.stop());
   const alice = s.anon.with({ token: await idp.login('alice') });
   const carol = s.anon.with({ token: await idp.login('carol') });
@@ -65,7 +68,7 @@ t.test('--oidc-required-claim repeats: every pair must match', async (t) => {
 t.test('--oidc-username-claim=email: no prefix, and email_verified=false is refused', async (t) => {
   const idp = await TestOidcProvider.start(dir, { accounts });
   t.teardown(() => idp.stop());
-  const s = await startSeeded([`--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-username-claim=email']);
+  const s = await startSeeded([ALLOW_ALL, `--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-username-claim=email']);
   t.teardown(() => s.stop());
   const alice = s.anon.with({ token: await idp.login('alice') });
   const bob = s.anon.with({ token: await idp.login('bob') });
@@ -81,9 +84,9 @@ t.test('--oidc-username-claim=email: no prefix, and email_verified=false is refu
 t.test('--oidc-username-prefix: "-" disables the prefix, any other value is the prefix', async (t) => {
   const idp = await TestOidcProvider.start(dir, { accounts });
   t.teardown(() => idp.stop());
-  const none = await startSeeded([`--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-username-prefix=-']);
+  const none = await startSeeded([ALLOW_ALL, `--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-username-prefix=-']);
   t.teardown(() => none.stop());
-  const custom = await startSeeded([`--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-username-prefix=oidc:', '--oidc-username-claim=email']);
+  const custom = await startSeeded([ALLOW_ALL, `--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-username-prefix=oidc:', '--oidc-username-claim=email']);
   t.teardown(() => custom.stop());
   const token = await idp.login('alice');
   const a = none.anon.with({ token });
@@ -98,9 +101,9 @@ t.test('--oidc-signing-algs: ES256 tokens accepted only when listed', async (t) 
   t.teardown(() => idp.stop());
   const token = await idp.login('alice');
   t.equal(JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString()).alg, 'ES256', 'the provider signs with ES256');
-  const es = await startSeeded([`--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-signing-algs=ES256,RS256', '--oidc-username-prefix=-']);
+  const es = await startSeeded([ALLOW_ALL, `--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`, '--oidc-signing-algs=ES256,RS256', '--oidc-username-prefix=-']);
   t.teardown(() => es.stop());
-  const rs = await startSeeded([`--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`]);
+  const rs = await startSeeded([ALLOW_ALL, `--oidc-issuer-url=${idp.issuer}`, '--oidc-client-id=svc', `--oidc-ca-file=${idp.caFile}`]);
   t.teardown(() => rs.stop());
   const a = es.anon.with({ token });
   const b = rs.anon.with({ token });

@@ -15,6 +15,9 @@ import { seededDir, startSeeded, tmp } from '../helpers/fixtures.js';
 import { makeCA } from '../helpers/pki.js';
 import { startServer } from '../helpers/server.js';
 
+/** These tests are about who the caller is, not what they may do: any identity is let through. */
+const ALLOW_ALL = '--authorization-mode=AlwaysAllow';
+
 const dir = tmp('svc-requestheader-');
 const proxyCA = makeCA('front-proxy-ca');
 const proxyCAFile = join(dir, 'front-proxy-ca.crt');
@@ -39,7 +42,7 @@ const identity = {
 };
 
 t.test('headers from the allowed proxy make the user; from anyone else they are ignored', async (t) => {
-  const s = await startSeeded([...headerFlags, '--requestheader-allowed-names=front-proxy,other-proxy']);
+  const s = await startSeeded([ALLOW_ALL, ...headerFlags, '--requestheader-allowed-names=front-proxy,other-proxy']);
   t.teardown(() => s.stop());
   const clients: Client[] = [];
   t.teardown(() => clients.forEach((c) => c.close()));
@@ -89,7 +92,7 @@ t.test('headers from the allowed proxy make the user; from anyone else they are 
 });
 
 t.test('without --requestheader-allowed-names any certificate chaining to the proxy CA may speak', async (t) => {
-  const s = await startSeeded(headerFlags);
+  const s = await startSeeded([ALLOW_ALL, ...headerFlags]);
   t.teardown(() => s.stop());
   const c = new Client({ url: s.url, ca: s.ca, ...intruder });
   t.teardown(() => c.close());

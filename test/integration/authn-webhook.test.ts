@@ -14,13 +14,16 @@ import { TestWebhook } from '../helpers/webhook-server.js';
 import { webhookTokenAuthenticator } from '../../core/authn/webhook.js';
 import { parseFlags } from '../../core/server/options.js';
 
+/** These tests are about who the caller is, not what they may do: any identity is let through. */
+const ALLOW_ALL = '--authorization-mode=AlwaysAllow';
+
 const dir = tmp('svc-authn-webhook-');
 
 t.test('v1beta1 by default: the TokenReview sent, the user returned, answers cached for the TTL', async (t) => {
   const hook = await TestWebhook.start();
   t.teardown(() => hook.stop());
   hook.users.set('hook-token-alice', { username: 'alice', uid: 'a-1', groups: ['dev'], extra: { 'acme.io/team': ['a', 'b'] } });
-  const s = await startSeeded([`--authentication-token-webhook-config-file=${hook.kubeconfig(dir)}`]);
+  const s = await startSeeded([ALLOW_ALL, `--authentication-token-webhook-config-file=${hook.kubeconfig(dir)}`]);
   t.teardown(() => s.stop());
   const alice = s.anon.with({ token: 'hook-token-alice' });
   t.teardown(() => alice.close());
@@ -34,7 +37,8 @@ t.test('v1beta1 by default: the TokenReview sent, the user returned, answers cac
   const review = hook.reviews[0]!;
   t.equal(review.body.apiVersion, 'authentication.svc.io/v1beta1', 'v1beta1 by default');
   t.equal(review.body.kind, 'TokenReview');
-  t.same(review.body.spec, { token: 'hook-token-alice' }, 'the token in spec');
+  // as upstream, the review names this server's audiences (--api-audiences, by default the service account issuer)
+  t.same(review.body.spec, { token: 'hook-token-alice', audiences: ['https://svc.default.svc.cluster.local'] }, 'the token and the audiences in spec');
   t.equal(review.clientCN, 'svc-apiserver', "the kubeconfig's client certificate was presented");
 
   for (let i = 0; i < 3; i++) t.equal((await alice.get('/api/v1/namespaces')).status, 200);
@@ -61,7 +65,7 @@ t.test('--authentication-token-webhook-version=v1 and --authentication-token-web
   const hook = await TestWebhook.start();
   t.teardown(() => hook.stop());
   hook.users.set('tok', { username: 'bob' });
-  const s = await startSeeded([`--authentication-token-webhook-config-file=${hook.kubeconfig(dir, 'v1.kubeconfig')}`, '--authentication-token-webhook-version=v1', '--authentication-token-webhook-cache-ttl=0']);
+  const s = await startSeeded([ALLOW_ALL, `--authentication-token-webhook-config-file=${hook.kubeconfig(dir, 'v1.kubeconfig')}`, '--authentication-token-webhook-version=v1', '--authentication-token-webhook-cache-ttl=0']);
   t.teardown(() => s.stop());
   const bob = s.anon.with({ token: 'tok' });
   t.teardown(() => bob.close());
@@ -74,7 +78,7 @@ t.test('--authentication-token-webhook-version=v1 and --authentication-token-web
 t.test('a hanging, garbled or failing webhook: 401 within the timeout, other requests unaffected', async (t) => {
   const hook = await TestWebhook.start();
   t.teardown(() => hook.stop());
-  const s = await startSeeded([`--authentication-token-webhook-config-file=${hook.kubeconfig(dir, 'bad.kubeconfig')}`, '--authentication-token-webhook-timeout=2s', '--authentication-token-webhook-cache-ttl=0']);
+  const s = await startSeeded([ALLOW_ALL, `--authentication-token-webhook-config-file=${hook.kubeconfig(dir, 'bad.kubeconfig')}`, '--authentication-token-webhook-timeout=2s', '--authentication-token-webhook-cache-ttl=0']);
   t.teardown(() => s.stop());
   const c = s.anon.with({ token: 'any-token' });
   t.teardown(() => c.close());

@@ -10,6 +10,9 @@ import { startSeeded } from '../helpers/fixtures.js';
 import type { TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
+/** These tests are about who the caller is, not what they may do: any identity is let through. */
+const ALLOW_ALL = '--authorization-mode=AlwaysAllow';
+
 const SECRETS = '/api/v1/namespaces/svc-system/secrets';
 const CLUSTER_INFO = '/api/v1/namespaces/svc-public/configmaps/cluster-info';
 const WHOAMI = '/apis/authentication.svc.io/v1/selfsubjectreviews';
@@ -43,7 +46,7 @@ async function verifiesAsTheSpecSays(kubeconfig: string, jws: string, token: str
 }
 
 t.test('bootstrap token authentication', async (t) => {
-  const s = await startSeeded(['--enable-bootstrap-token-auth']);
+  const s = await startSeeded([ALLOW_ALL, '--enable-bootstrap-token-auth']);
   t.teardown(() => s.stop());
   const rows: [string, ReturnType<typeof tokenSecret> | undefined, string, string | undefined, string?][] = [
     ['a valid token', tokenSecret('aaaaaa', 'aaaaaaaaaaaaaaaa'), 'aaaaaa.aaaaaaaaaaaaaaaa', 'system:bootstrap:aaaaaa'],
@@ -93,14 +96,14 @@ t.test('bootstrap token authentication', async (t) => {
 });
 
 t.test('without --enable-bootstrap-token-auth a bootstrap token is refused', async (t) => {
-  const s = await startSeeded();
+  const s = await startSeeded([ALLOW_ALL]);
   t.teardown(() => s.stop());
   await create(s, tokenSecret('aaaaaa', 'aaaaaaaaaaaaaaaa'));
   t.equal((await s.anon.with({ token: 'aaaaaa.aaaaaaaaaaaaaaaa' }).post(WHOAMI, {})).status, 401);
 });
 
 t.test('token cleaner and bootstrap signer', async (t) => {
-  const s = await startSeeded(['--enable-bootstrap-token-auth', '--controllers=*,tokencleaner,bootstrapsigner']);
+  const s = await startSeeded([ALLOW_ALL, '--enable-bootstrap-token-auth', '--controllers=*,tokencleaner,bootstrapsigner']);
   t.teardown(() => s.stop());
   const clusterInfo = async () => (await s.admin.get(CLUSTER_INFO)).json?.data as Record<string, string> | undefined;
 

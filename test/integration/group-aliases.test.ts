@@ -27,6 +27,13 @@ t.test('a group served under its upstream spelling: one object, answered in the 
   const missing = await s.admin.get(`${K8S}/nope`);
   t.equal(missing.status, 404);
   t.match(missing.json, { message: 'csidrivers.storage.k8s.io "nope" not found', details: { group: 'storage.k8s.io' } }, 'errors name the group as the path did');
+  const one = await s.admin.get(`${K8S}/a.example.com`);
+  t.equal(one.json.apiVersion, 'storage.k8s.io/v1', 'a GET under the alias is spelled as the path');
+  t.equal(one.body.toString().split('"apiVersion":').length - 1, 2, 'TypeMeta written once (the other apiVersion is the managedFields entry)');
+  const openapi = await s.admin.get('/openapi/v3');
+  t.ok(openapi.json.paths['apis/storage.k8s.io/v1'], 'the alias has its OpenAPI document (kubectl validates upstream manifests with it)');
+  const aliasDoc = await s.admin.get('/openapi/v3/apis/storage.k8s.io/v1');
+  t.ok(JSON.stringify(aliasDoc.json).includes('"group":"storage.k8s.io","kind":"CSIDriver"'), 'its group-version-kinds are spelled as upstream');
   const pb = await s.admin.get(`${K8S}/a.example.com`, { accept: 'application/vnd.kubernetes.protobuf' });
   t.match(decodeProtobufObject(pb.body), { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver' }, 'protobuf answers are spelled too');
   const patched = await s.admin.patch(`${K8S}/a.example.com?fieldManager=tester`, { apiVersion: 'storage.k8s.io/v1', kind: 'CSIDriver', metadata: { name: 'a.example.com', labels: { x: 'y' } } }, 'application/apply-patch+yaml');

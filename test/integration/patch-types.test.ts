@@ -303,7 +303,9 @@ const rows: Row[] = [
 
 let s: TestServer;
 t.before(async () => {
-  s = await startServer();
+  // the owner references here name owners that do not exist (fixed uids the expected field sets spell
+  // out); the garbage collector would collect those objects, so it is off for this file
+  s = await startServer(['--controllers=*,-garbage-collector-controller']);
 });
 t.teardown(async () => {
   await s?.stop();

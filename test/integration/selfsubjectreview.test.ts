@@ -1,10 +1,13 @@
 import t from 'tap';
 import { ALICE_TOKEN, startServer } from '../helpers/server.js';
 
+/** These tests are about who the caller is, not what they may do: any identity is let through. */
+const ALLOW_ALL = '--authorization-mode=AlwaysAllow';
+
 const PATH = '/apis/authentication.svc.io/v1/selfsubjectreviews';
 
 t.test('SelfSubjectReview: a create answers with the caller\'s own identity and stores nothing', async (t) => {
-  const s = await startServer();
+  const s = await startServer([ALLOW_ALL]);
   t.teardown(() => s.stop());
   const alice = s.admin.with({ token: ALICE_TOKEN });
   const r = await alice.post(PATH, { apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview' });
@@ -31,7 +34,7 @@ t.test('SelfSubjectReview: a create answers with the caller\'s own identity and 
 });
 
 t.test('reviews are served under upstream\'s authentication.k8s.io spelling too, answered in that spelling, even with aliases off and then not advertised', async (t) => {
-  const s = await startServer(['--upstream-group-aliases=false']);
+  const s = await startServer([ALLOW_ALL, '--upstream-group-aliases=false']);
   t.teardown(() => s.stop());
   const alice = s.admin.with({ token: ALICE_TOKEN });
   const UPSTREAM = '/apis/authentication.k8s.io/v1/selfsubjectreviews';

@@ -16,6 +16,9 @@ import { seededDir, startSeeded, tmp } from '../helpers/fixtures.js';
 import { binPath, startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
+/** These tests are about who the caller is, not what they may do: any identity is let through. */
+const ALLOW_ALL = '--authorization-mode=AlwaysAllow';
+
 const dir = tmp('svc-sa-flags-');
 const write = (name: string, text: string): string => {
   const f = join(dir, name);
@@ -53,7 +56,7 @@ const claimsOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[1]!,
 const headerOf = (token: string) => JSON.parse(Buffer.from(token.split('.')[0]!, 'base64url').toString());
 
 t.test('given keys, several issuers and API audiences', async (t) => {
-  const s = await startSeeded([
+  const s = await startSeeded([ALLOW_ALL, 
     `--service-account-signing-key-file=${ecFile}`,
     `--service-account-key-file=${rsaPublicFile}`,
     `--service-account-key-file=${ecFile}`,
@@ -86,12 +89,12 @@ t.test('given keys, several issuers and API audiences', async (t) => {
 
 t.test('a generated serving certificate brings a generated signing key: tokens survive a restart', async (t) => {
   const dataDir = seededDir();
-  const first = await startServer([], dataDir);
+  const first = await startServer([ALLOW_ALL], dataDir);
   const { uid } = await defaultAccount(first);
   const token = (await first.admin.post('/api/v1/namespaces/default/serviceaccounts/default/token', { spec: {} })).json.status.token;
   t.ok(existsSync(join(dataDir, 'service-account.key')), 'service-account.key in --data-dir');
   await first.stop();
-  const second = await startServer([], dataDir);
+  const second = await startServer([ALLOW_ALL], dataDir);
   t.teardown(() => second.stop());
   t.equal((await defaultAccount(second)).uid, uid);
   t.equal((await second.anon.with({ token }).get('/api/v1/namespaces')).status, 200, 'the token issued before the restart still works');
@@ -102,7 +105,7 @@ t.test('a generated serving certificate brings a generated signing key: tokens s
 
 t.test('a given serving certificate and no signing key: tokens signed with --tls-private-key-file verify; none are issued', async (t) => {
   const certs = seededDir();
-  const s = await startSeeded([`--tls-cert-file=${join(certs, 'apiserver.crt')}`, `--tls-private-key-file=${join(certs, 'apiserver.key')}`, `--client-ca-file=${join(certs, 'ca.crt')}`]);
+  const s = await startSeeded([ALLOW_ALL, `--tls-cert-file=${join(certs, 'apiserver.crt')}`, `--tls-private-key-file=${join(certs, 'apiserver.key')}`, `--client-ca-file=${join(certs, 'ca.crt')}`]);
   t.teardown(() => s.stop());
   const { uid } = await defaultAccount(s);
   const token = await foreignToken(createPrivateKey(readFileSync(join(certs, 'apiserver.key'), 'utf8')), 'RS256', {
@@ -115,7 +118,7 @@ t.test('a given serving certificate and no signing key: tokens signed with --tls
 });
 
 t.test('an issuer that is not an https URL is still accepted but not discoverable', async (t) => {
-  const s = await startSeeded(['--service-account-issuer=svc/serviceaccount']);
+  const s = await startSeeded([ALLOW_ALL, '--service-account-issuer=svc/serviceaccount']);
   t.teardown(() => s.stop());
   await defaultAccount(s);
   const token = (await s.admin.post('/api/v1/namespaces/default/serviceaccounts/default/token', { spec: {} })).json.status.token;

@@ -12,6 +12,9 @@ import type { Client } from '../helpers/client.js';
 import type { TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
+/** These tests are about who the caller is, not what they may do: any identity is let through. */
+const ALLOW_ALL = '--authorization-mode=AlwaysAllow';
+
 const ISSUER = 'https://svc.default.svc.cluster.local';
 const TOKEN_REVIEWS = '/apis/authentication.svc.io/v1/tokenreviews';
 const WHOAMI = '/apis/authentication.svc.io/v1/selfsubjectreviews';
@@ -31,7 +34,7 @@ const whoami = async (c: Client): Promise<{ status: number; username?: string }>
 };
 
 t.test('service accounts', async (t) => {
-  const s = await startSeeded();
+  const s = await startSeeded([ALLOW_ALL]);
   t.teardown(() => s.stop());
   const mkNs = async (name: string) => {
     const r = await s.admin.post('/api/v1/namespaces', { metadata: { name } });
@@ -208,7 +211,7 @@ t.test('service accounts', async (t) => {
 });
 
 t.test('--service-account-lookup=false keeps accepting tokens of deleted accounts; --service-account-max-token-expiration shortens with a warning', async (t) => {
-  const s = await startSeeded(['--service-account-lookup=false', '--service-account-max-token-expiration=2h']);
+  const s = await startSeeded([ALLOW_ALL, '--service-account-lookup=false', '--service-account-max-token-expiration=2h']);
   t.teardown(() => s.stop());
   t.ok(await waitFor(async () => (await s.admin.get(sa('default', 'default'))).status === 200));
   await s.admin.post('/api/v1/namespaces/default/serviceaccounts', { metadata: { name: 'temp' } });

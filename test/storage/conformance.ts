@@ -57,6 +57,19 @@ export function runStorageConformance(t: Test, f: StoreFactory): void {
     await expectStoreError(t, s.get('/g/x', { revision: u.revision + 10 }), 'FutureRevision', 'a revision in the future');
   });
 
+  t.test('a key or prefix longer than the backend can hold reads as absent, not as a failure', async (t) => {
+    const s = await f.make();
+    t.teardown(() => s.close());
+    const c = await s.create('/long/a', enc('A'));
+    const long = `/long/${'x'.repeat(5000)}`;
+    t.equal(await s.get(long), null, 'get of a 5000-character key');
+    t.equal(await s.get(long, { revision: c.revision }), null, 'get at a revision');
+    const l = await s.list(`${long}/`);
+    t.same(l.items, [], 'list of a 5000-character prefix');
+    t.equal(l.revision, c.revision, 'at the current revision');
+    await expectStoreError(t, s.list(`${long}/`, { revision: c.revision + 10 }), 'FutureRevision', 'revision checks still apply');
+  });
+
   t.test('update and delete are compare-and-swap on the modRevision', async (t) => {
     const s = await f.make();
     t.teardown(() => s.close());

@@ -4,9 +4,10 @@
  * numbers, bytes as base64, maps as objects, and the special meta types (Time, MicroTime, FieldsV1,
  * RawExtension) in their JSON forms.
  */
-import protobuf from 'protobufjs';
+import type protobuf from 'protobufjs';
 import { ProtobufDecodeError } from './errors.js';
-import { META_V1, RUNTIME, hasProtobufMagic, isStringListWrapper, jsonKey, typeName } from './proto-root.js';
+import { type FieldPlan, planOf } from './plans.js';
+import { META_V1, RUNTIME, hasProtobufMagic } from './proto-root.js';
 import { microTimeToJson, timeToJson, type WireTimestamp } from './wire-times.js';
 
 type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -62,7 +63,8 @@ function scalarToJson(type: string, v: unknown): JsonValue {
     case 'bool':
       return v as string | boolean;
     case 'bytes':
-      return base64(v as Uint8Array);
+      // protobufjs fills a map entry's missing bytes value with a plain empty array
+      return base64(v instanceof Uint8Array ? v : Uint8Array.from((v as ArrayLike<number> | undefined) ?? []));
     case 'int64':
     case 'uint64':
     case 'sint64':
@@ -74,42 +76,50 @@ function scalarToJson(type: string, v: unknown): JsonValue {
   }
 }
 
-function valueToJson(field: protobuf.Field, v: unknown, ctx: ToJsonContext): JsonValue {
-  const rt = field.resolvedType;
-  if (rt instanceof protobuf.Type) return messageToJson(rt, v as WireMessage, ctx);
-  if (rt instanceof protobuf.Enum) return rt.valuesById[v as number] ?? (v as number);
-  return scalarToJson(field.type, v);
+function valueToJson(f: FieldPlan, v: unknown, ctx: ToJsonContext): JsonValue {
+  if (f.message) return messageToJson(f.message, v as WireMessage, ctx);
+  if (f.enumType) return f.enumType.valuesById[v as number] ?? (v as number);
+  return scalarToJson(f.scalar, v);
 }
 
-const byNumber = new WeakMap<protobuf.Type, protobuf.Field[]>();
+/** Zero values of scalar protobuf types, as Go decodes a map entry that carries no value. */
+const scalarZero: Readonly<Record<string, unknown>> = { string: '', bool: false, bytes: new Uint8Array(0) };
 
-/** A type's fields in field-number order (the order Go writes them), sorted once per type. */
-function fieldsByNumber(type: protobuf.Type): protobuf.Field[] {
-  let fields = byNumber.get(type);
-  if (!fields) byNumber.set(type, (fields = [...type.fieldsArray].sort((a, b) => a.id - b.id)));
-  return fields;
+/** A map entry's value; an entry written without one is its type's zero value (empty bytes, "", 0, {}), as upstream decodes it. */
+function mapValueToJson(f: FieldPlan, v: unknown, ctx: ToJsonContext): JsonValue {
+  if (v !== undefined && v !== null) return valueToJson(f, v, ctx);
+  if (f.message) return messageToJson(f.message, {}, ctx);
+  if (f.enumType) return valueToJson(f, 0, ctx);
+  return scalarToJson(f.scalar, f.scalar in scalarZero ? scalarZero[f.scalar] : 0);
 }
 
 /** The JSON value of one decoded message of `type`. */
 export function messageToJson(type: protobuf.Type, msg: WireMessage, ctx: ToJsonContext): JsonValue {
-  const special = specialToJson[typeName(type)];
+  const plan = planOf(type);
+  const special = specialToJson[plan.name];
   if (special) return special(msg, ctx);
-  if (isStringListWrapper(type)) return ((msg.items as string[] | undefined) ?? []).slice();
+  if (plan.stringList) return ((msg.items as string[] | undefined) ?? []).slice();
   const out: JsonObject = {};
-  for (const field of fieldsByNumber(type)) {
-    if (!Object.hasOwn(msg, field.name)) continue;
-    const v = msg[field.name];
-    if (v === null || v === undefined) continue;
-    if (field.map) {
+  for (const f of plan.fields) {
+    const v = msg[f.name];
+    if (v === null || v === undefined || !Object.hasOwn(msg, f.name)) continue;
+    if (f.map) {
       const keys = Object.keys(v as object);
       if (keys.length === 0) continue;
-      out[jsonKey(field)] = Object.fromEntries(keys.map((k) => [k, valueToJson(field, (v as WireMessage)[k], ctx)]));
-    } else if (field.repeated) {
+      const m: JsonObject = {};
+      for (const k of keys) {
+        const x = mapValueToJson(f, (v as WireMessage)[k], ctx);
+        // a key named __proto__ is a plain key, as in JSON.parse, not the object's prototype
+        if (k === '__proto__') Object.defineProperty(m, k, { value: x, enumerable: true, writable: true, configurable: true });
+        else m[k] = x;
+      }
+      out[f.key] = m;
+    } else if (f.repeated) {
       const items = v as unknown[];
       if (items.length === 0) continue;
-      out[jsonKey(field)] = items.map((item) => valueToJson(field, item, ctx));
+      out[f.key] = items.map((item) => valueToJson(f, item, ctx));
     } else {
-      out[jsonKey(field)] = valueToJson(field, v, ctx);
+      out[f.key] = valueToJson(f, v, ctx);
     }
   }
   return out;

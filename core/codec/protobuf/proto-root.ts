@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 
 /** Our .proto files, dependencies first. */
-export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto', 'authentication-v1.proto'] as const;
+export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto', 'authentication-v1.proto', 'authorization-v1.proto', 'rbac-v1.proto'] as const;
 
 /** The bytes every enveloped protobuf body starts with ("k8s\0"). */
 export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
@@ -40,16 +40,20 @@ function loadRoot(): protobuf.Root {
 
 export const protoRoot: protobuf.Root = loadRoot();
 
+const typesByName = new Map<string, protobuf.Type>();
+
 /** The message type with this fully-qualified name (no leading dot); throws if it is not defined. */
 export function messageType(fullName: string): protobuf.Type {
-  return protoRoot.lookupType(fullName);
+  let t = typesByName.get(fullName);
+  if (!t) typesByName.set(fullName, (t = protoRoot.lookupType(fullName)));
+  return t;
 }
 
 /** A type's fully-qualified name without protobufjs's leading dot. */
 export const typeName = (t: protobuf.Type): string => t.fullName.replace(/^\./, '');
 
-/** A list-of-strings wrapper (upstream's ExtraValue types): its JSON form is the plain array. */
-export const isStringListWrapper = (t: protobuf.Type): boolean => t.name === 'ExtraValue';
+/** A list-of-strings wrapper (upstream's ExtraValue types and meta/v1 Verbs): its JSON form is the plain array. */
+export const isStringListWrapper = (t: protobuf.Type): boolean => t.name === 'ExtraValue' || t.name === 'Verbs';
 
 /** Fields whose JSON key is not their protobuf name (upstream's Go JSON tags). */
 const jsonKeyOverrides: Readonly<Record<string, string>> = {

@@ -64,10 +64,24 @@ export function parseRfc3339(text: string): WireTimestamp | undefined {
   return { seconds, nanos };
 }
 
+/** Parsed times by text: objects repeat a few timestamps (creation, managed-fields times) many times. */
+const parsed = new Map<string, WireTimestamp>();
+const PARSED_LIMIT = 4096;
+
+function parseCached(text: string): WireTimestamp | undefined {
+  let t = parsed.get(text);
+  if (t) return t;
+  t = parseRfc3339(text);
+  if (!t) return undefined;
+  if (parsed.size >= PARSED_LIMIT) parsed.clear();
+  parsed.set(text, t);
+  return t;
+}
+
 function parseOrThrow(value: unknown, path: string): WireTimestamp | undefined {
   if (value === null) return undefined;
   if (typeof value !== 'string') throw new ProtobufEncodeError(`${path}: expected an RFC 3339 time string, got ${typeof value}`);
-  const t = parseRfc3339(value);
+  const t = parseCached(value);
   if (!t) throw new ProtobufEncodeError(`${path}: ${JSON.stringify(value)} is not an RFC 3339 time`);
   return t.seconds === GO_ZERO_TIME_SECONDS && t.nanos === 0 ? undefined : t;
 }

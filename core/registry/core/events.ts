@@ -188,4 +188,6 @@ export const events: ResourceType = {
     { name: 'Count', type: 'string', priority: 1, description: 'Number of times the event occurred.', cell: (o) => seen(o as Event).count },
     { ...metadataNameColumn, priority: 1 },
   ],
+  // upstream's event strategy: propagation options are ignored and no GC finalizer is kept on delete
+  deletion: { garbageCollection: 'Unsupported' },
 };

@@ -25,8 +25,10 @@ export interface NonResourceDeps {
 }
 
 const healthEndpoints = new Set(['livez', 'readyz', 'healthz']);
-/** Discovery and /version: JSON or YAML (their protobuf messages are not served). */
-const documentOffer: OutputOffer = { stream: false, protobuf: false, cbor: false, transforms: 'none' };
+/** Discovery documents: JSON, YAML or protobuf (meta/v1 APIVersions, APIGroupList, APIGroup, APIResourceList). */
+const discoveryOffer: OutputOffer = { stream: false, protobuf: true, cbor: false, transforms: 'none' };
+/** /version has no protobuf message upstream. */
+const versionOffer: OutputOffer = { ...discoveryOffer, protobuf: false };
 
 /** Aggregated discovery in the group and version asked, as upstream answers it (JSON, Vary: Accept). */
 function sendAggregated(s: RequestScope, items: unknown[], asked: { group: string; version: string }): void {
@@ -59,8 +61,9 @@ export function nonResourceEndpoint(d: NonResourceDeps): Handler {
     const doc = path === '/version' ? d.version : d.discovery().byPath.get(path);
     if (doc === undefined) throw errors.pathNotFound();
     if (!readOnly) throw errors.methodNotAllowed();
-    const choice = negotiateOutput(headerOf(s, 'accept'), documentOffer);
-    if (!choice) throw errors.notAcceptable(offeredMediaTypes(documentOffer));
+    const offer = path === '/version' ? versionOffer : discoveryOffer;
+    const choice = negotiateOutput(headerOf(s, 'accept'), offer);
+    if (!choice) throw errors.notAcceptable(offeredMediaTypes(offer));
     s.form = { mediaType: choice.serializer.mediaType, contentType: choice.contentType, pretty: isPretty(s.query, headerOf(s, 'user-agent')) };
     s.sink.send(200, s.form.contentType, encodeValueIn(s.form, doc as Record<string, unknown>));
   };

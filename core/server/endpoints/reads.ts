@@ -16,10 +16,11 @@ import type { CachedObject, WatchCache } from '../../storage/watch-cache.js';
 import { decodeContinue, encodeContinue } from '../../registry/continue-token.js';
 import { checkFieldSelector, selectionFilter } from '../../registry/describe.js';
 import { collectionPrefix, objectKey, resourcePrefix } from '../../registry/keys.js';
-import { groupResourceOf, type ResourceType } from '../../registry/resource-type.js';
-import { cachedSource } from '../object-encoding.js';
+import { groupResourceOf, type ResourceType, type SubresourceView } from '../../registry/resource-type.js';
+import type { ApiObject } from '../../api/types.js';
+import { cachedSource, prepareViews } from '../object-encoding.js';
 import type { ListMeta, ObjectSource } from '../../codec/serializer.js';
-import { encodeListIn, encodeObjectIn } from '../../registry/respond.js';
+import { encodeListIn, encodeObjectIn, encodeValueIn } from '../../registry/respond.js';
 import type { ResponseForm } from '../../registry/task.js';
 import { type MaybePromise, then } from '../../api/maybe-async.js';
 
@@ -40,14 +41,29 @@ function waitForPlan(ctx: ReadContext, plan: ListPlan): MaybePromise<unknown> {
   return undefined;
 }
 
-/** One object from the cache; answers without waiting whenever the cache is already fresh enough. */
-export function getFromCache(ctx: ReadContext, rt: ResourceType, namespace: string, name: string, query: URLSearchParams, form: ResponseForm): MaybePromise<Uint8Array> {
+/**
+ * One object from the cache; answers without waiting whenever the cache is already fresh enough. A
+ * subresource served as another kind (scale) answers with its view of the object.
+ */
+export function getFromCache(
+  ctx: ReadContext,
+  rt: ResourceType,
+  namespace: string,
+  name: string,
+  query: URLSearchParams,
+  form: ResponseForm,
+  view?: SubresourceView,
+): MaybePromise<Uint8Array> {
   const plan = getPlan(query.get('resourceVersion') ?? '');
   return then(waitForPlan(ctx, plan), () => {
     const cache = ctx.cacher.cacheFor(resourcePrefix(rt));
     const o = cache.get(objectKey(rt, namespace, name));
     if (!o) throw errors.notFound(groupResourceOf(rt), name);
-    return encodeObjectIn(rt, form, cachedSource(o));
+    const encode = (): Uint8Array => {
+      if (view) return encodeValueIn(form, view.toView(cachedSource(o, rt).value() as unknown as ApiObject) as unknown as Record<string, unknown>);
+      return encodeObjectIn(rt, form, cachedSource(o, rt));
+    };
+    return rt.custom?.webhook ? prepareViews(rt, [o]).then(encode) : encode();
   });
 }
 
@@ -76,10 +92,12 @@ export async function listFromCache(ctx: ReadContext, rt: ResourceType, namespac
   // a past snapshot the cache cannot vouch for, or one below the store's compaction, is the store's to answer (410 there)
   if (atRevision !== undefined && (!cache.isExactAt(atRevision) || atRevision < (await ctx.store.compactedRevision()))) return { kind: 'store' };
   const listRevision = atRevision ?? cache.revision;
-  return { kind: 'stream', chunks: pageFromCache(cache, rt, prefix, startKey, o, listRevision, ctx.continueKey, form) };
+  const page = pageFromCache(cache, rt, prefix, startKey, o, listRevision, ctx.continueKey);
+  await prepareViews(rt, page.items);
+  return { kind: 'stream', chunks: encodeListIn(rt, form, page.meta, sources(page.items, rt)) };
 }
 
-function* pageFromCache(
+function pageFromCache(
   cache: WatchCache,
   rt: ResourceType,
   prefix: string,
@@ -87,8 +105,7 @@ function* pageFromCache(
   o: ListOptions,
   revision: number,
   continueKey: Buffer,
-  form: ResponseForm,
-): Generator<Uint8Array> {
+): { items: CachedObject[]; meta: ListMeta } {
   const filter = selectionFilter({ namespace: '', labels: o.labelSelector, fields: o.fieldSelector });
   const limit = o.limit > 0 ? o.limit : Infinity;
   const items: CachedObject[] = [];
@@ -108,9 +125,9 @@ function* pageFromCache(
     meta.continue = encodeContinue(last.key, prefix, revision, continueKey);
     if (!hasSelectors(o)) meta.remainingItemCount = cache.countFrom(prefix, last.key + '\u0000');
   }
-  yield* encodeListIn(rt, form, meta, sources(items));
+  return { items, meta };
 }
 
-function* sources(items: CachedObject[]): Generator<ObjectSource> {
-  for (const o of items) yield cachedSource(o);
+function* sources(items: CachedObject[], rt: ResourceType): Generator<ObjectSource> {
+  for (const o of items) yield cachedSource(o, rt);
 }

@@ -126,6 +126,7 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
       userAgent: headerOf(s, 'user-agent') ?? '',
     };
     if (body && body.length) task.body = body;
+    if (r.rt.custom) task.definition = { name: r.rt.custom.definition, revision: r.rt.custom.revision };
     return task;
   };
 
@@ -135,7 +136,7 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
   };
 
   const get = (s: RequestScope, r: ResolvedRequest): MaybePromise<void> => {
-    const body = getFromCache(d.read, r.rt, r.namespace, r.name, s.query, s.form);
+    const body = getFromCache(d.read, r.rt, r.namespace, r.name, s.query, s.form, r.subresource ? r.rt.subresources?.[r.subresource]?.view : undefined);
     const sent = (b: Uint8Array): void => s.sink.send(200, s.form.contentType, b, undefined, s.warnings);
     return isPromise(body) ? body.then(sent) : sent(body);
   };
@@ -164,6 +165,7 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
 
   return (s) => {
     const r = resolve(d.types, s);
+    if (r.rt.deprecationWarning) s.warnings.push(r.rt.deprecationWarning);
     negotiate(s, r.rt, r.verb, d.cbor);
     switch (r.verb) {
       case 'get':

@@ -10,8 +10,8 @@ import type { MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import type { ApiObject } from '../../api/types.js';
 import { encodeValueIn } from '../../registry/respond.js';
-import type { KnownKinds } from '../../registry/decode.js';
-import { decodeObjectBody } from '../../registry/decode.js';
+import { type BodyFormats } from '../../codec/serializer.js';
+import { decodeObjectBody, type KnownKinds } from '../../registry/decode.js';
 import { resourceId } from '../../registry/context.js';
 import { apiVersionOf, type ResourceType } from '../../registry/resource-type.js';
 import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
@@ -28,6 +28,7 @@ export interface VirtualDeps {
   handlers: ReadonlyMap<string, VirtualHandler>;
   /** `apiVersion/kind` of every served kind (follows the type registry). */
   knownKinds(): KnownKinds;
+  bodyFormats: BodyFormats;
   maxRequestBodyBytes: number;
 }
 
@@ -51,7 +52,7 @@ export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedR
   const opts = writeOptionsFromQuery(s.query, 'CreateOptions');
   const body = await s.readBody(d.maxRequestBodyBytes);
   if (body.length === 0) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
-  const { object, warnings, sentApiVersion } = decodeObjectBody(body, contentType, kind, d.knownKinds(), opts.fieldValidation);
+  const { object, warnings, sentApiVersion } = decodeObjectBody(body, contentType, kind, { knownKinds: d.knownKinds(), bodyFormats: d.bodyFormats }, opts.fieldValidation);
   kind.defaults?.(object);
   const answer = canonicalize(await handler(object, s, r), kind.schema);
   answer.apiVersion = answerApiVersion(s, kind, sentApiVersion);

@@ -22,7 +22,7 @@ import { describeStored, selectionFilter } from '../../registry/describe.js';
 import { collectionPrefix, resourcePrefix } from '../../registry/keys.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { ResponseSink } from '../scope.js';
-import { addedFrame, bookmarkFrame, errorFrame, frameVariant, type WatchForm } from '../object-encoding.js';
+import { addedFrame, bookmarkFrame, errorFrame, frameVariant, prepareViews, type WatchForm } from '../object-encoding.js';
 
 export interface WatchSettings {
   cacher: Cacher;
@@ -56,6 +56,10 @@ export class WatchStream implements CacheWatcher {
   private timers: NodeJS.Timeout[] = [];
   private readonly cache: WatchCache;
   private readonly variant: FrameVariant;
+  /** The type's objects are converted by a webhook before their frames can be written. */
+  private readonly converting: boolean;
+  private readonly convertQueue: CacheEvent[] = [];
+  private pumping = false;
 
   constructor(
     private readonly s: WatchSettings,
@@ -66,6 +70,7 @@ export class WatchStream implements CacheWatcher {
   ) {
     this.cache = s.cacher.cacheFor(resourcePrefix(t.rt));
     this.variant = frameVariant(t.rt, t.form);
+    this.converting = t.rt.custom?.webhook === true;
     sink.onClose(() => this.close(''));
   }
 
@@ -88,14 +93,42 @@ export class WatchStream implements CacheWatcher {
   }
 
   private deliver(ev: CacheEvent): boolean {
+    if (this.converting) return this.enqueueConverted(ev);
     const frame = this.frameFor(ev);
     return frame ? this.write(frame) : true;
   }
 
   /** deliver() with backpressure, for history and initial state. */
   private async deliverPaced(ev: CacheEvent): Promise<boolean> {
+    if (this.converting) await prepareViews(this.t.rt, [ev.object, ev.prev]);
     const frame = this.frameFor(ev);
     return frame ? this.writePaced(frame) : true;
+  }
+
+  /**
+   * Types converted by a webhook: events wait, in order, for their objects to be converted before
+   * their frames are written; a failing conversion ends the watch with an ERROR event.
+   */
+  private enqueueConverted(ev: CacheEvent): boolean {
+    this.convertQueue.push(ev);
+    if (!this.pumping) void this.pumpConverted();
+    return true;
+  }
+
+  private async pumpConverted(): Promise<void> {
+    this.pumping = true;
+    while (this.convertQueue.length && !this.closed) {
+      const ev = this.convertQueue.shift()!;
+      try {
+        await prepareViews(this.t.rt, [ev.object, ev.prev]);
+      } catch (err) {
+        this.failWith(toStatusError(err));
+        break;
+      }
+      const frame = this.frameFor(ev);
+      if (frame && !this.write(frame)) break;
+    }
+    this.pumping = false;
   }
 
   onEvent(ev: CacheEvent): boolean {
@@ -190,6 +223,7 @@ export class WatchStream implements CacheWatcher {
     this.cache.addWatcher(this);
     this.startHeaders();
     // Initial events honour backpressure (a large state is not a slow client); live events wait.
+    await prepareViews(this.t.rt, snapshot);
     for (const obj of snapshot) if (!(await this.writePaced(addedFrame(this.t.rt, this.t.form, obj)))) return;
     this.lastRevision = synced;
     if (this.o.sendInitialEvents === true && this.o.allowWatchBookmarks) this.write(bookmarkFrame(this.t.rt, this.t.form, synced, true));

@@ -1,17 +1,20 @@
 /**
  * Stage: may this user do this? The authorizer chain decides from the request info; anything but an
- * allow is a 403 worded as upstream words it.
+ * allow is a 403 worded as upstream words it (a 500 when an authorizer failed to evaluate and none allowed).
  */
 import { then } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
-import { type Attributes, type Authorizer, forbiddenMessage } from '../../authz/authorizer.js';
+import { type Attributes, type Authorizer, forbiddenMessage, selectorsFromQuery } from '../../authz/authorizer.js';
 import type { RequestInfo } from '../../request/request-info.js';
 import type { Stage } from '../chain.js';
 import type { RequestScope } from '../scope.js';
 
+/** Verbs whose selectors authorizers see (upstream's AuthorizeWithSelectors). */
+const selectorVerbs = new Set(['list', 'watch', 'deletecollection']);
+
 /** The authorization attributes of a request. */
-export function attributesOf(s: Pick<RequestScope, 'user' | 'path'>, info: RequestInfo): Attributes {
-  return {
+export function attributesOf(s: Pick<RequestScope, 'user' | 'path'> & { query?: URLSearchParams }, info: RequestInfo): Attributes {
+  const a: Attributes = {
     user: s.user,
     verb: info.verb,
     isResourceRequest: info.isResourceRequest,
@@ -23,6 +26,11 @@ export function attributesOf(s: Pick<RequestScope, 'user' | 'path'>, info: Reque
     subresource: info.subresource,
     name: info.name,
   };
+  if (s.query && info.isResourceRequest && selectorVerbs.has(info.verb)) {
+    const selectors = selectorsFromQuery(s.query.get('fieldSelector'), s.query.get('labelSelector'));
+    if (selectors) a.selectors = selectors;
+  }
+  return a;
 }
 
 export function forbidden(attrs: Attributes, reason: string): Error {
@@ -35,8 +43,12 @@ export function withAuthorization(authz: Authorizer): Stage {
   return (next) => (s) => {
     const attrs = attributesOf(s, s.info);
     return then(authz.authorize(attrs), (d) => {
-      if (d.decision !== 'allow') throw forbidden(attrs, d.reason);
-      return next(s);
+      if (d.decision === 'allow') return next(s);
+      // as upstream: an authorizer that could not evaluate (a failing webhook) and nothing allowed is a 500
+      if (d.error) throw errors.internal(d.error);
+      // the 403 names the group as the request path spelled it (an upstream alias), as every answer does
+      const info = s.info;
+      throw forbidden(info.requestedGroup && info.requestedGroup !== info.apiGroup ? { ...attrs, apiGroup: info.requestedGroup } : attrs, d.reason);
     });
   };
 }

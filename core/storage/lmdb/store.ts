@@ -45,6 +45,16 @@ const compactedError = (revision: number, compacted: number): StoreError =>
   new StoreError('Compacted', `required revision ${revision} has been compacted`, compacted);
 const PREFIX_END = '\uffff';
 
+/** LMDB's largest key (lmdb-js's default maxKeySize), in UTF-8 bytes. */
+const MAX_KEY_BYTES = 1978;
+
+/**
+ * Whether a key of this many bytes more than `s` fits LMDB. A key that does not was never written
+ * (no write can create it), so it is answered as absent without asking LMDB, which refuses such
+ * lookups: a name of a few thousand characters in a URL is a 404, not a failed read.
+ */
+const fits = (s: string, extra = 0): boolean => s.length * 3 + extra <= MAX_KEY_BYTES || Buffer.byteLength(s) + extra <= MAX_KEY_BYTES;
+
 export interface LmdbStoreOptions {
   path: string;
   /** Poll interval of the live feed, for commits made by other threads that did not notify. */
@@ -120,12 +130,13 @@ export class LmdbStore implements Store {
 
   async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | null> {
     this.root.resetReadTxn();
+    if (opts.revision !== undefined) this.checkReadRevision(opts.revision);
+    if (!fits(key)) return null;
     const e = this.kv.getEntry(key);
     if (opts.revision === undefined) {
       if (!e || e.value.length === 0) return null;
       return { key, value: e.value, modRevision: e.version! };
     }
-    this.checkReadRevision(opts.revision);
     if (!e) return null;
     const at = this.valueAt({ value: e.value, version: e.version! }, opts.revision);
     return at ? { key, value: at.value, modRevision: at.rev } : null;
@@ -143,7 +154,9 @@ export class LmdbStore implements Store {
       let more = false;
       let remaining = 0;
       const start = opts.startKey && opts.startKey > prefix ? opts.startKey : prefix;
-      for (const e of this.kv.getRange({ start, end: prefix + PREFIX_END, versions: true, transaction: txn })) {
+      // a range ends at prefix + PREFIX_END (3 bytes), which must fit too
+      const range = fits(prefix, 3) ? this.kv.getRange({ start, end: prefix + PREFIX_END, versions: true, transaction: txn }) : [];
+      for (const e of range) {
         const at = revision === current ? (e.value.length === 0 ? null : { value: e.value, rev: e.version! }) : this.valueAt({ value: e.value, version: e.version! }, revision);
         if (!at) continue;
         if (items.length < limit) {

@@ -1,0 +1,59 @@
+/**
+ * Media types over the wire: GET one CSIDriver and LIST 1,000 ConfigMaps answered in JSON and in
+ * protobuf (Accept: application/vnd.svc.protobuf), and CBOR when its gate is on, on one server with
+ * rounds alternating between the formats, so drift in the machine's load hits each alike. Targets: a
+ * protobuf LIST at least 1.3x JSON's req/s; encodings are memoized per object version, so GET differs
+ * little.
+ */
+import { AUTH, load, type LoadResult, type Mode, SetupClient, startApiServer } from '../lib.js';
+
+export interface MediaRow {
+  scenario: string;
+  mode: string;
+  format: string;
+  result: LoadResult;
+  /** Rate as a share of JSON's, in percent. */
+  ofJson: number;
+}
+
+const ROUNDS = 2;
+const FORMATS: [string, string][] = [
+  ['JSON', 'application/json'],
+  ['protobuf', 'application/vnd.svc.protobuf'],
+  ['CBOR', 'application/cbor'],
+];
+
+export async function mediaTypes(mode: Mode, duration: number): Promise<MediaRow[]> {
+  const s = await startApiServer([...mode.flags, '--feature-gates=CBORServingAndStorage=true']);
+  try {
+    const c = new SetupClient(s.url, s.ca);
+    await c.send('POST', '/apis/storage.svc.io/v1/csidrivers', { metadata: { name: 'bench.csi.example.com' }, spec: { attachRequired: true } });
+    await c.send('POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
+    await c.many(1000, 32, (i) => ['POST', '/api/v1/namespaces/bench/configmaps', { metadata: { name: `cm-${i}`, labels: { app: 'bench' } }, data: { key: `value-${i}`, other: 'x'.repeat(64) } }]);
+    c.close();
+    const subjects: [string, string, number][] = [
+      ['GET one CSIDriver', '/apis/storage.svc.io/v1/csidrivers/bench.csi.example.com', 32],
+      ['LIST 1,000 ConfigMaps', '/api/v1/namespaces/bench/configmaps', 8],
+    ];
+    const rows: MediaRow[] = [];
+    for (const [scenario, path, connections] of subjects) {
+      const runs = new Map<string, LoadResult[]>(FORMATS.map(([f]) => [f, []]));
+      for (let round = 0; round < ROUNDS; round++) {
+        for (const [format, accept] of FORMATS) {
+          runs.get(format)!.push(await load({ url: `${s.url}${path}`, headers: { ...AUTH, accept }, duration, connections, tlsOptions: { ca: s.ca } }));
+        }
+      }
+      const mean = (xs: LoadResult[], f: (r: LoadResult) => number): number => xs.reduce((a, r) => a + f(r), 0) / xs.length;
+      let jsonRps = 0;
+      for (const [format] of FORMATS) {
+        const xs = runs.get(format)!;
+        const result = { rps: mean(xs, (r) => r.rps), p50: mean(xs, (r) => r.p50), p99: mean(xs, (r) => r.p99), errors: mean(xs, (r) => r.errors), non2xx: mean(xs, (r) => r.non2xx) };
+        if (format === 'JSON') jsonRps = result.rps;
+        rows.push({ scenario, mode: mode.name, format, result, ofJson: (100 * result.rps) / jsonRps });
+      }
+    }
+    return rows;
+  } finally {
+    await s.stop();
+  }
+}

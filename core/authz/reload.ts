@@ -1,0 +1,113 @@
+/**
+ * The authorizer of --authorization-config: the chain the file describes, rebuilt when the file
+ * changes (a watch on its directory, so editors that replace the file are seen too) and on a
+ * 60-second schedule otherwise, as upstream reloads it. A new text that fails to decode, validate or
+ * build keeps the last good chain and says so in the log, once per bad text. Requests already being
+ * decided finish on the chain they started with; a replaced chain is closed once its calls are done.
+ */
+import { type FSWatcher, watch } from 'node:fs';
+import { basename, dirname } from 'node:path';
+import type { Attributes, Authorizer, RulesResult } from './authorizer.js';
+import { readConfigFile } from './authz-config.js';
+
+const RELOAD_INTERVAL_MS = 60_000;
+/** Writes arrive in pieces: wait this long after a change before reading. */
+const SETTLE_MS = 100;
+/** Longest a replaced chain may still be deciding (the webhook timeout limit). */
+const RETIRE_AFTER_MS = 31_000;
+
+export class ReloadingAuthorizer implements Authorizer {
+  readonly name = 'authorization-config';
+  private current: Authorizer;
+  private text: string;
+  private badText: string | undefined;
+  private watcher: FSWatcher | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private settle: NodeJS.Timeout | undefined;
+  private readonly retiring = new Set<NodeJS.Timeout>();
+
+  /**
+   * `build` turns the file's text into a chain, throwing on any problem; the first text must build.
+   * `onClose` releases what outlives one chain (authorizers shared across reloads).
+   */
+  constructor(
+    private readonly path: string,
+    private readonly build: (text: string) => Authorizer,
+    private readonly onClose: () => void = () => undefined,
+    intervalMs = RELOAD_INTERVAL_MS,
+  ) {
+    this.text = readConfigFile(path);
+    this.current = build(this.text);
+    this.timer = setInterval(() => this.reload(), intervalMs);
+    this.timer.unref();
+    try {
+      this.watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
+        if (file === null || file === basename(path)) this.soon();
+      });
+      this.watcher.on('error', () => this.watcher?.close());
+    } catch {
+      // no file watching here: the schedule still reloads
+    }
+  }
+
+  authorize(a: Attributes) {
+    return this.current.authorize(a);
+  }
+
+  rulesFor(user: Attributes['user'], namespace: string): ReturnType<NonNullable<Authorizer['rulesFor']>> {
+    return this.current.rulesFor ? this.current.rulesFor(user, namespace) : ({ resourceRules: [], nonResourceRules: [], incomplete: true } satisfies RulesResult);
+  }
+
+  private soon(): void {
+    if (this.settle) clearTimeout(this.settle);
+    this.settle = setTimeout(() => {
+      this.settle = undefined;
+      this.reload();
+    }, SETTLE_MS);
+    this.settle.unref();
+  }
+
+  /** Reads the file; a changed text that builds replaces the chain, one that does not is logged and ignored. */
+  reload(): void {
+    let text: string;
+    try {
+      text = readConfigFile(this.path);
+    } catch (e) {
+      return this.refuse(`\0${(e as Error).message}`, e as Error);
+    }
+    if (text === this.text || text === this.badText) return;
+    let next: Authorizer;
+    try {
+      next = this.build(text);
+    } catch (e) {
+      return this.refuse(text, e as Error);
+    }
+    const old = this.current;
+    this.current = next;
+    this.text = text;
+    this.badText = undefined;
+    console.log(`svc-apiserver: authorization config ${this.path} reloaded`);
+    const t = setTimeout(() => {
+      this.retiring.delete(t);
+      old.close?.();
+    }, RETIRE_AFTER_MS);
+    t.unref();
+    this.retiring.add(t);
+  }
+
+  /** Logs a failed reload once per bad text (or read error). */
+  private refuse(key: string, err: Error): void {
+    if (key === this.badText) return;
+    this.badText = key;
+    console.error(`svc-apiserver: reloading authorization config ${this.path} failed, keeping the last good configuration: ${err.message}`);
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    if (this.settle) clearTimeout(this.settle);
+    this.watcher?.close();
+    for (const t of this.retiring) clearTimeout(t);
+    this.current.close?.();
+    this.onClose();
+  }
+}

@@ -1,0 +1,280 @@
+/**
+ * One object of every served kind (and its list, DeleteOptions, Status, the reviews, the metadata-only
+ * views and the discovery documents), together using every special type of the wire formats: presence
+ * of zero values, times and microtimes, int64 past 2^53's neighbourhood, bytes, maps with unusual keys,
+ * managed fields, nested objects. The codec tests round-trip each through every serializer.
+ */
+
+export type Json = Record<string, unknown>;
+
+export const fullMeta: Json = {
+  name: 'obj',
+  generateName: 'obj-',
+  namespace: 'ns1',
+  uid: '6f1c0e1a-7c2e-4a55-9a0e-0a8f3c1b2d3e',
+  resourceVersion: '42',
+  generation: 9007199254740991,
+  creationTimestamp: '2024-05-06T07:08:09Z',
+  deletionTimestamp: '1969-12-31T23:59:59Z',
+  deletionGracePeriodSeconds: 0,
+  labels: { app: 'web', 'example.com/tier': 'front', __proto__x: 'y' },
+  annotations: { note: 'hello\nworld', empty: '' },
+  ownerReferences: [
+    { apiVersion: 'v1', kind: 'ConfigMap', name: 'owner', uid: 'u-1', controller: true, blockOwnerDeletion: false },
+    { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', name: 'drv', uid: 'u-2' },
+  ],
+  finalizers: ['example.com/a', 'example.com/b'],
+  managedFields: [
+    {
+      manager: 'kubectl-client-side-apply',
+      operation: 'Update',
+      apiVersion: 'v1',
+      time: '2024-05-06T07:08:09Z',
+      fieldsType: 'FieldsV1',
+      fieldsV1: { 'f:data': { '.': {}, 'f:a': {} }, 'f:metadata': { 'f:labels': { 'f:app': {} } } },
+      subresource: '',
+    },
+    { manager: 'ctl', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: {}, subresource: 'status' },
+  ],
+};
+
+export const objectReference: Json = {
+  kind: 'ConfigMap',
+  namespace: 'ns1',
+  name: 'cm',
+  uid: 'u-3',
+  apiVersion: 'v1',
+  resourceVersion: '7',
+  fieldPath: 'data.a',
+};
+
+export const configMap: Json = {
+  metadata: fullMeta,
+  data: { a: 'b', 'ünïcödé': '✓', empty: '' },
+  binaryData: { bin: Buffer.from([0xff, 0x00, 0x01, 0xfe]).toString('base64'), none: '' },
+  immutable: false,
+};
+
+export const secret: Json = {
+  metadata: { name: 's', namespace: 'ns1', creationTimestamp: null },
+  data: { 'tls.crt': Buffer.from('-----BEGIN CERTIFICATE-----\n').toString('base64'), raw: Buffer.from([0, 1, 2, 255]).toString('base64') },
+  type: 'svc.io/tls',
+  stringData: { plain: 'text' },
+  immutable: true,
+};
+
+export const namespace: Json = {
+  metadata: { name: 'team-a', labels: { 'svc.io/metadata.name': 'team-a' }, creationTimestamp: '2024-01-02T03:04:05Z' },
+  spec: { finalizers: ['svc'] },
+  status: {
+    phase: 'Terminating',
+    conditions: [
+      { type: 'NamespaceDeletionContentFailure', status: 'False', lastTransitionTime: '2024-01-02T03:04:06Z', reason: 'ContentDeleted', message: 'done' },
+      { type: 'NamespaceFinalizersRemaining', status: 'Unknown', lastTransitionTime: null },
+    ],
+  },
+};
+
+export const serviceAccount: Json = {
+  metadata: { name: 'builder', namespace: 'ns1' },
+  secrets: [{ name: 'builder-token' }, objectReference],
+  imagePullSecrets: [{ name: 'registry' }, {}],
+  automountServiceAccountToken: false,
+};
+
+export const event: Json = {
+  metadata: { name: 'cm.17a', namespace: 'ns1' },
+  involvedObject: objectReference,
+  reason: 'Created',
+  message: 'made it',
+  source: { component: 'kubelet', host: 'node-1' },
+  firstTimestamp: '2024-05-06T07:08:09Z',
+  lastTimestamp: null,
+  count: -1,
+  type: 'Normal',
+  eventTime: '2024-05-06T07:08:09.123456Z',
+  series: { count: 2147483647, lastObservedTime: '2024-05-06T07:09:00.000001Z' },
+  action: 'Create',
+  related: { kind: 'Secret', name: 's' },
+  reportingComponent: 'svc.io/test',
+  reportingInstance: '',
+};
+
+export const csiDriver: Json = {
+  metadata: { name: 'csi.example.com' },
+  spec: {
+    attachRequired: true,
+    podInfoOnMount: false,
+    volumeLifecycleModes: ['Persistent', 'Ephemeral'],
+    storageCapacity: true,
+    fsGroupPolicy: 'File',
+    tokenRequests: [{ audience: 'vault', expirationSeconds: 4294967296 }, { audience: '' }],
+    requiresRepublish: false,
+    seLinuxMount: true,
+  },
+};
+
+export const lease: Json = {
+  metadata: { name: 'leader', namespace: 'kube-system' },
+  spec: {
+    holderIdentity: 'node-1_abc',
+    leaseDurationSeconds: 15,
+    acquireTime: '2024-05-06T07:08:09.000000Z',
+    renewTime: '2099-12-31T23:59:59.999999Z',
+    leaseTransitions: 0,
+    strategy: 'OldestEmulationVersion',
+    preferredHolder: '',
+  },
+};
+
+export const listMeta: Json = { selfLink: '', resourceVersion: '1234', continue: 'eyJ2IjoxfQ', remainingItemCount: 12345678901 };
+
+export const deleteOptions: Json = {
+  gracePeriodSeconds: 0,
+  preconditions: { uid: 'u-1', resourceVersion: '42' },
+  orphanDependents: false,
+  propagationPolicy: 'Foreground',
+  dryRun: ['All'],
+  ignoreStoreReadErrorWithClusterBreakingPotential: false,
+};
+
+export const status: Json = {
+  metadata: {},
+  status: 'Failure',
+  message: 'configmaps "x" is forbidden',
+  reason: 'Forbidden',
+  details: { name: 'x', group: '', kind: 'configmaps', causes: [{ reason: 'FieldValueInvalid', message: 'bad', field: 'metadata.name' }, {}], retryAfterSeconds: 1, uid: 'u' },
+  code: 403,
+};
+
+export const resourceFixtures: { apiVersion: string; kind: string; object: Json }[] = [
+  { apiVersion: 'v1', kind: 'ConfigMap', object: configMap },
+  { apiVersion: 'v1', kind: 'Secret', object: secret },
+  { apiVersion: 'v1', kind: 'Namespace', object: namespace },
+  { apiVersion: 'v1', kind: 'ServiceAccount', object: serviceAccount },
+  { apiVersion: 'v1', kind: 'Event', object: event },
+  { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: csiDriver },
+  { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', object: lease },
+  ...rbacFixtures(),
+];
+
+/** The RBAC kinds: rules, aggregation selectors (LabelSelector with both forms), subjects and roleRef. */
+function rbacFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'rbac.authorization.svc.io/v1';
+  const rules = [
+    { verbs: ['get', 'list'], apiGroups: ['', 'storage.svc.io'], resources: ['configmaps', 'csidrivers/status'], resourceNames: ['a'] },
+    { verbs: ['get'], nonResourceURLs: ['/healthz', '/livez/*'] },
+  ];
+  const subjects = [
+    { kind: 'User', apiGroup: 'rbac.authorization.svc.io', name: 'alice' },
+    { kind: 'ServiceAccount', name: 'robot', namespace: 'ns1' },
+  ];
+  const roleRef = { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'view' };
+  const aggregationRule = {
+    clusterRoleSelectors: [{ matchLabels: { 'rbac.authorization.svc.io/aggregate-to-view': 'true' } }, { matchExpressions: [{ key: 'tier', operator: 'In', values: ['a', 'b'] }, { key: 'x', operator: 'Exists' }] }],
+  };
+  return [
+    { apiVersion: av, kind: 'Role', object: { metadata: { name: 'r', namespace: 'ns1' }, rules: [rules[0]] } },
+    { apiVersion: av, kind: 'ClusterRole', object: { metadata: { name: 'c' }, rules, aggregationRule } },
+    { apiVersion: av, kind: 'RoleBinding', object: { metadata: { name: 'b', namespace: 'ns1' }, subjects, roleRef } },
+    { apiVersion: av, kind: 'ClusterRoleBinding', object: { metadata: { name: 'cb' }, subjects, roleRef } },
+  ];
+}
+
+export const allFixtures = [
+  ...resourceFixtures,
+  ...resourceFixtures.map((f) => ({ apiVersion: f.apiVersion, kind: `${f.kind}List`, object: { metadata: listMeta, items: [f.object, { metadata: { name: 'second' } }] } })),
+  { apiVersion: 'v1', kind: 'DeleteOptions', object: deleteOptions },
+  { apiVersion: 'storage.svc.io/v1', kind: 'DeleteOptions', object: { propagationPolicy: 'Background' } },
+  { apiVersion: 'coordination.svc.io/v1', kind: 'DeleteOptions', object: { gracePeriodSeconds: 30 } },
+  { apiVersion: 'meta.svc.io/v1', kind: 'DeleteOptions', object: { dryRun: ['All'] } },
+  { apiVersion: 'v1', kind: 'Status', object: status },
+  { apiVersion: 'meta.svc.io/v1', kind: 'Status', object: { status: 'Success', code: 200 } },
+  ...reviewFixtures(),
+  ...accessReviewFixtures(),
+  { apiVersion: 'meta.svc.io/v1', kind: 'PartialObjectMetadata', object: { metadata: { name: 'a', namespace: 'ns', labels: { x: 'y' } } } },
+  {
+    apiVersion: 'meta.svc.io/v1',
+    kind: 'PartialObjectMetadataList',
+    object: { metadata: listMeta, items: [{ metadata: { name: 'a' } }, { metadata: { name: 'b', resourceVersion: '7' } }] },
+  },
+  ...discoveryFixtures(),
+];
+
+/** The discovery documents (upstream's unversioned kinds, enveloped under v1). */
+export function discoveryFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const cidrs = [{ clientCIDR: '0.0.0.0/0', serverAddress: '10.0.0.1:6443' }];
+  const storage = { groupVersion: 'storage.svc.io/v1', version: 'v1' };
+  return [
+    { apiVersion: 'v1', kind: 'APIVersions', object: { versions: ['v1'], serverAddressByClientCIDRs: cidrs } },
+    { apiVersion: 'v1', kind: 'APIGroup', object: { name: 'storage.svc.io', versions: [storage], preferredVersion: storage, serverAddressByClientCIDRs: cidrs } },
+    { apiVersion: 'v1', kind: 'APIGroupList', object: { groups: [{ name: 'storage.svc.io', versions: [storage], preferredVersion: storage }, { name: 'coordination.svc.io', versions: [{ groupVersion: 'coordination.svc.io/v1', version: 'v1' }] }] } },
+    {
+      apiVersion: 'v1',
+      kind: 'APIResourceList',
+      object: {
+        groupVersion: 'v1',
+        resources: [
+          { name: 'configmaps', singularName: 'configmap', namespaced: true, kind: 'ConfigMap', verbs: ['create', 'get'], shortNames: ['cm'], storageVersionHash: 'qFsyl6wFWjQ=' },
+          { name: 'namespaces/status', singularName: '', namespaced: false, kind: 'Namespace', verbs: ['get'], categories: ['all'], group: '', version: '' },
+        ],
+      },
+    },
+  ];
+}
+
+/** The authentication kinds: not stored, so no lists; UserInfo.extra values are plain string arrays. */
+function reviewFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'authentication.svc.io/v1';
+  const userInfo = { username: 'alice', uid: 'u-1', groups: ['dev', 'system:authenticated'], extra: { 'scopes.example.com': ['a', 'b'], empty: [] } };
+  return [
+    { apiVersion: av, kind: 'SelfSubjectReview', object: { metadata: { creationTimestamp: null }, status: { userInfo } } },
+    { apiVersion: av, kind: 'TokenReview', object: { metadata: {}, spec: { token: 't', audiences: ['api'] }, status: { authenticated: true, user: userInfo, audiences: ['api'], error: '' } } },
+    {
+      apiVersion: av,
+      kind: 'TokenRequest',
+      object: {
+        metadata: { name: 'default', namespace: 'ns' },
+        spec: { audiences: ['api'], expirationSeconds: 3600, boundObjectRef: { kind: 'Secret', apiVersion: 'v1', name: 's', uid: 'x' } },
+        status: { token: 'jwt', expirationTimestamp: '2026-01-01T00:00:00Z' },
+      },
+    },
+  ];
+}
+
+/** The authorization kinds: selectors as requirements, extra values as plain string arrays, rules with empty lists left out. */
+export function accessReviewFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'authorization.svc.io/v1';
+  const resourceAttributes = {
+    namespace: 'ns',
+    verb: 'list',
+    group: 'storage.svc.io',
+    version: 'v1',
+    resource: 'csidrivers',
+    subresource: 'status',
+    name: 'd',
+    fieldSelector: { requirements: [{ key: 'metadata.name', operator: 'In', values: ['d'] }] },
+    labelSelector: { rawSelector: 'app=web' },
+  };
+  const status = { allowed: false, denied: true, reason: 'no', evaluationError: 'webhook down' };
+  const spec = { resourceAttributes, user: 'alice', groups: ['dev'], extra: { 'scopes.example.com': ['a'] }, uid: 'u-1' };
+  return [
+    { apiVersion: av, kind: 'SubjectAccessReview', object: { metadata: { creationTimestamp: null }, spec, status } },
+    { apiVersion: av, kind: 'LocalSubjectAccessReview', object: { metadata: { namespace: 'ns', creationTimestamp: null }, spec, status } },
+    { apiVersion: av, kind: 'SelfSubjectAccessReview', object: { metadata: { creationTimestamp: null }, spec: { nonResourceAttributes: { path: '/healthz', verb: 'get' } }, status: { allowed: true } } },
+    {
+      apiVersion: av,
+      kind: 'SelfSubjectRulesReview',
+      object: {
+        metadata: { creationTimestamp: null },
+        spec: { namespace: 'ns' },
+        status: {
+          resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['a'] }],
+          nonResourceRules: [{ verbs: ['*'], nonResourceURLs: ['/healthz'] }],
+          incomplete: true,
+          evaluationError: 'x',
+        },
+      },
+    },
+  ];
+}
