@@ -176,6 +176,7 @@ export class ApiServer {
       throw e;
     }
     const storage: StorageOptions = { backend: o.storageBackend, path: join(o.dataDir, 'store') };
+    if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
     this.store = openStore(storage);
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
     const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));

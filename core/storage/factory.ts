@@ -4,6 +4,8 @@
  */
 import type { Store } from './interface.js';
 import { LmdbStore } from './lmdb/store.js';
+import { parseEncryptionConfig } from './encryption.js';
+import { TransformingStore } from './transforming-store.js';
 
 export type StorageBackend = 'lmdb';
 
@@ -11,11 +13,18 @@ export interface StorageOptions {
   backend: StorageBackend;
   /** The embedded store's directory (lmdb). */
   path: string;
+  /** EncryptionConfiguration text (--encryption-provider-config, read once on the main thread); absent: values stored as they are. */
+  encryptionConfig?: string;
 }
 
 export const storageBackends: readonly StorageBackend[] = ['lmdb'];
 
 export function openStore(o: StorageOptions): Store {
+  const store = openBackend(o);
+  return o.encryptionConfig ? new TransformingStore(store, parseEncryptionConfig(o.encryptionConfig)) : store;
+}
+
+function openBackend(o: StorageOptions): Store {
   switch (o.backend) {
     case 'lmdb':
       return new LmdbStore({ path: o.path });

@@ -1,0 +1,167 @@
+/**
+ * Encryption at rest: the EncryptionConfiguration (apiserver.config.svc.io/v1) and the value
+ * transformers it names, applied to stored bytes under a store's keys. The first provider of a rule
+ * writes; every provider of the rule can read, so keys rotate by reordering. Stored prefixes are
+ * upstream's (k8s:enc:<provider>:v1:<key name>:) so a raw store never shows plaintext of an
+ * encrypted resource. Crypto is node:crypto's; nothing here implements a cipher.
+ */
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { parse as parseYaml } from 'yaml';
+
+export class EncryptionConfigError extends Error {}
+
+/** A value that cannot be turned back into an object (no provider could read it). */
+export class TransformError extends Error {
+  constructor(readonly key: string, message: string) {
+    super(message);
+  }
+}
+
+interface Transformer {
+  /** The stored prefix this transformer reads; '' for identity. */
+  readonly prefix: string;
+  encrypt(plain: Uint8Array, key: string): Uint8Array;
+  decrypt(stored: Uint8Array, key: string): Uint8Array;
+}
+
+const enc = new TextEncoder();
+const identity: Transformer = { prefix: '', encrypt: (p) => p, decrypt: (s) => s };
+
+function aescbc(name: string, secret: Buffer): Transformer {
+  const prefix = `k8s:enc:aescbc:v1:${name}:`;
+  const algo = `aes-${secret.length * 8}-cbc`;
+  return {
+    prefix,
+    encrypt(plain) {
+      const iv = randomBytes(16);
+      const c = createCipheriv(algo, secret, iv);
+      return Buffer.concat([enc.encode(prefix), iv, c.update(plain), c.final()]);
+    },
+    decrypt(stored) {
+      const body = Buffer.from(stored).subarray(prefix.length);
+      const d = createDecipheriv(algo, secret, body.subarray(0, 16));
+      return Buffer.concat([d.update(body.subarray(16)), d.final()]);
+    },
+  };
+}
+
+/** AES-GCM binds the ciphertext to its storage key (authenticated data), so a value copied under another key does not read. */
+function aesgcm(name: string, secret: Buffer): Transformer {
+  const prefix = `k8s:enc:aesgcm:v1:${name}:`;
+  const algo = `aes-${secret.length * 8}-gcm` as 'aes-256-gcm';
+  return {
+    prefix,
+    encrypt(plain, key) {
+      const nonce = randomBytes(12);
+      const c = createCipheriv(algo, secret, nonce);
+      c.setAAD(enc.encode(key));
+      const body = Buffer.concat([c.update(plain), c.final()]);
+      return Buffer.concat([enc.encode(prefix), nonce, body, c.getAuthTag()]);
+    },
+    decrypt(stored, key) {
+      const body = Buffer.from(stored).subarray(prefix.length);
+      const d = createDecipheriv(algo, secret, body.subarray(0, 12));
+      d.setAAD(enc.encode(key));
+      d.setAuthTag(body.subarray(body.length - 16));
+      return Buffer.concat([d.update(body.subarray(12, body.length - 16)), d.final()]);
+    },
+  };
+}
+
+const aesKeyLengths = new Set([16, 24, 32]);
+const keyedProviders: Record<string, (name: string, secret: Buffer) => Transformer> = { aescbc, aesgcm };
+
+function providerTransformers(p: Record<string, unknown>, field: string): Transformer[] {
+  const kinds = Object.keys(p ?? {});
+  if (kinds.length !== 1) throw new EncryptionConfigError(`${field}: exactly one provider type must be set`);
+  const kind = kinds[0]!;
+  if (kind === 'identity') return [identity];
+  const make = keyedProviders[kind];
+  if (!make) throw new EncryptionConfigError(`${field}.${kind}: unsupported provider (supported: identity, aescbc, aesgcm)`);
+  const keys = (p[kind] as { keys?: { name?: string; secret?: string }[] })?.keys;
+  if (!Array.isArray(keys) || keys.length === 0) throw new EncryptionConfigError(`${field}.${kind}.keys: at least one key is required`);
+  return keys.map((k, i) => {
+    const f = `${field}.${kind}.keys[${i}]`;
+    if (!k?.name) throw new EncryptionConfigError(`${f}.name: Required value`);
+    if (k.name.includes(':')) throw new EncryptionConfigError(`${f}.name: must not contain ':'`);
+    const secret = Buffer.from(k.secret ?? '', 'base64');
+    if (!aesKeyLengths.has(secret.length))
+      throw new EncryptionConfigError(`${f}.secret: must be a base64 encoded 16, 24 or 32 byte key (got ${secret.length} bytes)`);
+    return make(k.name, secret);
+  });
+}
+
+interface Rule {
+  /** Patterns as written: "secrets", "deployments.apps", "*.apps", "*." (core group), "*.*". */
+  patterns: string[];
+  /** Writers first: transformers[0] encrypts. */
+  transformers: Transformer[];
+}
+
+/** resource.group of a store key /registry/<group|core>/<plural>/...; undefined for keys outside it. */
+function resourceOfKey(key: string): { group: string; resource: string } | undefined {
+  const parts = key.split('/');
+  if (parts.length < 4 || parts[1] !== 'registry') return undefined;
+  return { group: parts[2] === 'core' ? '' : parts[2]!, resource: parts[3]! };
+}
+
+function matches(pattern: string, r: { group: string; resource: string }): boolean {
+  if (pattern === '*.*') return true;
+  const dot = pattern.indexOf('.');
+  const res = dot < 0 ? pattern : pattern.slice(0, dot);
+  const group = dot < 0 ? '' : pattern.slice(dot + 1);
+  return group === r.group && (res === '*' || res === r.resource);
+}
+
+/** Transforms stored values by key according to an EncryptionConfiguration. */
+export class ValueTransformer {
+  constructor(private readonly rules: Rule[]) {}
+
+  private rule(key: string): Rule | undefined {
+    const r = resourceOfKey(key);
+    return r && this.rules.find((rule) => rule.patterns.some((p) => matches(p, r)));
+  }
+
+  encrypt(key: string, plain: Uint8Array): Uint8Array {
+    const rule = this.rule(key);
+    return rule ? rule.transformers[0]!.encrypt(plain, key) : plain;
+  }
+
+  /** Reads with whichever provider's prefix the value carries; identity reads unprefixed values only when listed. */
+  decrypt(key: string, stored: Uint8Array): Uint8Array {
+    const rule = this.rule(key);
+    const head = Buffer.from(stored.subarray(0, 64)).toString('latin1');
+    const isEncrypted = head.startsWith('k8s:enc:');
+    const transformers = rule?.transformers ?? [identity];
+    for (const t of transformers) {
+      if (t.prefix === '' ? isEncrypted : !head.startsWith(t.prefix)) continue;
+      try {
+        return t.decrypt(stored, key);
+      } catch (err) {
+        throw new TransformError(key, `failed to decrypt ${key} with ${t.prefix.slice(0, -1)}: ${(err as Error).message}`);
+      }
+    }
+    throw new TransformError(key, isEncrypted ? `no configured key can read ${key} (${head.split(':').slice(0, 5).join(':')})` : `${key} is stored unencrypted and identity is not a listed provider`);
+  }
+}
+
+/** Parses an EncryptionConfiguration document (YAML or JSON); errors name the offending field. */
+export function parseEncryptionConfig(text: string): ValueTransformer {
+  let doc: { apiVersion?: string; kind?: string; resources?: unknown };
+  try {
+    doc = parseYaml(text) ?? {};
+  } catch (err) {
+    throw new EncryptionConfigError(`encryption provider config is not valid YAML: ${(err as Error).message}`);
+  }
+  if (doc.kind !== 'EncryptionConfiguration') throw new EncryptionConfigError(`kind: must be EncryptionConfiguration (got ${JSON.stringify(doc.kind)})`);
+  if (doc.apiVersion !== 'apiserver.config.svc.io/v1') throw new EncryptionConfigError(`apiVersion: must be apiserver.config.svc.io/v1 (got ${JSON.stringify(doc.apiVersion)})`);
+  if (!Array.isArray(doc.resources) || doc.resources.length === 0) throw new EncryptionConfigError('resources: at least one rule is required');
+  const rules = doc.resources.map((r: { resources?: unknown; providers?: unknown }, i: number): Rule => {
+    if (!Array.isArray(r?.resources) || r.resources.length === 0 || !r.resources.every((x) => typeof x === 'string' && x))
+      throw new EncryptionConfigError(`resources[${i}].resources: a list of resource names is required`);
+    if (!Array.isArray(r.providers) || r.providers.length === 0) throw new EncryptionConfigError(`resources[${i}].providers: at least one provider is required`);
+    const transformers = r.providers.flatMap((p, j) => providerTransformers(p as Record<string, unknown>, `resources[${i}].providers[${j}]`));
+    return { patterns: r.resources as string[], transformers };
+  });
+  return new ValueTransformer(rules);
+}

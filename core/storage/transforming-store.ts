@@ -1,0 +1,79 @@
+/**
+ * A Store whose values pass through a ValueTransformer (encryption at rest) on the way in and out.
+ * It wraps any backend, so encryption is the same on LMDB and etcd; revisions, keys and history are
+ * the inner store's. A value no provider can read surfaces as a TransformError naming its key.
+ */
+import type { ValueTransformer } from './encryption.js';
+import type { DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult } from './interface.js';
+
+export class TransformingStore implements Store {
+  readonly singleProcess?: boolean;
+  readonly currentRevisionSync?: () => number;
+  readonly notifyCommitted?: (revision: number) => void;
+  readonly syncFeeds?: () => void;
+
+  constructor(private readonly inner: Store, private readonly tr: ValueTransformer) {
+    this.singleProcess = inner.singleProcess;
+    if (inner.currentRevisionSync) this.currentRevisionSync = () => inner.currentRevisionSync!();
+    if (inner.notifyCommitted) this.notifyCommitted = (r) => inner.notifyCommitted!(r);
+    if (inner.syncFeeds) this.syncFeeds = () => inner.syncFeeds!();
+  }
+
+  private out = (kv: KeyValue): KeyValue => ({ ...kv, value: this.tr.decrypt(kv.key, kv.value) });
+
+  private outEvent = (e: StoreEvent): StoreEvent => ({
+    ...e,
+    value: e.value && this.tr.decrypt(e.key, e.value),
+    prevValue: e.prevValue && this.tr.decrypt(e.key, e.prevValue),
+  });
+
+  currentRevision(): Promise<number> {
+    return this.inner.currentRevision();
+  }
+  compactedRevision(): Promise<number> {
+    return this.inner.compactedRevision();
+  }
+  async get(key: string, opts?: { revision?: number }): Promise<KeyValue | null> {
+    const kv = await this.inner.get(key, opts);
+    return kv && this.out(kv);
+  }
+  async list(prefix: string, opts?: ListOptions): Promise<ListResult> {
+    const r = await this.inner.list(prefix, opts);
+    return { ...r, items: r.items.map(this.out) };
+  }
+  create(key: string, value: Uint8Array): Promise<WriteResult> {
+    return this.inner.create(key, this.tr.encrypt(key, value));
+  }
+  update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
+    return this.inner.update(key, expectedRevision, this.tr.encrypt(key, value));
+  }
+  async delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
+    const r = await this.inner.delete(key, expectedRevision);
+    return { ...r, prev: this.out(r.prev) };
+  }
+  async eventsSince(afterRevision: number, prefix?: string, limit?: number): Promise<StoreEvent[]> {
+    return (await this.inner.eventsSince(afterRevision, prefix, limit)).map(this.outEvent);
+  }
+  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch {
+    return this.inner.watch(
+      afterRevision,
+      (events, revision) => {
+        let decoded: StoreEvent[];
+        try {
+          decoded = events.map(this.outEvent);
+        } catch (err) {
+          onError(err as Error);
+          return;
+        }
+        onEvents(decoded, revision);
+      },
+      onError,
+    );
+  }
+  compact(revision: number): Promise<void> {
+    return this.inner.compact(revision);
+  }
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}
