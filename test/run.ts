@@ -41,6 +41,8 @@ function ensureClientModules(): void {
 }
 
 ensureDebianPackage('python3-kubernetes', '/usr/bin/python3 -c "import kubernetes"');
+// the etcd3 storage tests start a real etcd (bookworm's etcd-server 3.4 installs /usr/bin/etcd)
+ensureDebianPackage('etcd-server', 'command -v etcd');
 ensureClientModules();
 
 const files = process.argv.slice(2);

@@ -6,9 +6,9 @@
 import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationFlagError, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
-import { type StorageBackend, storageBackends } from '../storage/factory.js';
+import { type StorageBackend, type StorageFlags, storageFlagError } from '../storage/factory.js';
 
-export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions {
+export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, StorageFlags {
   securePort: number;
   bindAddress: string;
   dataDir: string;
@@ -82,7 +82,12 @@ const flags: FlagSpec[] = [
   { name: 'authorization-webhook-cache-unauthorized-ttl', key: 'authorizationWebhookCacheUnauthorizedTtlMs', kind: 'duration', def: 30_000, help: "The duration to cache 'unauthorized' responses from the webhook authorizer." },
   { name: 'authorization-config', key: 'authorizationConfig', kind: 'string', def: '', help: 'File with an AuthorizationConfiguration (apiserver.config.svc.io/v1): authorizers in order, webhooks with match conditions and failure policies. Reloaded on change. Not with --authorization-mode or --authorization-webhook-* flags.' },
   { name: 'workers', key: 'workers', kind: 'int', def: 2, help: 'Worker threads for decode/validate/merge/store/encode; 0 runs everything on the main thread.' },
-  { name: 'storage-backend', key: 'storageBackend', kind: 'string', def: 'lmdb', help: 'Storage backend: lmdb (embedded, in --data-dir).' },
+  { name: 'storage-backend', key: 'storageBackend', kind: 'string', def: 'lmdb', help: 'Storage backend: lmdb (embedded, in --data-dir) or etcd3 (an etcd v3 cluster at --etcd-servers, which several servers may share).' },
+  { name: 'etcd-servers', key: 'etcdServers', kind: 'list', def: [], help: 'List of etcd servers to connect with (scheme://ip:port), comma separated (--storage-backend=etcd3).' },
+  { name: 'etcd-prefix', key: 'etcdPrefix', kind: 'string', def: '/registry', help: 'The prefix to prepend to all resource paths in etcd.' },
+  { name: 'etcd-cafile', key: 'etcdCafile', kind: 'string', def: '', help: 'SSL Certificate Authority file used to secure etcd communication.' },
+  { name: 'etcd-certfile', key: 'etcdCertfile', kind: 'string', def: '', help: 'SSL certification file used to secure etcd communication.' },
+  { name: 'etcd-keyfile', key: 'etcdKeyfile', kind: 'string', def: '', help: 'SSL key file used to secure etcd communication.' },
   { name: 'encryption-provider-config', key: 'encryptionProviderConfig', kind: 'string', def: '', help: 'File with an EncryptionConfiguration (apiserver.config.svc.io/v1): how resources are encrypted in the store (identity, aescbc, aesgcm).' },
   { name: 'etcd-compaction-interval', key: 'compactionIntervalMs', kind: 'duration', def: 5 * 60_000, help: 'Interval of compaction. Each run compacts the store to the revision seen one interval earlier, so continue tokens, Exact lists and watch resumptions older than one interval may still be served and those older than two intervals are answered 410 Expired. 0 disables compaction.' },
   { name: 'watch-cache-size', key: 'watchCacheSize', kind: 'int', def: 10_000, help: 'Events kept per resource in the watch cache ring (older resumptions read the store history).' },
@@ -226,9 +231,8 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   }
   const opts = o as unknown as ServerOptions;
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
-  if (!storageBackends.includes(opts.storageBackend)) {
-    throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: ${storageBackends.map((b) => JSON.stringify(b)).join(', ')}`);
-  }
+  const storageError = storageFlagError(opts);
+  if (storageError) throw new FlagError(storageError);
   const authzError = authorizationFlagError(opts, given);
   if (authzError) throw new FlagError(authzError);
   const maxTokenMs = opts.serviceAccountMaxTokenExpirationMs;

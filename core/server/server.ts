@@ -37,7 +37,7 @@ import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
 import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
-import { openStore, type StorageOptions } from '../storage/factory.js';
+import { openStore, ownsDataDir, type StorageOptions, storageOptionsFrom } from '../storage/factory.js';
 import type { Store } from '../storage/interface.js';
 import { RegistryClient } from '../registry/client.js';
 import { GroupAliases } from '../api/group-aliases.js';
@@ -141,7 +141,8 @@ export class ApiServer {
     checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
-    this.releaseDataDir = lockDataDir(o.dataDir);
+    // the embedded store needs the directory to itself; with a shared store it only holds keys and certificates
+    if (ownsDataDir(o.storageBackend)) this.releaseDataDir = lockDataDir(o.dataDir);
     let authenticator;
     let featureGates: Record<string, boolean>;
     let saKeys;
@@ -175,7 +176,7 @@ export class ApiServer {
       this.releaseDataDir();
       throw e;
     }
-    const storage: StorageOptions = { backend: o.storageBackend, path: join(o.dataDir, 'store') };
+    const storage: StorageOptions = storageOptionsFrom(o);
     if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
     this.store = openStore(storage);
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
@@ -189,7 +190,7 @@ export class ApiServer {
     this.health.add({ name: 'ping', check: () => undefined });
     this.health.add({ name: 'log', check: () => undefined });
     this.health.add({
-      name: 'store',
+      name: this.store.healthCheckName ?? 'store',
       check: async () => {
         await this.store.currentRevision();
         return this.cacher.healthy ? undefined : 'watch cache is not following the store';

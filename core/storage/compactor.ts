@@ -4,14 +4,18 @@
  * revision). Right after a run the oldest revision kept is about one interval old; just before the
  * next it is about two. So a continue token, Exact list or watch resumption older than one interval
  * may still be served, and one older than two intervals is always answered 410 Expired.
+ * A store shared by several servers (etcd) runs coordinated rounds instead (Store.compactRound): the
+ * servers' compactors together compact about once per interval, as upstream's do.
  */
-import type { Store } from './interface.js';
+import type { CompactionClock, Store } from './interface.js';
 
 export class Compactor {
   private timer: NodeJS.Timeout | undefined;
   /** The revision seen at the previous run: the next run compacts to it. 0: nothing seen yet. */
   private previous = 0;
   private running = false;
+  /** Coordinated rounds: the shared clock as this compactor last saw it. */
+  private clock: CompactionClock = { time: 0, revision: 0 };
 
   constructor(
     private readonly store: Store,
@@ -33,6 +37,11 @@ export class Compactor {
     if (this.running) return 0;
     this.running = true;
     try {
+      if (this.store.compactRound) {
+        const r = await this.store.compactRound(this.clock);
+        this.clock = { time: r.time, revision: r.revision };
+        return r.compacted;
+      }
       const target = this.previous;
       this.previous = await this.store.currentRevision();
       if (target <= 0) return 0;

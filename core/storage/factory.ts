@@ -2,22 +2,75 @@
  * Opens the store named by the options, the same way on the main thread and in every worker: nothing
  * outside core/storage names a backend. Options are plain data, so they cross to the workers as is.
  */
+import { join } from 'node:path';
 import type { Store } from './interface.js';
 import { LmdbStore } from './lmdb/store.js';
+import { Etcd3Store } from './etcd3/store.js';
 import { parseEncryptionConfig } from './encryption.js';
 import { TransformingStore } from './transforming-store.js';
 
-export type StorageBackend = 'lmdb';
+export type StorageBackend = 'lmdb' | 'etcd3';
+
+export interface EtcdOptions {
+  /** --etcd-servers */
+  servers: string[];
+  /** --etcd-prefix */
+  prefix: string;
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+}
 
 export interface StorageOptions {
   backend: StorageBackend;
   /** The embedded store's directory (lmdb). */
   path: string;
+  /** etcd's endpoints and credentials (etcd3). */
+  etcd?: EtcdOptions;
+  /** Deadline of one call to a remote store, in ms. */
+  callTimeoutMs?: number;
   /** EncryptionConfiguration text (--encryption-provider-config, read once on the main thread); absent: values stored as they are. */
   encryptionConfig?: string;
 }
 
-export const storageBackends: readonly StorageBackend[] = ['lmdb'];
+export const storageBackends: readonly StorageBackend[] = ['lmdb', 'etcd3'];
+
+/** The server flags the storage options are made of. */
+export interface StorageFlags {
+  storageBackend: StorageBackend;
+  dataDir: string;
+  etcdServers: string[];
+  etcdPrefix: string;
+  etcdCafile: string;
+  etcdCertfile: string;
+  etcdKeyfile: string;
+  requestTimeoutMs: number;
+}
+
+export function storageOptionsFrom(f: StorageFlags): StorageOptions {
+  const o: StorageOptions = { backend: f.storageBackend, path: join(f.dataDir, 'store') };
+  if (f.storageBackend === 'etcd3') {
+    o.etcd = { servers: f.etcdServers, prefix: f.etcdPrefix, caFile: f.etcdCafile, certFile: f.etcdCertfile, keyFile: f.etcdKeyfile };
+    o.callTimeoutMs = f.requestTimeoutMs;
+  }
+  return o;
+}
+
+/** Flag errors of the storage options, or undefined. */
+export function storageFlagError(f: StorageFlags): string | undefined {
+  if (!storageBackends.includes(f.storageBackend)) {
+    return `--storage-backend: unsupported value ${JSON.stringify(f.storageBackend)}: supported values: ${storageBackends.map((b) => JSON.stringify(b)).join(', ')}`;
+  }
+  if (f.storageBackend !== 'etcd3') return undefined;
+  if (f.etcdServers.length === 0) return '--etcd-servers must be specified with --storage-backend=etcd3';
+  const bad = f.etcdServers.find((s) => !/^(https?:\/\/)?[^/\s]+:\d+\/?$/.test(s));
+  if (bad) return `--etcd-servers: ${JSON.stringify(bad)} is not an endpoint (http(s)://host:port)`;
+  if (!!f.etcdCertfile !== !!f.etcdKeyfile) return '--etcd-certfile and --etcd-keyfile must be given together';
+  return undefined;
+}
+
+/** Whether the backend keeps its data in --data-dir, so that one process at a time may use the directory. */
+export const ownsDataDir = (backend: StorageBackend): boolean => backend === 'lmdb';
 
 export function openStore(o: StorageOptions): Store {
   const store = openBackend(o);
@@ -28,5 +81,15 @@ function openBackend(o: StorageOptions): Store {
   switch (o.backend) {
     case 'lmdb':
       return new LmdbStore({ path: o.path });
+    case 'etcd3': {
+      const e = o.etcd!;
+      return new Etcd3Store({
+        endpoints: e.servers,
+        prefix: e.prefix,
+        ...(e.caFile ? { caFile: e.caFile } : {}),
+        ...(e.certFile ? { certFile: e.certFile, keyFile: e.keyFile } : {}),
+        ...(o.callTimeoutMs ? { callTimeoutMs: o.callTimeoutMs } : {}),
+      });
+    }
   }
 }

@@ -78,6 +78,14 @@ export interface StoreWatch {
   stop(): void;
 }
 
+/** A compaction round's view of the shared compaction record (etcd: compact_rev_key, as upstream). */
+export interface CompactionClock {
+  /** The record's version when this process last saw it (a logical clock shared by every server). */
+  time: number;
+  /** The revision seen then: the next winning round compacts to it. */
+  revision: number;
+}
+
 export interface Store {
   /** The latest committed revision (a consistent read: reflects every acknowledged write). */
   currentRevision(): Promise<number>;
@@ -118,6 +126,15 @@ export interface Store {
   notifyCommitted?(revision: number): void;
   /** Brings live feeds up to the current revision now (before a read that must see every acknowledged write). */
   syncFeeds?(): void;
+
+  /**
+   * One compaction round coordinated between the processes sharing the store (stores that are shared):
+   * only the round that wins the compare-and-swap of the clock compacts, to the revision it saw a
+   * round earlier. Returns the clock as seen now and the revision compacted to (0: none).
+   */
+  compactRound?(clock: CompactionClock): Promise<CompactionClock & { compacted: number }>;
+  /** Name of the store's health check (upstream: etcd); absent: store. */
+  readonly healthCheckName?: string;
 
   /** Drops history below `revision` (etcd's compaction). */
   compact(revision: number): Promise<void>;

@@ -4,19 +4,23 @@
  * the inner store's. A value no provider can read surfaces as a TransformError naming its key.
  */
 import type { ValueTransformer } from './encryption.js';
-import type { DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult } from './interface.js';
+import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult } from './interface.js';
 
 export class TransformingStore implements Store {
   readonly singleProcess?: boolean;
   readonly currentRevisionSync?: () => number;
   readonly notifyCommitted?: (revision: number) => void;
   readonly syncFeeds?: () => void;
+  readonly compactRound?: (clock: CompactionClock) => Promise<CompactionClock & { compacted: number }>;
+  readonly healthCheckName?: string;
 
   constructor(private readonly inner: Store, private readonly tr: ValueTransformer) {
     this.singleProcess = inner.singleProcess;
     if (inner.currentRevisionSync) this.currentRevisionSync = () => inner.currentRevisionSync!();
     if (inner.notifyCommitted) this.notifyCommitted = (r) => inner.notifyCommitted!(r);
     if (inner.syncFeeds) this.syncFeeds = () => inner.syncFeeds!();
+    if (inner.compactRound) this.compactRound = (c) => inner.compactRound!(c);
+    this.healthCheckName = inner.healthCheckName;
   }
 
   private out = (kv: KeyValue): KeyValue => ({ ...kv, value: this.tr.decrypt(kv.key, kv.value) });

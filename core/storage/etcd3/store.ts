@@ -1,0 +1,450 @@
+/**
+ * The etcd v3 store: the storage contract on a real etcd, through the etcd3 client (gRPC, @grpc/grpc-js).
+ *
+ * - Revisions are etcd's: an object's modRevision is its resourceVersion, reads at a revision are
+ *   etcd's MVCC reads, and compaction is etcd's.
+ * - Writes are one transaction each, compare-and-swap as upstream's etcd3 store does them: create
+ *   compares create_revision == 0, update and conditional delete compare mod_revision.
+ * - The event feed is etcd's watch API. A feed watches the whole key space and drops keys outside
+ *   the prefix, so it sees every revision (etcd gives each revision at least one event): the revision
+ *   it reports is exact without asking for progress (etcd 3.4's progress requests may overtake
+ *   events), and a consistent read that waits for etcd's current revision is never left waiting on a
+ *   write made outside the prefix (compact_rev_key). Periodic progress notifications are asked for too
+ *   and also advance the feed.
+ * - Several processes share one etcd, so `singleProcess` is false: a consistent read asks etcd for
+ *   its current revision.
+ */
+import { readFileSync } from 'node:fs';
+import {
+  CompareResult,
+  CompareTarget,
+  Etcd3,
+  type IDuplexStream,
+  type IEvent,
+  type IKeyValue,
+  type IWatchRequest,
+  type IWatchResponse,
+} from 'etcd3';
+import {
+  type CompactionClock,
+  type DeleteResult,
+  type KeyValue,
+  type ListOptions,
+  type ListResult,
+  type Store,
+  StoreError,
+  type StoreEvent,
+  type StoreWatch,
+  type WriteResult,
+} from '../interface.js';
+import { KeyLayout } from './keys.js';
+
+export interface Etcd3StoreOptions {
+  /** Endpoints, `https://host:port` or `http://host:port` (--etcd-servers). */
+  endpoints: string[];
+  /** Prefix of every key (--etcd-prefix, default /registry). */
+  prefix: string;
+  caFile?: string;
+  certFile?: string;
+  keyFile?: string;
+  /** Deadline of one etcd call (a stuck etcd fails calls instead of piling them up). */
+  callTimeoutMs?: number;
+}
+
+/** Upstream's key for coordinating compaction between API servers (outside the prefix, as upstream). */
+export const COMPACT_REV_KEY = 'compact_rev_key';
+
+const ALL_KEYS = Buffer.from([0]);
+const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
+
+/** The smallest key greater than every key that starts with `prefix` (etcd's range_end for a prefix). */
+function prefixEnd(prefix: Buffer): Buffer {
+  const end = Buffer.from(prefix);
+  for (let i = end.length - 1; i >= 0; i--) {
+    if (end[i]! < 0xff) {
+      end[i]!++;
+      return end.subarray(0, i + 1);
+    }
+  }
+  return ALL_KEYS;
+}
+
+const isCompacted = (err: Error): boolean => /required revision has been compacted/.test(err.message);
+const isFuture = (err: Error): boolean => /required revision is a future revision/.test(err.message);
+
+export class Etcd3Store implements Store {
+  readonly singleProcess = false;
+  /** The name of this store's health check, as upstream names it. */
+  readonly healthCheckName = 'etcd';
+  private readonly client: Etcd3;
+  readonly keys: KeyLayout;
+  private readonly feeds = new Set<EtcdFeed>();
+  private readonly endpoints: string[];
+
+  constructor(opts: Etcd3StoreOptions) {
+    this.endpoints = opts.endpoints;
+    this.keys = new KeyLayout(opts.prefix);
+    const timeout = opts.callTimeoutMs ?? 30_000;
+    this.client = new Etcd3({
+      hosts: opts.endpoints,
+      ...(opts.caFile ? { credentials: tlsCredentials(opts) } : {}),
+      // unary calls have a deadline; watch streams live as long as they are wanted
+      defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+    });
+  }
+
+  // ---- errors --------------------------------------------------------------------------------
+
+  /** etcd's answers as StoreErrors: compacted and future revisions, and an etcd that cannot be reached. */
+  private async storeError(err: unknown, revision = 0): Promise<Error> {
+    if (!(err instanceof Error) || err instanceof StoreError) return err as Error;
+    if (isCompacted(err)) {
+      const compacted = await this.compactedRevision().catch(() => 0);
+      return new StoreError('Compacted', `required revision ${revision} has been compacted`, compacted);
+    }
+    if (isFuture(err)) {
+      const current = await this.currentRevision().catch(() => 0);
+      return new StoreError('FutureRevision', `required revision ${revision} is a future revision`, current);
+    }
+    return this.unavailable(err);
+  }
+
+  /** Every other failure of a call is etcd not answering (down, unreachable, timed out, no leader). */
+  unavailable(err: Error): StoreError {
+    return new StoreError('Unavailable', `etcd (${this.endpoints.join(',')}) is unavailable: ${err.message}`);
+  }
+
+  private async call<T>(fn: () => Promise<T>, revision?: number): Promise<T> {
+    try {
+      return await fn();
+    } catch (err) {
+      throw await this.storeError(err, revision);
+    }
+  }
+
+  // ---- reads ---------------------------------------------------------------------------------
+
+  async currentRevision(): Promise<number> {
+    const res = await this.call(() => this.client.kv.range({ key: enc(this.keys.root + '/'), count_only: true }));
+    return Number(res.header.revision);
+  }
+
+  /** The revision recorded in compact_rev_key by the last compaction (upstream's record of it). */
+  async compactedRevision(): Promise<number> {
+    const res = await this.call(() => this.client.kv.range({ key: enc(COMPACT_REV_KEY) }));
+    const kv = res.kvs[0];
+    return kv ? Number(kv.value.toString()) || 0 : 0;
+  }
+
+  private toKeyValue(kv: IKeyValue): KeyValue | null {
+    const key = this.keys.fromEtcd(kv.key.toString('utf8'));
+    return key === undefined ? null : { key, value: kv.value, modRevision: Number(kv.mod_revision) };
+  }
+
+  async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | null> {
+    const res = await this.call(
+      () => this.client.kv.range({ key: enc(this.keys.toEtcd(key)), ...(opts.revision !== undefined ? { revision: opts.revision } : {}) }),
+      opts.revision,
+    );
+    const kv = res.kvs[0];
+    return kv ? this.toKeyValue(kv) : null;
+  }
+
+  async list(prefix: string, opts: ListOptions = {}): Promise<ListResult> {
+    const etcdPrefix = enc(this.keys.toEtcd(prefix));
+    const start = opts.startKey && opts.startKey > prefix ? enc(this.keys.toEtcd(opts.startKey)) : etcdPrefix;
+    const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    const res = await this.call(
+      () =>
+        this.client.kv.range({
+          key: start,
+          range_end: prefixEnd(etcdPrefix),
+          ...(limit ? { limit } : {}),
+          ...(opts.revision !== undefined ? { revision: opts.revision } : {}),
+        }),
+      opts.revision,
+    );
+    const items: KeyValue[] = [];
+    for (const kv of res.kvs) {
+      const item = this.toKeyValue(kv);
+      if (item) items.push(item);
+    }
+    const out: ListResult = { items, revision: opts.revision ?? Number(res.header.revision), more: res.more };
+    // etcd counts every key in [start, end), the page included
+    if (opts.countRemaining) out.remaining = Math.max(0, Number(res.count) - res.kvs.length);
+    return out;
+  }
+
+  // ---- writes --------------------------------------------------------------------------------
+
+  /** The key's current modRevision (0: absent), read when a transaction's comparison failed. */
+  private currentModRevision(res: { responses: { response_range?: { kvs: IKeyValue[] } }[] }): number {
+    const kv = res.responses[0]?.response_range?.kvs[0];
+    return kv ? Number(kv.mod_revision) : 0;
+  }
+
+  async create(key: string, value: Uint8Array): Promise<WriteResult> {
+    const k = enc(this.keys.toEtcd(key));
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [{ key: k, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
+        success: [{ request_put: { key: k, value: Buffer.from(value.buffer, value.byteOffset, value.byteLength) } }],
+        failure: [{ request_range: { key: k } }],
+      }),
+    );
+    if (!res.succeeded) throw new StoreError('KeyExists', `key ${key} exists`, this.currentModRevision(res));
+    return { revision: Number(res.header.revision) };
+  }
+
+  async update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
+    const k = enc(this.keys.toEtcd(key));
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [{ key: k, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: expectedRevision }],
+        success: [{ request_put: { key: k, value: Buffer.from(value.buffer, value.byteOffset, value.byteLength) } }],
+        failure: [{ request_range: { key: k } }],
+      }),
+    );
+    if (!res.succeeded) throw this.compareFailed(key, this.currentModRevision(res));
+    return { revision: Number(res.header.revision) };
+  }
+
+  private compareFailed(key: string, current: number): StoreError {
+    return current === 0 ? new StoreError('NotFound', `key ${key} not found`) : new StoreError('Conflict', `key ${key} has revision ${current}`, current);
+  }
+
+  async delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
+    const k = enc(this.keys.toEtcd(key));
+    // without a precondition the key need only exist: mod_revision > 0
+    const compare =
+      expectedRevision !== undefined
+        ? { key: k, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: expectedRevision }
+        : { key: k, target: CompareTarget.Mod, result: CompareResult.Greater, mod_revision: 0 };
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [compare],
+        success: [{ request_delete_range: { key: k, prev_kv: true } }],
+        failure: [{ request_range: { key: k } }],
+      }),
+    );
+    if (!res.succeeded) throw this.compareFailed(key, this.currentModRevision(res));
+    const prev = res.responses[0]?.response_delete_range?.prev_kvs[0];
+    if (!prev) throw new StoreError('NotFound', `key ${key} not found`);
+    return { revision: Number(res.header.revision), prev: { key, value: prev.value, modRevision: Number(prev.mod_revision) } };
+  }
+
+  // ---- history and feed ----------------------------------------------------------------------
+
+  /** A watch response's events as store events (keys outside the prefix dropped). */
+  toEvents(events: IEvent[], prefix?: Buffer): StoreEvent[] {
+    const out: StoreEvent[] = [];
+    for (const e of events) {
+      if (prefix && !e.kv.key.subarray(0, prefix.length).equals(prefix)) continue;
+      const key = this.keys.fromEtcd(e.kv.key.toString('utf8'));
+      if (key === undefined) continue;
+      const ev: StoreEvent = { type: e.type === 'Put' ? 'put' : 'delete', key, revision: Number(e.kv.mod_revision), prevRevision: 0 };
+      if (ev.type === 'put') ev.value = e.kv.value;
+      if (e.prev_kv) {
+        ev.prevValue = e.prev_kv.value;
+        ev.prevRevision = Number(e.prev_kv.mod_revision);
+      }
+      out.push(ev);
+    }
+    return out;
+  }
+
+  /** Opens a raw watch stream over every key from `startRevision`. */
+  async openWatch(startRevision: number): Promise<IDuplexStream<IWatchRequest, IWatchResponse>> {
+    const stream = await this.client.watchClient.watch();
+    stream.write({ create_request: { key: ALL_KEYS, range_end: ALL_KEYS, start_revision: startRevision, prev_kv: true, progress_notify: true } });
+    return stream;
+  }
+
+  /** Events in (after, current] read from etcd's history through a watch that ends at the current revision. */
+  async eventsSince(afterRevision: number, prefix?: string, limit = Infinity): Promise<StoreEvent[]> {
+    const upTo = await this.currentRevision();
+    if (afterRevision >= upTo) return [];
+    const filter = enc(prefix !== undefined ? this.keys.toEtcd(prefix) : this.keys.root + '/');
+    const stream = await this.call(() => this.openWatch(afterRevision + 1));
+    const out: StoreEvent[] = [];
+    try {
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(this.unavailable(new Error('history read timed out'))), 30_000);
+        const finish = (err?: Error) => {
+          clearTimeout(timer);
+          if (err) reject(err);
+          else resolve();
+        };
+        stream.on('data', (res: IWatchResponse) => {
+          if (res.canceled) return finish(this.watchCanceled(res, afterRevision));
+          for (const ev of this.toEvents(res.events, filter)) if (out.length < limit) out.push(ev);
+          const last = res.events.at(-1);
+          if (out.length >= limit || (last && Number(last.kv.mod_revision) >= upTo)) finish();
+        });
+        stream.on('error', (err: Error) => finish(this.unavailable(err)));
+        stream.on('end', () => finish(this.unavailable(new Error('watch stream ended'))));
+      });
+    } finally {
+      stream.cancel();
+    }
+    return out;
+  }
+
+  /** Why etcd canceled a watch: its start revision was compacted, or another reason. */
+  watchCanceled(res: IWatchResponse, afterRevision: number): StoreError {
+    const compacted = Number(res.compact_revision);
+    if (compacted > 0) return new StoreError('Compacted', `required revision ${afterRevision} has been compacted`, compacted);
+    return this.unavailable(new Error(`watch canceled: ${res.cancel_reason}`));
+  }
+
+  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch {
+    const feed = new EtcdFeed(this, afterRevision, onEvents, onError);
+    this.feeds.add(feed);
+    feed.open();
+    return {
+      stop: () => {
+        this.feeds.delete(feed);
+        feed.stop();
+      },
+    };
+  }
+
+  // ---- compaction ----------------------------------------------------------------------------
+
+  /**
+   * One round of compaction coordinated with every API server on this etcd, as upstream's compactor:
+   * compact_rev_key's version is a logical clock; the round whose compare-and-swap of the clock wins
+   * records and compacts to the revision it saw a round earlier; the others learn the clock and the
+   * current revision, so about one compaction per interval happens however many servers run.
+   */
+  async compactRound(clock: CompactionClock): Promise<CompactionClock & { compacted: number }> {
+    const swap = await this.swapCompactRevKey(clock);
+    if (!swap.won) return { time: swap.time, revision: swap.revision, compacted: 0 };
+    // the first round only starts the clock
+    if (clock.revision <= 0) return { time: swap.time, revision: swap.revision, compacted: 0 };
+    await this.compactTo(clock.revision);
+    return { time: swap.time, revision: swap.revision, compacted: clock.revision };
+  }
+
+  /** Records `clock.revision` in compact_rev_key if its version is still `clock.time`; answers the clock now. */
+  private async swapCompactRevKey(clock: CompactionClock): Promise<CompactionClock & { won: boolean }> {
+    const k = enc(COMPACT_REV_KEY);
+    const res = await this.call(() =>
+      this.client.kv.txn({
+        compare: [{ key: k, target: CompareTarget.Version, result: CompareResult.Equal, version: clock.time }],
+        success: [{ request_put: { key: k, value: enc(String(clock.revision)) } }],
+        failure: [{ request_range: { key: k } }],
+      }),
+    );
+    const revision = Number(res.header.revision);
+    if (res.succeeded) return { won: true, time: clock.time + 1, revision };
+    return { won: false, time: Number(res.responses[0]?.response_range?.kvs[0]?.version ?? 0), revision };
+  }
+
+  /** etcd's compaction; a revision already compacted is no error. */
+  private async compactTo(revision: number): Promise<void> {
+    try {
+      await this.client.kv.compact({ revision });
+    } catch (err) {
+      if (!(err instanceof Error) || !isCompacted(err)) throw await this.storeError(err, revision);
+    }
+  }
+
+  /** Compacts to `revision` now, recording it in compact_rev_key as a winning compaction round does. */
+  async compact(revision: number): Promise<void> {
+    let time = 0;
+    for (;;) {
+      const swap = await this.swapCompactRevKey({ time, revision });
+      if (swap.won) return this.compactTo(revision);
+      time = swap.time;
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const f of this.feeds) f.stop();
+    this.feeds.clear();
+    this.client.close();
+  }
+}
+
+function tlsCredentials(opts: Etcd3StoreOptions): { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer } {
+  return {
+    rootCertificate: readFileSync(opts.caFile!),
+    ...(opts.keyFile ? { privateKey: readFileSync(opts.keyFile) } : {}),
+    ...(opts.certFile ? { certChain: readFileSync(opts.certFile) } : {}),
+  };
+}
+
+/**
+ * One subscriber's watch on etcd. It delivers each watch response's events under the prefix with the
+ * revision of the response's last event (every revision's events come in one response), and progress
+ * notifications as empty batches. A broken stream (etcd restarted, unreachable) is reopened from the
+ * last delivered revision; a compacted start revision is reported as an error (the reader relists).
+ */
+class EtcdFeed {
+  private stream: IDuplexStream<IWatchRequest, IWatchResponse> | undefined;
+  private stopped = false;
+  private retryMs = 100;
+  private retryTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly store: Etcd3Store,
+    private position: number,
+    private readonly onEvents: (events: StoreEvent[], revision: number) => void,
+    private readonly onError: (err: Error) => void,
+  ) {}
+
+  open(): void {
+    if (this.stopped) return;
+    this.store
+      .openWatch(this.position + 1)
+      .then((stream) => {
+        if (this.stopped) return stream.cancel();
+        this.stream = stream;
+        stream.on('data', (res: IWatchResponse) => this.onResponse(stream, res));
+        stream.on('error', () => this.broken(stream));
+        stream.on('end', () => this.broken(stream));
+      })
+      .catch(() => this.retry());
+  }
+
+  private onResponse(stream: IDuplexStream<IWatchRequest, IWatchResponse>, res: IWatchResponse): void {
+    if (this.stopped || stream !== this.stream) return;
+    if (res.canceled) {
+      this.stop();
+      this.onError(this.store.watchCanceled(res, this.position));
+      return;
+    }
+    this.retryMs = 100;
+    if (res.created) return;
+    const last = res.events.at(-1);
+    // a response without events is a progress notification: nothing up to its revision is missing
+    const revision = last ? Number(last.kv.mod_revision) : Number(res.header.revision);
+    if (revision <= this.position) return;
+    const events = this.store.toEvents(res.events).filter((e) => e.revision > this.position);
+    this.position = revision;
+    this.onEvents(events, revision);
+  }
+
+  private broken(stream: IDuplexStream<IWatchRequest, IWatchResponse>): void {
+    if (stream !== this.stream) return;
+    this.stream = undefined;
+    stream.cancel();
+    this.retry();
+  }
+
+  private retry(): void {
+    if (this.stopped) return;
+    this.retryTimer = setTimeout(() => this.open(), this.retryMs);
+    this.retryTimer.unref();
+    this.retryMs = Math.min(this.retryMs * 2, 2000);
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.retryTimer) clearTimeout(this.retryTimer);
+    const s = this.stream;
+    this.stream = undefined;
+    s?.cancel();
+  }
+}

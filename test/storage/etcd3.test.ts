@@ -1,0 +1,96 @@
+/**
+ * The etcd v3 store against a real etcd: the storage conformance suite, upstream's key layout,
+ * compaction coordinated between servers through compact_rev_key, and an unreachable etcd answered
+ * as StoreError Unavailable.
+ */
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import { Etcd3Store } from '../../core/storage/etcd3/store.js';
+import { Compactor } from '../../core/storage/compactor.js';
+import { StoreError, type Store } from '../../core/storage/interface.js';
+import { freePort } from '../helpers/server.js';
+import { startEtcd } from '../helpers/etcd.js';
+import { runStorageConformance } from './conformance.js';
+
+const etcd = await startEtcd();
+t.teardown(() => etcd.stop());
+
+const prefixes = new Map<Store, string>();
+const open = (prefix: string): Etcd3Store => new Etcd3Store({ endpoints: [etcd.endpoint], prefix });
+
+runStorageConformance(t, {
+  async make() {
+    const prefix = `/t-${randomBytes(4).toString('hex')}`;
+    const s = open(prefix);
+    prefixes.set(s, prefix);
+    return s;
+  },
+  async reopen(s) {
+    const prefix = prefixes.get(s)!;
+    await s.close();
+    const again = open(prefix);
+    prefixes.set(again, prefix);
+    return again;
+  },
+});
+
+t.test('keys are laid out as upstream lays them out under --etcd-prefix', async (t) => {
+  const s = open('/registry');
+  t.teardown(() => s.close());
+  const cases: [string, string][] = [
+    ['/registry/core/configmaps/default/cfg', '/registry/configmaps/default/cfg'],
+    ['/registry/core/namespaces/team-a', '/registry/namespaces/team-a'],
+    ['/registry/core/services/default/web', '/registry/services/specs/default/web'],
+    ['/registry/coordination.svc.io/leases/svc-system/lock', '/registry/leases/svc-system/lock'],
+    ['/registry/rbac.authorization.svc.io/clusterroles/admin', '/registry/clusterroles/admin'],
+    ['/registry/apiextensions.svc.io/customresourcedefinitions/widgets.example.com', '/registry/apiextensions.svc.io/customresourcedefinitions/widgets.example.com'],
+    ['/registry/example.com/widgets/default/w1', '/registry/example.com/widgets/default/w1'],
+  ];
+  for (const [key, etcdKey] of cases) {
+    t.equal(s.keys.toEtcd(key), etcdKey, `${key} is stored at ${etcdKey}`);
+    t.equal(s.keys.fromEtcd(etcdKey), key, `${etcdKey} reads back as ${key}`);
+  }
+  const tag = randomBytes(3).toString('hex');
+  const key = `/registry/core/configmaps/ns-${tag}/cfg`;
+  await s.create(key, Buffer.from('v'));
+  t.equal(await etcd.client.get(`/registry/configmaps/ns-${tag}/cfg`).string(), 'v', 'etcd holds the value at the upstream key');
+  const listed = await s.list(`/registry/core/configmaps/ns-${tag}/`);
+  t.same(listed.items.map((i) => i.key), [key], 'and lists it under the registry key');
+  const other = new Etcd3Store({ endpoints: [etcd.endpoint], prefix: '/other' });
+  t.teardown(() => other.close());
+  t.equal(await other.get(key), null, 'another --etcd-prefix is another key space');
+});
+
+t.test('compaction is coordinated through compact_rev_key: one compaction per round however many servers', async (t) => {
+  const a = open(`/c-${randomBytes(3).toString('hex')}`);
+  const b = open(`/c-${randomBytes(3).toString('hex')}`);
+  t.teardown(() => Promise.all([a.close(), b.close()]));
+  const ca = new Compactor(a, 0);
+  const cb = new Compactor(b, 0);
+  const compactions: number[] = [];
+  for (let round = 0; round < 4; round++) {
+    await a.create(`/k/${round}`, Buffer.from('x'));
+    const got = [await ca.runOnce(), await cb.runOnce()].filter((r) => r > 0);
+    t.ok(got.length <= 1, `round ${round}: at most one server compacted (${got.join(',') || 'none'})`);
+    compactions.push(...got);
+  }
+  t.ok(compactions.length >= 2, `compactions happened (${compactions.join(', ')})`);
+  t.ok(compactions.every((r, i) => i === 0 || r > compactions[i - 1]!), 'to increasing revisions');
+  t.equal(await a.compactedRevision(), compactions.at(-1), 'the record holds the last compacted revision');
+  const current = await a.currentRevision();
+  t.ok(compactions.at(-1)! < current, 'never to the current revision: one round of history is kept');
+});
+
+t.test('an unreachable etcd is StoreError Unavailable naming the endpoints', async (t) => {
+  const port = await freePort();
+  const s = new Etcd3Store({ endpoints: [`http://127.0.0.1:${port}`], prefix: '/registry', callTimeoutMs: 2000 });
+  t.teardown(() => s.close());
+  try {
+    await s.get('/registry/core/configmaps/default/x');
+    t.fail('expected an error');
+  } catch (e) {
+    t.ok(e instanceof StoreError, 'a StoreError');
+    t.equal((e as StoreError).code, 'Unavailable');
+    t.match((e as Error).message, `127.0.0.1:${port}`, 'naming the endpoint');
+  }
+});
