@@ -20,6 +20,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   authorizationMode: string[];
   workers: number;
   storageBackend: StorageBackend;
+  /** How long the store is waited for at start before the server gives up, in ms. */
+  storageInitializationTimeoutMs: number;
   /** EncryptionConfiguration file for encryption at rest; empty: none. */
   encryptionProviderConfig: string;
   /** Compaction interval in ms: each run compacts to the revision seen one interval earlier (history kept one to two intervals); 0 disables compaction. */
@@ -83,6 +85,7 @@ const flags: FlagSpec[] = [
   { name: 'authorization-config', key: 'authorizationConfig', kind: 'string', def: '', help: 'File with an AuthorizationConfiguration (apiserver.config.svc.io/v1): authorizers in order, webhooks with match conditions and failure policies. Reloaded on change. Not with --authorization-mode or --authorization-webhook-* flags.' },
   { name: 'workers', key: 'workers', kind: 'int', def: 2, help: 'Worker threads for decode/validate/merge/store/encode; 0 runs everything on the main thread.' },
   { name: 'storage-backend', key: 'storageBackend', kind: 'string', def: 'lmdb', help: 'Storage backend: lmdb (embedded, in --data-dir) or etcd3 (an etcd v3 cluster at --etcd-servers, which several servers may share).' },
+  { name: 'storage-initialization-timeout', key: 'storageInitializationTimeoutMs', kind: 'duration', def: 60_000, help: 'Maximum amount of time to wait for the store (etcd) to answer at start; /readyz fails meanwhile, and the server exits with an error naming the store when it passes.' },
   { name: 'etcd-servers', key: 'etcdServers', kind: 'list', def: [], help: 'List of etcd servers to connect with (scheme://ip:port), comma separated (--storage-backend=etcd3).' },
   { name: 'etcd-prefix', key: 'etcdPrefix', kind: 'string', def: '/registry', help: 'The prefix to prepend to all resource paths in etcd.' },
   { name: 'etcd-cafile', key: 'etcdCafile', kind: 'string', def: '', help: 'SSL Certificate Authority file used to secure etcd communication.' },

@@ -38,6 +38,8 @@ import { Registry } from '../registry/registry.js';
 import { Cacher } from '../storage/cacher.js';
 import { Compactor } from '../storage/compactor.js';
 import { openStore, ownsDataDir, type StorageOptions, storageOptionsFrom } from '../storage/factory.js';
+import { waitForStore } from '../storage/readiness.js';
+import { startingHandler } from './starting.js';
 import type { Store } from '../storage/interface.js';
 import { RegistryClient } from '../registry/client.js';
 import { GroupAliases } from '../api/group-aliases.js';
@@ -125,6 +127,7 @@ export class ApiServer {
 
   constructor(readonly opts: ServerOptions) {
     this.health = new Health(opts.livezGracePeriodMs);
+    this.serve = startingHandler(this.health);
   }
 
   get port(): number {
@@ -135,7 +138,27 @@ export class ApiServer {
     return `https://${clientHost(this.opts.bindAddress)}:${this.port}`;
   }
 
+  /** What the listener answers: health while the store is waited for, then the API. */
+  private serve: ReturnType<typeof httpAdapter>;
+
   async start(makeExecutor: ExecutorFactory): Promise<void> {
+    try {
+      await this.assemble(makeExecutor);
+    } catch (e) {
+      // a start that fails once the listener is up closes what it opened
+      if (this.listener) {
+        await Promise.race([this.listener.close(), new Promise((r) => setTimeout(r, 1000))]);
+        for (const sock of this.listener.sockets) sock.destroy();
+        this.cacher?.stop();
+        await this.store?.close().catch(() => undefined);
+        this.runStopHooks();
+        this.releaseDataDir();
+      }
+      throw e;
+    }
+  }
+
+  private async assemble(makeExecutor: ExecutorFactory): Promise<void> {
     const o = this.opts;
     // bad policy / webhook / authorization-config files stop the start before anything is opened
     checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
@@ -186,7 +209,7 @@ export class ApiServer {
 
     this.cacher = new Cacher(this.store);
     followTypesInCache(types, this.cacher, { capacity: o.watchCacheSize, maxBytes: o.watchCacheBytes });
-    const cacheReady = this.cacher.start();
+    const cacheReady = waitForStore(this.store, o.storageInitializationTimeoutMs).then(() => this.cacher.start());
     this.health.add({ name: 'ping', check: () => undefined });
     this.health.add({ name: 'log', check: () => undefined });
     this.health.add({
@@ -198,6 +221,12 @@ export class ApiServer {
     });
     // upstream's name for the hook that waits for the watch caches to be initialized
     this.health.addPostStartHook('storage-readiness', cacheReady);
+    // the listener answers from here on (/readyz says what is missing while the store is waited for)
+    this.listener = new SecureListener(
+      { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
+      (req, res) => this.serve(req, res),
+    );
+    await this.listener.listen(o.securePort, o.bindAddress);
     await cacheReady;
 
     this.executor = makeExecutor(registry, { ...settings, storage });
@@ -337,11 +366,7 @@ export class ApiServer {
       route(resources, nonResources),
     );
 
-    this.listener = new SecureListener(
-      { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
-      httpAdapter(chain, featureGates.APIResponseCompression === true),
-    );
-    await this.listener.listen(o.securePort, o.bindAddress);
+    this.serve = httpAdapter(chain, featureGates.APIResponseCompression === true);
     if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
     bound({ url: this.url, caPem: this.tls.servingCA ?? this.tls.cert });
   }
