@@ -3,7 +3,7 @@
  * once per object version and shared by the WatchCache (main thread) and store lists (workers), plus
  * the per-kind field-selector vocabulary and its upstream error messages.
  */
-import { errors } from '../api/status.js';
+import { errors, type StatusError } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
 import { parseStored } from '../codec/object-bytes.js';
 import type { FieldSelector, LabelSelector } from '../api/selectors.js';
@@ -15,6 +15,21 @@ export function describeStored(rt: ResourceType, key: string, stored: Uint8Array
   const { namespace, name } = keyParts(rt, key);
   const obj = parseStored(stored);
   return { key, namespace, name, revision, stored, labels: obj.metadata?.labels, fields: selectableFieldsOf(rt, obj, namespace, name) };
+}
+
+/**
+ * The cache's entry for stored bytes that are not an object: it keeps its place (so the key is known
+ * and a delete can find it) but is never decoded; reads of it answer unreadableError.
+ */
+export function describeUnreadable(rt: ResourceType, key: string, stored: Uint8Array, revision: number, err: unknown): CachedObject {
+  const { namespace, name } = keyParts(rt, key);
+  const reason = err instanceof Error ? err.message : String(err);
+  return { key, namespace, name, revision, stored, labels: undefined, fields: { 'metadata.name': name, 'metadata.namespace': namespace }, unreadable: reason };
+}
+
+/** Upstream's answer for an object whose stored data cannot be decoded: 500 naming its key (storage's corrupt object error). */
+export function unreadableError(o: CachedObject): StatusError {
+  return errors.internal(new Error(`StorageError: corrupt object, Code: 7, Key: ${o.key}, ResourceVersion: 0, AdditionalErrorMsg: ${o.unreadable}`));
 }
 
 export function selectableFieldsOf(rt: ResourceType, obj: ApiObject, namespace: string, name: string): Record<string, string> {

@@ -57,13 +57,13 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
 
   get(namespace: string, name: string): DeepReadonly<T> | undefined {
     const o = this.cache.get(objectKey(this.rt, namespace, name));
-    return o && this.decode(o);
+    return o && !o.unreadable ? this.decode(o) : undefined;
   }
 
   /** Every object, or those of one namespace, in key order. */
   list(namespace = ''): DeepReadonly<T>[] {
     const out: DeepReadonly<T>[] = [];
-    for (const o of this.cache.range(collectionPrefix(this.rt, namespace))) out.push(this.decode(o));
+    for (const o of this.cache.range(collectionPrefix(this.rt, namespace))) if (!o.unreadable) out.push(this.decode(o));
     return out;
   }
 
@@ -71,7 +71,7 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   addIndex(name: string, fn: IndexFunc<T>): void {
     const index: Index<T> = { fn, byValue: new Map() };
     this.indexes.set(name, index);
-    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) this.indexAdd(index, o.key, this.decode(o));
+    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o.key, this.decode(o));
   }
 
   /** Objects whose index `name` produced `value`. */
@@ -83,7 +83,7 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     const out: DeepReadonly<T>[] = [];
     for (const k of keys) {
       const o = this.cache.get(k);
-      if (o) out.push(this.decode(o));
+      if (o && !o.unreadable) out.push(this.decode(o));
     }
     return out;
   }
@@ -112,12 +112,16 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   }
 
   onEvent(ev: CacheEvent): void {
-    const old = ev.prev && this.decode(ev.prev);
-    const object = ev.type === 'DELETED' ? old! : this.decode(ev.object);
+    // objects that cannot be decoded are not in the lister's view: their writes are not changes to it
+    const old = ev.prev && !ev.prev.unreadable ? this.decode(ev.prev) : undefined;
+    const gone = ev.type === 'DELETED' || !!ev.object.unreadable;
     for (const index of this.indexes.values()) {
       if (old) this.indexRemove(index, ev.object.key, old);
-      if (ev.type !== 'DELETED') this.indexAdd(index, ev.object.key, object);
+      if (!gone) this.indexAdd(index, ev.object.key, this.decode(ev.object));
     }
+    if (gone && !old) return;
+    if (ev.object.unreadable && ev.type !== 'DELETED') return;
+    const object = ev.type === 'DELETED' ? old! : this.decode(ev.object);
     if (this.handlers.size === 0) return;
     const le: ListerEvent<T> = { type: ev.type, object, old };
     for (const h of this.handlers) {
@@ -132,7 +136,7 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   onReset(): void {
     for (const index of this.indexes.values()) {
       index.byValue.clear();
-      for (const o of this.cache.range(collectionPrefix(this.rt, ''))) this.indexAdd(index, o.key, this.decode(o));
+      for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o.key, this.decode(o));
     }
   }
 }

@@ -35,6 +35,8 @@ export interface CachedObject {
   encodings?: Map<string, Uint8Array>;
   /** The decoded object, built once for every reader (listers, serializers): shared, never mutated. */
   decoded?: unknown;
+  /** Why the stored bytes are not an object (a value written to the store by something else, or damaged): reads of it fail naming it. */
+  unreadable?: string;
   /** Custom resources: this version as each served version shows it (stored form, then list-item JSON), by view key. */
   views?: Map<string, { bytes: Buffer; item?: Buffer; value?: Record<string, unknown> }>;
 }

@@ -14,7 +14,7 @@ import type { Cacher } from '../../storage/cacher.js';
 import type { Store } from '../../storage/interface.js';
 import type { CachedObject, WatchCache } from '../../storage/watch-cache.js';
 import { decodeContinue, encodeContinue } from '../../registry/continue-token.js';
-import { checkFieldSelector, selectionFilter } from '../../registry/describe.js';
+import { checkFieldSelector, selectionFilter, unreadableError } from '../../registry/describe.js';
 import { collectionPrefix, objectKey, resourcePrefix } from '../../registry/keys.js';
 import { groupResourceOf, type ResourceType, type SubresourceView } from '../../registry/resource-type.js';
 import type { ApiObject } from '../../api/types.js';
@@ -59,6 +59,7 @@ export function getFromCache(
     const cache = ctx.cacher.cacheFor(resourcePrefix(rt));
     const o = cache.get(objectKey(rt, namespace, name));
     if (!o) throw errors.notFound(groupResourceOf(rt), name);
+    if (o.unreadable) throw unreadableError(o);
     const encode = (): Uint8Array => {
       if (view) return encodeValueIn(form, view.toView(cachedSource(o, rt).value() as unknown as ApiObject) as unknown as Record<string, unknown>);
       return encodeObjectIn(rt, form, cachedSource(o, rt));
@@ -112,6 +113,8 @@ function pageFromCache(
   let more = false;
   let last: CachedObject | undefined;
   for (const obj of cache.range(prefix, startKey)) {
+    // as a list from the store would, an object that cannot be decoded fails the list, naming it
+    if (obj.unreadable) throw unreadableError(obj);
     if (!filter(obj)) continue;
     if (items.length === limit) {
       more = true;

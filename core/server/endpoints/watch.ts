@@ -18,7 +18,7 @@ import { validateWatchOptions } from '../../request/list-options.js';
 import type { Cacher } from '../../storage/cacher.js';
 import { StoreError, type Store, type StoreEvent } from '../../storage/interface.js';
 import { type CacheEvent, type CachedObject, type CacheWatcher, type FrameVariant, type ObjectFilter, restamp, selectEvent, Selection, type WatchCache } from '../../storage/watch-cache.js';
-import { describeStored, selectionFilter } from '../../registry/describe.js';
+import { describeStored, selectionFilter, unreadableError } from '../../registry/describe.js';
 import { collectionPrefix, resourcePrefix } from '../../registry/keys.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { ResponseSink } from '../scope.js';
@@ -87,6 +87,12 @@ export class WatchStream implements CacheWatcher {
   /** The frame this watcher gets for `ev`, if any (each revision once). */
   private frameFor(ev: CacheEvent): Uint8Array | undefined {
     if (ev.revision <= this.lastRevision) return undefined;
+    const unreadable = ev.object.unreadable ? ev.object : ev.prev?.unreadable ? ev.prev : undefined;
+    // an object that cannot be decoded ends the watch with an ERROR event naming it, as upstream's etcd watcher does
+    if (unreadable && this.filter(unreadable)) {
+      this.failWith(unreadableError(unreadable));
+      return undefined;
+    }
     const sel = selectEvent(ev, this.filter);
     this.lastRevision = ev.revision;
     return sel === Selection.None ? undefined : this.cache.frame(ev, this.variant, sel);

@@ -423,7 +423,13 @@ class EtcdFeed {
     if (revision <= this.position) return;
     const events = this.store.toEvents(res.events).filter((e) => e.revision > this.position);
     this.position = revision;
-    this.onEvents(events, revision);
+    try {
+      this.onEvents(events, revision);
+    } catch (err) {
+      // a reader that failed on a batch cannot trust its state any more: it restarts from a fresh list
+      this.stop();
+      this.onError(err as Error);
+    }
   }
 
   private broken(stream: IDuplexStream<IWatchRequest, IWatchResponse>): void {

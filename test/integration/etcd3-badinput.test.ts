@@ -1,0 +1,127 @@
+/**
+ * Bad input on the etcd backend: an etcd that does not answer at start (the server waits with /readyz
+ * failing, then exits with an error naming the endpoints), a value in etcd that is not an object (its
+ * reads fail naming it, everything else is served), and etcd stopping while the server serves
+ * (requests fail with 5xx within --request-timeout, /readyz's etcd check fails, and the server
+ * recovers by itself once etcd is back).
+ */
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { Client } from '../helpers/client.js';
+import { startEtcd } from '../helpers/etcd.js';
+import { binPath, freePort, startServer, tempDir } from '../helpers/server.js';
+
+const CM = '/api/v1/namespaces/default/configmaps';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+t.test('etcd unreachable at start: /readyz fails while the server waits, then it exits naming the endpoints', async (t) => {
+  const dir = tempDir();
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const [etcdPort, port] = [await freePort(), await freePort()];
+  const endpoint = `http://127.0.0.1:${etcdPort}`;
+  const proc = spawn(process.execPath, [binPath, `--data-dir=${dir}`, `--secure-port=${port}`, '--workers=0', '--storage-backend=etcd3', `--etcd-servers=${endpoint}`, '--storage-initialization-timeout=6s'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<number | null>((r) => proc.on('exit', (code) => r(code)));
+  t.teardown(() => void proc.kill('SIGKILL'));
+
+  let readyz: { status: number; text: string } | undefined;
+  for (let i = 0; i < 50 && !readyz; i++) {
+    await sleep(100);
+    if (!existsSync(join(dir, 'ca.crt'))) continue;
+    const c = new Client({ url: `https://127.0.0.1:${port}`, ca: readFileSync(join(dir, 'ca.crt'), 'utf8') });
+    try {
+      const r = await c.get('/readyz?verbose');
+      readyz = { status: r.status, text: r.text };
+    } catch {
+      // not listening yet
+    } finally {
+      c.close();
+    }
+  }
+  t.equal(readyz?.status, 500, '/readyz fails while the store is waited for');
+  t.match(readyz?.text ?? '', /\[-\]etcd failed/, 'naming the etcd check');
+  t.match(out, new RegExp(`waiting for the store: etcd \\(${endpoint}\\)`), 'the log says what it waits for');
+  const code = await exited;
+  t.equal(code, 2, 'then the server exits with a start error');
+  t.match(out, /storage did not become ready within 6s \(--storage-initialization-timeout\)/, 'saying how long it waited');
+  t.match(out, endpoint, 'naming the endpoints');
+});
+
+t.test('a value in etcd that is not an object: its reads fail naming it and the server keeps serving', async (t) => {
+  const etcd = await startEtcd();
+  t.teardown(() => etcd.stop());
+  const s = await startServer(['--storage-backend=etcd3', `--etcd-servers=${etcd.endpoint}`, '--etcd-prefix=/bad']);
+  t.teardown(() => s.stop());
+  t.equal((await s.admin.post(CM, { metadata: { name: 'good' }, data: { k: 'v' } })).status, 201);
+  const w = await s.admin.stream(`${CM}?watch=1&resourceVersion=${(await s.admin.get(CM)).json.metadata.resourceVersion}`);
+  await etcd.client.put('/bad/configmaps/default/broken').value('this is not an object {');
+
+  const ev = await w.next(5000);
+  t.equal(ev?.type, 'ERROR', 'a watch that would see it ends with an ERROR event');
+  t.equal(ev?.object?.code, 500);
+  t.match(ev?.object?.message ?? '', '/registry/core/configmaps/default/broken', 'naming the object');
+  w.close();
+
+  const get = await s.admin.get(`${CM}/broken`);
+  t.equal(get.status, 500, 'GET of it is 500');
+  t.equal(get.json.reason, 'InternalError');
+  t.match(get.json.message, /StorageError: corrupt object, Code: 7, Key: \/registry\/core\/configmaps\/default\/broken/, 'upstream’s corrupt object error naming the key');
+  const list = await s.admin.get(CM);
+  t.equal(list.status, 500, 'a list that includes it fails naming it, as a list from the store would');
+  t.match(list.json.message, 'configmaps/default/broken');
+
+  t.equal((await s.admin.get(`${CM}/good`)).status, 200, 'other objects are served');
+  t.equal((await s.admin.get('/api/v1/namespaces/default/secrets')).status, 200, 'other resources are listed');
+  t.equal((await s.admin.post(CM, { metadata: { name: 'after' } })).status, 201, 'writes go on');
+  await etcd.client.delete().key('/bad/configmaps/default/broken');
+  const healed = await s.admin.get(CM);
+  t.equal(healed.status, 200, 'once it is gone the collection lists again');
+  t.same(healed.json.items.map((i: { metadata: { name: string } }) => i.metadata.name), ['after', 'good']);
+});
+
+t.test('etcd stopped while serving: 5xx within --request-timeout, /readyz fails, recovery when it is back', async (t) => {
+  const etcd = await startEtcd();
+  t.teardown(() => etcd.stop());
+  const s = await startServer(['--storage-backend=etcd3', `--etcd-servers=${etcd.endpoint}`, '--etcd-prefix=/down', '--request-timeout=5s']);
+  t.teardown(() => s.stop());
+  t.equal((await s.admin.post(CM, { metadata: { name: 'before' } })).status, 201);
+  const w = await s.admin.stream(`${CM}?watch=1&resourceVersion=${(await s.admin.get(CM)).json.metadata.resourceVersion}`);
+
+  await etcd.halt();
+  for (const [what, call] of [
+    ['consistent GET', () => s.admin.get(`${CM}/before`)],
+    ['consistent LIST', () => s.admin.get(CM)],
+    ['create', () => s.admin.post(CM, { metadata: { name: 'during' } })],
+  ] as const) {
+    const started = Date.now();
+    const r = await call();
+    const took = Date.now() - started;
+    t.ok(r.status >= 500 && r.status <= 504, `${what} answers ${r.status} (5xx) while etcd is down`);
+    t.equal(r.json?.kind, 'Status', 'as a Status');
+    t.ok(took < 5000 + 2000, `within --request-timeout (${took} ms)`);
+  }
+  const readyz = await s.admin.get('/readyz?verbose');
+  t.equal(readyz.status, 500, '/readyz fails');
+  t.match(readyz.text, /\[-\]etcd failed/, 'on its etcd check');
+
+  await etcd.restart();
+  let ok = false;
+  for (let i = 0; i < 100 && !ok; i++) {
+    ok = (await s.admin.get('/readyz')).status === 200;
+    if (!ok) await sleep(100);
+  }
+  t.ok(ok, '/readyz recovers once etcd is back');
+  const created = await s.admin.post(CM, { metadata: { name: 'after' } });
+  t.equal(created.status, 201, 'writes work again');
+  t.equal((await s.admin.get(`${CM}/after`)).status, 200, 'and are read back');
+  const ev = await w.next(5000);
+  t.equal(ev?.type, 'ADDED', 'the watch opened before the outage goes on');
+  t.equal(ev?.object?.metadata?.name, 'after');
+  w.close();
+});
