@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn aliases overload rbac`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn aliases overload rbac etcd`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -15,6 +15,7 @@ import { overload } from './scenarios/overload.js';
 import { codecBench } from './scenarios/codecs.js';
 import { mediaTypes } from './scenarios/media.js';
 import { customResources } from './scenarios/crd.js';
+import { etcdBesideLmdb } from './scenarios/etcd.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -171,6 +172,20 @@ async function main(): Promise<void> {
       rows.push(['definition created -> Established / served', r.mode, '', `${fmt(r.establishedMs)} ms`, `${fmt(r.servedMs)} ms`, '', '']);
     }
     sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs ConfigMap', 'errors'], rows));
+  }
+  if (want('etcd')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      const all = await etcdBesideLmdb(m, duration);
+      for (const r of all) {
+        const lmdb = all.find((x) => x.store === 'lmdb' && x.scenario === r.scenario)!;
+        const ratio = (100 * r.result.rps) / lmdb.result.rps;
+        console.log(`  ${r.scenario} on ${r.store} [${r.mode}]: ${fmt(r.result.rps)} req/s`);
+        const target = r.scenario.startsWith('CREATE') && r.store !== 'lmdb' ? (ratio >= 50 ? 'holds (>= 50%)' : 'below 50%') : '';
+        rows.push([r.scenario, r.store, r.mode, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt(ratio)}%`, target, r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '']);
+      }
+    }
+    sections.push(table(['scenario', 'store', 'mode', 'req/s', 'p50', 'p99', 'vs lmdb', 'target', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards

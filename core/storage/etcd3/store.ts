@@ -124,9 +124,35 @@ export class Etcd3Store implements Store {
 
   // ---- reads ---------------------------------------------------------------------------------
 
-  async currentRevision(): Promise<number> {
-    const res = await this.call(() => this.client.kv.range({ key: enc(this.keys.root + '/'), count_only: true }));
-    return Number(res.header.revision);
+  /** The revision read in flight, and the one queued behind it (see currentRevision). */
+  private revisionRead: Promise<number> | undefined;
+  private nextRevisionRead: Promise<number> | undefined;
+
+  /**
+   * etcd's current revision by a linearizable read. Concurrent callers share reads: a caller that
+   * finds one in flight joins the next, sent once it returns, because the one in flight may have been
+   * sent before the caller's writes were acknowledged. So consistent reads cost etcd at most about one
+   * read per round trip however many arrive.
+   */
+  currentRevision(): Promise<number> {
+    if (!this.revisionRead) return this.startRevisionRead();
+    this.nextRevisionRead ??= this.revisionRead
+      .catch(() => undefined)
+      .then(() => {
+        this.nextRevisionRead = undefined;
+        return this.startRevisionRead();
+      });
+    return this.nextRevisionRead;
+  }
+
+  private startRevisionRead(): Promise<number> {
+    const read = this.call(() => this.client.kv.range({ key: enc(this.keys.root + '/'), count_only: true })).then((res) => Number(res.header.revision));
+    this.revisionRead = read;
+    const clear = () => {
+      if (this.revisionRead === read) this.revisionRead = undefined;
+    };
+    read.then(clear, clear);
+    return read;
   }
 
   /** The revision recorded in compact_rev_key by the last compaction (upstream's record of it). */

@@ -1,0 +1,86 @@
+/**
+ * The etcd3 store beside LMDB: CREATE ConfigMap (durable) and GET one ConfigMap on a server over LMDB,
+ * a server over etcd, and two servers sharing one etcd under the same load (connections split between
+ * them, figures summed). etcd is Debian's etcd-server on loopback, started fresh for the group.
+ */
+import { startEtcd, type TestEtcd } from '../../test/helpers/etcd.js';
+import { AUTH as auth, load, type LoadResult, type Mode, SetupClient, startApiServer, type Proc } from '../lib.js';
+
+export interface EtcdRow {
+  scenario: string;
+  store: string;
+  mode: string;
+  result: LoadResult;
+}
+
+const CM = '/api/v1/namespaces/default/configmaps';
+const createBody = JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } });
+
+/** The same load on every server at once, connections split between them; rates and errors summed, latencies of the worst. */
+async function loadAll(servers: Proc[], opts: { path: string; method?: 'POST'; body?: string; connections: number; duration: number }): Promise<LoadResult> {
+  const each = Math.max(1, Math.round(opts.connections / servers.length));
+  const results = await Promise.all(
+    servers.map((s) =>
+      load({
+        url: `${s.url}${opts.path}`,
+        ...(opts.method ? { method: opts.method, body: opts.body } : {}),
+        headers: { ...auth, 'content-type': 'application/json' },
+        duration: opts.duration,
+        connections: each,
+        tlsOptions: { ca: s.ca },
+      }),
+    ),
+  );
+  return {
+    rps: results.reduce((a, r) => a + r.rps, 0),
+    p50: Math.max(...results.map((r) => r.p50)),
+    p99: Math.max(...results.map((r) => r.p99)),
+    errors: results.reduce((a, r) => a + r.errors, 0),
+    non2xx: results.reduce((a, r) => a + r.non2xx, 0),
+  };
+}
+
+async function createAndGet(servers: Proc[], duration: number): Promise<{ create: LoadResult; get: LoadResult }> {
+  const create = await loadAll(servers, { path: CM, method: 'POST', body: createBody, connections: 64, duration });
+  const c = new SetupClient(servers[0]!.url, servers[0]!.ca);
+  await c.send('POST', CM, { metadata: { name: 'bench-get' }, data: { key: 'value' } });
+  c.close();
+  const get = await loadAll(servers, { path: `${CM}/bench-get`, connections: 32, duration });
+  return { create, get };
+}
+
+export async function etcdBesideLmdb(mode: Mode, duration: number): Promise<EtcdRow[]> {
+  const rows: EtcdRow[] = [];
+  const push = (store: string, r: { create: LoadResult; get: LoadResult }) => {
+    rows.push({ scenario: 'CREATE ConfigMap (durable)', store, mode: mode.name, result: r.create });
+    rows.push({ scenario: 'GET one ConfigMap', store, mode: mode.name, result: r.get });
+  };
+  const lmdb = await startApiServer(mode.flags);
+  try {
+    push('lmdb', await createAndGet([lmdb], duration));
+  } finally {
+    await lmdb.stop();
+  }
+  let etcd: TestEtcd | undefined;
+  try {
+    etcd = await startEtcd();
+    const flags = [...mode.flags, '--storage-backend=etcd3', `--etcd-servers=${etcd.endpoint}`];
+    const one = await startApiServer([...flags, '--etcd-prefix=/one']);
+    try {
+      push('etcd3, one server', await createAndGet([one], duration));
+    } finally {
+      await one.stop();
+    }
+    const a = await startApiServer([...flags, '--etcd-prefix=/two']);
+    const b = await startApiServer([...flags, '--etcd-prefix=/two']);
+    try {
+      push('etcd3, two servers', await createAndGet([a, b], duration));
+    } finally {
+      await a.stop();
+      await b.stop();
+    }
+  } finally {
+    await etcd?.stop();
+  }
+  return rows;
+}
