@@ -16,6 +16,7 @@ import { GarbageCollector, garbageCollectorIdentity } from './garbage-collector.
 import { NamespaceController, namespaceControllerIdentity } from './namespace.js';
 import { ServiceAccountController, serviceAccountControllerIdentity } from './serviceaccounts.js';
 import { TokenCleaner, tokenCleanerIdentity } from './tokencleaner.js';
+import { controllerManagerIdentity, type LeaderElectionTiming, LeaderElector } from './leader-election.js';
 
 /** What a controller is given when it starts. */
 export interface ControllerContext {
@@ -37,7 +38,9 @@ const coreType = (ctx: ControllerContext, plural: string): ResourceType => {
 };
 
 export interface RunningController {
-  stop(): void;
+  stop(): void | Promise<void>;
+  /** With leader election: whether this server runs the controllers now. */
+  readonly leading?: boolean;
 }
 
 export interface ControllerSpec {
@@ -161,4 +164,54 @@ export async function startControllers(
     running.push(await started);
   }
   return { stop: () => running.forEach((r) => r.stop()) };
+}
+
+/** The lease the servers sharing a store elect the controllers' runner on (upstream: kube-system/kube-controller-manager). */
+export const CONTROLLERS_LEASE = { namespace: 'svc-system', name: 'svc-controller-manager' };
+
+/**
+ * startControllers for servers that share a store: the controllers run on exactly one of them, the
+ * holder of the CONTROLLERS_LEASE, and move to another when it stops or stops renewing. Their start
+ * hooks do not wait for leadership (another server may be running them).
+ */
+export function electedControllers(election: LeaderElectionTiming & { identity: string }): typeof startControllers {
+  return async (specs, ctx, addHook) => {
+    const leaseType = ctx.types.all().find((t) => t.group === 'coordination.svc.io' && t.plural === 'leases');
+    // without the Lease API there is nothing to elect on: run them here
+    if (!leaseType) return startControllers(specs, ctx, addHook);
+    for (const spec of specs) addHook(`start-${spec.name}`, Promise.resolve());
+    let running: RunningController[] = [];
+    let term = 0;
+    const startAll = async (): Promise<void> => {
+      const mine = ++term;
+      for (const spec of specs) {
+        const r = await spec.start(ctx);
+        // leadership lost while starting: what started stops
+        if (mine !== term) return void r.stop();
+        running.push(r);
+      }
+    };
+    const stopAll = (): void => {
+      term++;
+      for (const r of running) void r.stop();
+      running = [];
+    };
+    const elector = new LeaderElector({
+      ...election,
+      ...CONTROLLERS_LEASE,
+      client: ctx.client.as(controllerManagerIdentity),
+      leases: ctx.listers.for(leaseType),
+      leaseType,
+      syncConsistent: ctx.syncConsistent,
+      onStartedLeading: () => void startAll().catch((err: Error) => console.error('svc-apiserver: starting the controllers failed:', err)),
+      onStoppedLeading: stopAll,
+    });
+    elector.start();
+    return {
+      stop: () => elector.stop().then(stopAll),
+      get leading() {
+        return elector.isLeader;
+      },
+    };
+  };
 }

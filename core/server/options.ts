@@ -22,6 +22,11 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   storageBackend: StorageBackend;
   /** How long the store is waited for at start before the server gives up, in ms. */
   storageInitializationTimeoutMs: number;
+  /** On a shared store (etcd): elect one server to run the controllers (upstream controller manager's --leader-elect). */
+  leaderElect: boolean;
+  leaderElectLeaseDurationMs: number;
+  leaderElectRenewDeadlineMs: number;
+  leaderElectRetryPeriodMs: number;
   /** EncryptionConfiguration file for encryption at rest; empty: none. */
   encryptionProviderConfig: string;
   /** Compaction interval in ms: each run compacts to the revision seen one interval earlier (history kept one to two intervals); 0 disables compaction. */
@@ -107,6 +112,10 @@ const flags: FlagSpec[] = [
   { name: 'runtime-config', key: 'runtimeConfig', kind: 'map', def: {}, help: 'Comma-separated <group>/<version>[=true|false] pairs enabling or disabling API versions.' },
   { name: 'event-ttl', key: 'eventTtlMs', kind: 'duration', def: 3_600_000, help: 'Amount of time to retain events after their last write. 0 keeps them forever.' },
   { name: 'upstream-group-aliases', key: 'upstreamGroupAliases', kind: 'bool', def: true, help: 'Serve every <name>.svc.io group also as <name>.k8s.io (listed in discovery after it), for clients and manifests written for upstream; false serves the svc.io names only (the authentication and authorization reviews stay reachable under both).' },
+  { name: 'leader-elect', key: 'leaderElect', kind: 'bool', def: true, help: 'With a store several servers share (etcd3): run the controllers on one server at a time, elected on the Lease svc-system/svc-controller-manager.' },
+  { name: 'leader-elect-lease-duration', key: 'leaderElectLeaseDurationMs', kind: 'duration', def: 15_000, help: 'How long other servers wait, after the leader last renewed the lease, before they take it over.' },
+  { name: 'leader-elect-renew-deadline', key: 'leaderElectRenewDeadlineMs', kind: 'duration', def: 10_000, help: 'How long the leader keeps trying to renew before it stops leading. Less than the lease duration.' },
+  { name: 'leader-elect-retry-period', key: 'leaderElectRetryPeriodMs', kind: 'duration', def: 2_000, help: 'How often servers try to take or renew the lease.' },
   { name: 'controllers', key: 'controllers', kind: 'list', def: ['*'], help: 'Controllers to run beside the API: "*" runs every controller on by default, "foo" turns one on, "-foo" turns one off. Off by default: bootstrapsigner, tokencleaner.' },
   { name: 'max-request-body-bytes', key: 'maxRequestBodyBytes', kind: 'int', def: 3 * 1024 * 1024, help: 'Largest request body accepted; larger bodies are answered 413.' },
   // authentication: OpenID Connect, the structured configuration, the webhook, the authenticating proxy
@@ -234,6 +243,7 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   }
   const opts = o as unknown as ServerOptions;
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
+  if (opts.leaderElect && opts.leaderElectRenewDeadlineMs >= opts.leaderElectLeaseDurationMs) throw new FlagError('--leader-elect-renew-deadline must be less than --leader-elect-lease-duration');
   const storageError = storageFlagError(opts);
   if (storageError) throw new FlagError(storageError);
   const authzError = authorizationFlagError(opts, given);

@@ -5,7 +5,8 @@
  *   listener (HTTP/2 with HTTP/1.1 fallback, ALPN).
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildAuthenticator } from '../authn/factory.js';
@@ -25,7 +26,8 @@ import { escalationCheck } from '../authz/rbac/escalation.js';
 import { reconcileBootstrapPolicy } from '../authz/rbac/reconcile.js';
 import { rbacKindsOf, rbacResolverFor } from '../authz/rbac/resolver.js';
 import { ESCALATION_CHECK } from '../registry/rbac/policy.js';
-import { controllerCatalog, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
+import { controllerCatalog, electedControllers, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
+import type { LeaderElectionTiming } from '../controllers/leader-election.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
 import { DefinitionController } from '../apiextensions/controller.js';
@@ -92,6 +94,11 @@ function clientCertificateCAs(clientCA: string, requestHeaderCAFile: string): { 
   return bundles.length ? { clientCA: bundles.join('\n') } : {};
 }
 
+/** Election timing from the flags, and this server's candidate identity (upstream: <hostname>_<uuid>). */
+function leaderElection(o: ServerOptions): LeaderElectionTiming & { identity: string } {
+  return { leaseDurationMs: o.leaderElectLeaseDurationMs, renewDeadlineMs: o.leaderElectRenewDeadlineMs, retryPeriodMs: o.leaderElectRetryPeriodMs, identity: `${hostname()}_${randomUUID()}` };
+}
+
 function continueKeyHex(dataDir: string): string {
   const f = join(dataDir, 'continue-token.key');
   if (!existsSync(f)) writeFileSync(f, randomBytes(32).toString('hex'), { mode: 0o600 });
@@ -128,6 +135,11 @@ export class ApiServer {
   constructor(readonly opts: ServerOptions) {
     this.health = new Health(opts.livezGracePeriodMs);
     this.serve = startingHandler(this.health);
+  }
+
+  /** Whether this server runs the controllers now (false on a server that follows an elected leader). */
+  get controllersLeading(): boolean {
+    return this.controllers !== undefined && this.controllers.leading !== false;
   }
 
   get port(): number {
@@ -262,7 +274,9 @@ export class ApiServer {
     }
     let bound!: (info: ServingInfo) => void;
     const serving = new Promise<ServingInfo>((r) => (bound = r));
-    const controllersStarted = startControllers(selectControllers(o.controllers), {
+    // servers sharing a store elect one of them to run the controllers
+    const starter = this.store.singleProcess || !o.leaderElect ? startControllers : electedControllers(leaderElection(o));
+    const controllersStarted = starter(selectControllers(o.controllers), {
       client,
       listers,
       types,
@@ -385,7 +399,7 @@ export class ApiServer {
     this.deadlines.stop();
     this.runStopHooks();
     this.authorizer?.close?.();
-    this.controllers?.stop();
+    await this.controllers?.stop();
     this.definitions?.stop();
     this.compactor?.stop();
     this.eventTTL?.stop();
