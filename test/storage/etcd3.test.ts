@@ -94,3 +94,22 @@ t.test('an unreachable etcd is StoreError Unavailable naming the endpoints', asy
     t.match((e as Error).message, `127.0.0.1:${port}`, 'naming the endpoint');
   }
 });
+
+t.test('a whole list larger than one range page and than gRPC’s default message size is one snapshot', async (t) => {
+  const prefix = `/big-${randomBytes(3).toString('hex')}`;
+  const s = open(prefix);
+  t.teardown(() => s.close());
+  const value = 'v'.repeat(1024);
+  const n = 6000;
+  for (let i = 0; i < n; i += 200) {
+    await Promise.all(Array.from({ length: Math.min(200, n - i) }, (_, j) => etcd.client.put(`${prefix}/many/k${String(i + j).padStart(5, '0')}`).value(value)));
+  }
+  const snapshot = await s.currentRevision();
+  await s.create('/many/later', Buffer.from('after the snapshot'));
+  const all = await s.list('/many/', { revision: snapshot });
+  t.equal(all.items.length, n, `${n} items of 1 KiB (about 6 MiB) in one list`);
+  t.equal(all.revision, snapshot, 'read at one revision');
+  t.equal(all.items[0]!.key, '/many/k00000');
+  t.equal(all.items[n - 1]!.key, `/many/k${String(n - 1).padStart(5, '0')}`, 'in key order, nothing after the snapshot');
+  t.equal(all.more, false);
+});

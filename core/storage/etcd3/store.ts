@@ -16,9 +16,14 @@
  */
 import { readFileSync } from 'node:fs';
 import {
+  ClientClosedError,
   CompareResult,
   CompareTarget,
   Etcd3,
+  GRPCCancelledError,
+  GRPCDeadlineExceededError,
+  GRPCUnavailableError,
+  isRecoverableError,
   type IDuplexStream,
   type IEvent,
   type IKeyValue,
@@ -55,6 +60,8 @@ export interface Etcd3StoreOptions {
 export const COMPACT_REV_KEY = 'compact_rev_key';
 
 const ALL_KEYS = Buffer.from([0]);
+/** Keys per range call of a whole list. */
+const LIST_PAGE = 5000;
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
 
 /** The smallest key greater than every key that starts with `prefix` (etcd's range_end for a prefix). */
@@ -71,6 +78,15 @@ function prefixEnd(prefix: Buffer): Buffer {
 
 const isCompacted = (err: Error): boolean => /required revision has been compacted/.test(err.message);
 const isFuture = (err: Error): boolean => /required revision is a future revision/.test(err.message);
+
+/** Failures that mean etcd did not answer (down, unreachable, too slow, no leader), not that it refused the call. */
+const isUnreachable = (err: Error): boolean =>
+  err instanceof GRPCUnavailableError ||
+  err instanceof GRPCDeadlineExceededError ||
+  err instanceof GRPCCancelledError ||
+  err instanceof ClientClosedError ||
+  err.constructor.name === 'BrokenCircuitError' ||
+  isRecoverableError(err);
 
 export class Etcd3Store implements Store {
   readonly singleProcess = false;
@@ -90,6 +106,8 @@ export class Etcd3Store implements Store {
       ...(opts.caFile ? { credentials: tlsCredentials(opts) } : {}),
       // unary calls have a deadline; watch streams live as long as they are wanted
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
+      // a list of a large collection, or a watch catching up, may be larger than gRPC's 4 MiB default
+      grpcOptions: { 'grpc.max_receive_message_length': -1 },
     });
   }
 
@@ -106,10 +124,12 @@ export class Etcd3Store implements Store {
       const current = await this.currentRevision().catch(() => 0);
       return new StoreError('FutureRevision', `required revision ${revision} is a future revision`, current);
     }
-    return this.unavailable(err);
+    if (isUnreachable(err)) return this.unavailable(err);
+    // a call etcd refused (a value larger than its request limit, ...): an internal error naming etcd
+    return new Error(`etcd (${this.endpoints.join(',')}) refused the request: ${err.message}`);
   }
 
-  /** Every other failure of a call is etcd not answering (down, unreachable, timed out, no leader). */
+  /** etcd did not answer (down, unreachable, timed out, no leader). */
   unavailable(err: Error): StoreError {
     return new StoreError('Unavailable', `etcd (${this.endpoints.join(',')}) is unavailable: ${err.message}`);
   }
@@ -180,6 +200,7 @@ export class Etcd3Store implements Store {
     const etcdPrefix = enc(this.keys.toEtcd(prefix));
     const start = opts.startKey && opts.startKey > prefix ? enc(this.keys.toEtcd(opts.startKey)) : etcdPrefix;
     const limit = opts.limit && opts.limit > 0 ? opts.limit : 0;
+    if (!limit) return this.listAll(etcdPrefix, start, opts.revision);
     const res = await this.call(
       () =>
         this.client.kv.range({
@@ -199,6 +220,26 @@ export class Etcd3Store implements Store {
     // etcd counts every key in [start, end), the page included
     if (opts.countRemaining) out.remaining = Math.max(0, Number(res.count) - res.kvs.length);
     return out;
+  }
+
+  /** A whole range in pages of LIST_PAGE keys, every page at the first one's revision (one snapshot, bounded responses). */
+  private async listAll(etcdPrefix: Buffer, start: Buffer, revision: number | undefined): Promise<ListResult> {
+    const items: KeyValue[] = [];
+    let at = revision;
+    for (let from = start; ; ) {
+      const res = await this.call(
+        () => this.client.kv.range({ key: from, range_end: prefixEnd(etcdPrefix), limit: LIST_PAGE, ...(at !== undefined ? { revision: at } : {}) }),
+        at,
+      );
+      at ??= Number(res.header.revision);
+      for (const kv of res.kvs) {
+        const item = this.toKeyValue(kv);
+        if (item) items.push(item);
+      }
+      const last = res.kvs.at(-1);
+      if (!res.more || !last) return { items, revision: at, more: false };
+      from = Buffer.concat([last.key, ALL_KEYS]);
+    }
   }
 
   // ---- writes --------------------------------------------------------------------------------
