@@ -4,6 +4,7 @@
  * mirror upstream's apimachinery errors so messages read the same to users and clients.
  */
 import { type FieldError, fieldErrorBody, fieldErrorString } from './field-errors.js';
+import { StoreError } from '../storage/interface.js';
 
 export type StatusReason =
   | ''
@@ -204,6 +205,8 @@ export const errors = {
 /** Wraps anything thrown into a StatusError (unknown errors become 500 InternalError). */
 export function toStatusError(err: unknown): StatusError {
   if (err instanceof StatusError) return err;
+  // a store that cannot be reached (etcd down) is the server's unavailability, not an internal error
+  if (err instanceof StoreError && err.code === 'Unavailable') return errors.serviceUnavailable(err.message);
   return errors.internal(err);
 }
 

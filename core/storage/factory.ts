@@ -51,7 +51,8 @@ export function storageOptionsFrom(f: StorageFlags): StorageOptions {
   const o: StorageOptions = { backend: f.storageBackend, path: join(f.dataDir, 'store') };
   if (f.storageBackend === 'etcd3') {
     o.etcd = { servers: f.etcdServers, prefix: f.etcdPrefix, caFile: f.etcdCafile, certFile: f.etcdCertfile, keyFile: f.etcdKeyfile };
-    o.callTimeoutMs = f.requestTimeoutMs;
+    // a call outlives its request by a little, so a stuck etcd is answered by the request timeout (504) and calls still end
+    o.callTimeoutMs = f.requestTimeoutMs + 1000;
   }
   return o;
 }

@@ -20,6 +20,9 @@ export interface TestEtcd {
   /** Stops the process, keeping its data (restart() brings it back on the same ports). */
   halt(): Promise<void>;
   restart(): Promise<void>;
+  /** Freezes the process (SIGSTOP): connections stay open and nothing is answered, as a stuck etcd. */
+  pause(): void;
+  resume(): void;
   /** Stops it and removes its data. */
   stop(): Promise<void>;
   output(): string;
@@ -124,8 +127,15 @@ export async function startEtcd(): Promise<TestEtcd> {
       proc = launch(dataDir, ports!, log);
       await untilServing(proc, endpoint, log);
     },
+    pause() {
+      proc!.kill('SIGSTOP');
+    },
+    resume() {
+      proc!.kill('SIGCONT');
+    },
     async stop() {
       client.close();
+      proc!.kill('SIGCONT');
       await exitOf(proc!, 'SIGTERM');
       rmSync(dataDir, { recursive: true, force: true });
     },

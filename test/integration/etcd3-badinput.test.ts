@@ -125,3 +125,35 @@ t.test('etcd stopped while serving: 5xx within --request-timeout, /readyz fails,
   t.equal(ev?.object?.metadata?.name, 'after');
   w.close();
 });
+
+t.test('etcd answering nothing (frozen): requests end at --request-timeout with 504, none pile up, and the server recovers', async (t) => {
+  const etcd = await startEtcd();
+  t.teardown(() => etcd.stop());
+  const s = await startServer(['--storage-backend=etcd3', `--etcd-servers=${etcd.endpoint}`, '--etcd-prefix=/slow', '--request-timeout=3s']);
+  t.teardown(() => s.stop());
+  t.equal((await s.admin.post(CM, { metadata: { name: 'before' } })).status, 201);
+
+  etcd.pause();
+  const started = Date.now();
+  const answers = await Promise.all([
+    ...Array.from({ length: 10 }, () => s.admin.get(`${CM}/before`)),
+    ...Array.from({ length: 5 }, (_, i) => s.admin.post(CM, { metadata: { name: `frozen-${i}` } })),
+  ]);
+  const took = Date.now() - started;
+  t.same([...new Set(answers.map((r) => `${r.status} ${r.json?.reason}`))], ['504 Timeout'], 'every request is answered 504 Timeout');
+  t.equal(answers[0]!.json.reason, 'Timeout');
+  t.ok(took >= 3000 && took < 3000 + 3000, `at the request timeout (${took} ms for all of them)`);
+  t.equal((await s.admin.get('/version')).status, 200, 'what needs no store is still served');
+
+  etcd.resume();
+  let ok = false;
+  for (let i = 0; i < 100 && !ok; i++) {
+    ok = (await s.admin.get('/readyz')).status === 200;
+    if (!ok) await sleep(100);
+  }
+  t.ok(ok, 'ready again once etcd answers');
+  t.equal((await s.admin.get(`${CM}/before`)).status, 200, 'reads work');
+  t.equal((await s.admin.post(CM, { metadata: { name: 'after' } })).status, 201, 'writes work');
+  const names = (await s.admin.get(CM)).json.items.map((i: { metadata: { name: string } }) => i.metadata.name);
+  t.ok(names.includes('before') && names.includes('after'), 'and the list holds what was acknowledged');
+});
