@@ -5,14 +5,24 @@
  * tests of an etcd that goes away while servers use it.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Etcd3 } from 'etcd3';
 import { freePort } from './server.js';
 
+/** TLS for etcd's client port: its serving pair, and the CA client certificates must chain to. */
+export interface EtcdTls {
+  caFile: string;
+  certFile: string;
+  keyFile: string;
+  /** A client pair the helper's own client uses. */
+  clientCertFile: string;
+  clientKeyFile: string;
+}
+
 export interface TestEtcd {
-  /** The client URL, http://127.0.0.1:<port> (for --etcd-servers). */
+  /** The client URL, http(s)://127.0.0.1:<port> (for --etcd-servers). */
   endpoint: string;
   dataDir: string;
   /** A client on the whole key space (to read or plant raw values). */
@@ -35,8 +45,16 @@ interface Ports {
   peer: number;
 }
 
-function launch(dataDir: string, ports: Ports, log: { text: string }): ChildProcess {
-  const client = `http://127.0.0.1:${ports.client}`;
+function clientOf(endpoint: string, tls: EtcdTls | undefined, dialTimeout?: number): Etcd3 {
+  return new Etcd3({
+    hosts: endpoint,
+    ...(dialTimeout ? { dialTimeout } : {}),
+    ...(tls ? { credentials: { rootCertificate: readFileSync(tls.caFile), certChain: readFileSync(tls.clientCertFile), privateKey: readFileSync(tls.clientKeyFile) } } : {}),
+  });
+}
+
+function launch(dataDir: string, ports: Ports, log: { text: string }, tls: EtcdTls | undefined): ChildProcess {
+  const client = `${tls ? 'https' : 'http'}://127.0.0.1:${ports.client}`;
   const peer = `http://127.0.0.1:${ports.peer}`;
   const proc = spawn(
     ETCD,
@@ -48,6 +66,7 @@ function launch(dataDir: string, ports: Ports, log: { text: string }): ChildProc
       `--listen-peer-urls=${peer}`,
       `--initial-advertise-peer-urls=${peer}`,
       `--initial-cluster=test=${peer}`,
+      ...(tls ? [`--cert-file=${tls.certFile}`, `--key-file=${tls.keyFile}`, `--trusted-ca-file=${tls.caFile}`, '--client-cert-auth'] : []),
       '--logger=zap',
       '--log-level=warn',
     ],
@@ -59,8 +78,8 @@ function launch(dataDir: string, ports: Ports, log: { text: string }): ChildProc
 }
 
 /** Resolves once etcd answers a read, rejects when the process exits first or after 20 s. */
-async function untilServing(proc: ChildProcess, endpoint: string, log: { text: string }): Promise<void> {
-  const client = new Etcd3({ hosts: endpoint, dialTimeout: 1000 });
+async function untilServing(proc: ChildProcess, endpoint: string, log: { text: string }, tls: EtcdTls | undefined): Promise<void> {
+  const client = clientOf(endpoint, tls, 1000);
   let exited = false;
   const onExit = () => (exited = true);
   proc.once('exit', onExit);
@@ -90,16 +109,16 @@ function exitOf(proc: ChildProcess, signal: NodeJS.Signals): Promise<void> {
   });
 }
 
-export async function startEtcd(): Promise<TestEtcd> {
+export async function startEtcd(tls?: EtcdTls): Promise<TestEtcd> {
   const dataDir = mkdtempSync(join(tmpdir(), 'svc-etcd-'));
   const log = { text: '' };
   let ports: Ports | undefined;
   let proc: ChildProcess | undefined;
   for (let attempt = 0; !proc; attempt++) {
     ports = { client: await freePort(), peer: await freePort() };
-    const p = launch(dataDir, ports, log);
+    const p = launch(dataDir, ports, log, tls);
     try {
-      await untilServing(p, `http://127.0.0.1:${ports.client}`, log);
+      await untilServing(p, `${tls ? 'https' : 'http'}://127.0.0.1:${ports.client}`, log, tls);
       proc = p;
     } catch (e) {
       await exitOf(p, 'SIGKILL');
@@ -113,8 +132,8 @@ export async function startEtcd(): Promise<TestEtcd> {
       log.text = '';
     }
   }
-  const endpoint = `http://127.0.0.1:${ports!.client}`;
-  const client = new Etcd3({ hosts: endpoint });
+  const endpoint = `${tls ? 'https' : 'http'}://127.0.0.1:${ports!.client}`;
+  const client = clientOf(endpoint, tls);
   return {
     endpoint,
     dataDir,
@@ -124,8 +143,8 @@ export async function startEtcd(): Promise<TestEtcd> {
       await exitOf(proc!, 'SIGKILL');
     },
     async restart() {
-      proc = launch(dataDir, ports!, log);
-      await untilServing(proc, endpoint, log);
+      proc = launch(dataDir, ports!, log, tls);
+      await untilServing(proc, endpoint, log, tls);
     },
     pause() {
       proc!.kill('SIGSTOP');

@@ -5,7 +5,10 @@
  * acknowledged by A is seen by a consistent GET and LIST on B, a watch on B sees A's writes in order,
  * and a continue token from A pages on B.
  */
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import t from 'tap';
+import { makeCA } from '../helpers/pki.js';
 import { startEtcd } from '../helpers/etcd.js';
 import { startServer, tempDir } from '../helpers/server.js';
 import { collectThrough, resolveDeletions, rvOf, validateAtomic, validateOrdered, validateReliable, validateUnique, WriteLog } from '../helpers/watch-guarantees.js';
@@ -94,4 +97,33 @@ t.test('two servers on one etcd behave as one API', async (t) => {
     t.equal(new Set(names).size, 10, 'no item repeated across the pages');
     t.same(names, [...names].sort(), 'in key order across the two servers');
   });
+});
+
+t.test('a server reaches etcd over TLS with a client certificate (--etcd-cafile, --etcd-certfile, --etcd-keyfile)', async (t) => {
+  const dir = tempDir('svc-etcd-tls-');
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const ca = makeCA('etcd-ca');
+  const serving = ca.issue({ cn: 'etcd', hosts: ['127.0.0.1', 'localhost'], server: true });
+  const client = ca.issue({ cn: 'svc-apiserver', client: true });
+  const file = (name: string, text: string) => {
+    writeFileSync(join(dir, name), text);
+    return join(dir, name);
+  };
+  const tls = {
+    caFile: file('ca.crt', ca.cert),
+    certFile: file('etcd.crt', serving.cert),
+    keyFile: file('etcd.key', serving.key),
+    clientCertFile: file('client.crt', client.cert),
+    clientKeyFile: file('client.key', client.key),
+  };
+  const secure = await startEtcd(tls);
+  t.teardown(() => secure.stop());
+  t.match(secure.endpoint, /^https:/);
+  const tlsFlags = ['--storage-backend=etcd3', `--etcd-servers=${secure.endpoint}`, `--etcd-cafile=${tls.caFile}`];
+  const s = await startServer([...tlsFlags, `--etcd-certfile=${tls.clientCertFile}`, `--etcd-keyfile=${tls.clientKeyFile}`]);
+  t.teardown(() => s.stop());
+  t.equal((await s.admin.post(CM, { metadata: { name: 'over-tls' } })).status, 201, 'a write reaches etcd');
+  t.equal((await s.admin.get(`${CM}/over-tls`)).status, 200, 'and reads back');
+  t.match(await secure.client.get('/registry/configmaps/default/over-tls').string(), /over-tls/, 'etcd holds it');
+  await t.rejects(startServer([...tlsFlags, '--storage-initialization-timeout=2s']), /storage did not become ready within 2s.*https:\/\/127\.0\.0\.1/, 'without a client certificate etcd refuses the server, which says so');
 });
