@@ -60,6 +60,8 @@ export interface Etcd3StoreOptions {
 export const COMPACT_REV_KEY = 'compact_rev_key';
 
 const ALL_KEYS = Buffer.from([0]);
+/** The client's global fault policy without retries (its execute runs the call once). */
+const ONE_ATTEMPT = { execute: <T>(fn: () => Promise<T>): Promise<T> => fn() } as unknown as NonNullable<NonNullable<ConstructorParameters<typeof Etcd3>[0]>['faultHandling']>['global'];
 /** Keys per range call of a whole list. */
 const LIST_PAGE = 5000;
 const enc = (s: string): Buffer => Buffer.from(s, 'utf8');
@@ -108,6 +110,9 @@ export class Etcd3Store implements Store {
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
       // a list of a large collection, or a watch catching up, may be larger than gRPC's 4 MiB default
       grpcOptions: { 'grpc.max_receive_message_length': -1 },
+      // one attempt per call: a write whose answer was lost may have been applied, and sending it again
+      // would answer the client with its own write as a conflict (the caller sees 503 and decides)
+      faultHandling: { global: ONE_ATTEMPT },
     });
   }
 
