@@ -28,7 +28,7 @@ async function main(): Promise<void> {
   }
   const server = new ApiServer(opts);
   try {
-    await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));
+    await server.start((registry, settings, timings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings, timings) : new InlineExecutor(registry)));
   } catch (e) {
     if (e instanceof EnablementError || e instanceof DataDirLockedError || e instanceof StartError) {
       console.error(`Error: ${e.message}`);

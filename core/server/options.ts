@@ -7,6 +7,7 @@ import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationFlagError, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
 import { type StorageBackend, storageBackends } from '../storage/factory.js';
+import { MetricsFlagError, showHiddenMetricsFor } from '../metrics/registry.js';
 
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions {
   securePort: number;
@@ -39,6 +40,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
   featureGates: Record<string, boolean>;
+  /** The previous minor release ('1.31'): metrics hidden in this release are shown again. */
+  showHiddenMetricsForVersion: string;
   runtimeConfig: Record<string, boolean>;
   /** Largest request body accepted, in bytes (upstream: 3 MiB). */
   maxRequestBodyBytes: number;
@@ -96,6 +99,7 @@ const flags: FlagSpec[] = [
   { name: 'livez-grace-period', key: 'livezGracePeriodMs', kind: 'duration', def: 0, help: 'Time during which /livez reports ok while post-start hooks complete.' },
   { name: 'shutdown-delay-duration', key: 'shutdownDelayMs', kind: 'duration', def: 0, help: 'Time to keep serving after a termination signal, with /readyz failing.' },
   { name: 'feature-gates', key: 'featureGates', kind: 'map', def: {}, help: 'Comma-separated key=true|false pairs of feature gates.' },
+  { name: 'show-hidden-metrics-for-version', key: 'showHiddenMetricsForVersion', kind: 'string', def: '', help: "The previous minor version for which you want to show hidden metrics (only '1.31' is allowed): metrics deprecated three releases ago are hidden unless it is given." },
   { name: 'runtime-config', key: 'runtimeConfig', kind: 'map', def: {}, help: 'Comma-separated <group>/<version>[=true|false] pairs enabling or disabling API versions.' },
   { name: 'event-ttl', key: 'eventTtlMs', kind: 'duration', def: 3_600_000, help: 'Amount of time to retain events after their last write. 0 keeps them forever.' },
   { name: 'upstream-group-aliases', key: 'upstreamGroupAliases', kind: 'bool', def: true, help: 'Serve every <name>.svc.io group also as <name>.k8s.io (listed in discovery after it), for clients and manifests written for upstream; false serves the svc.io names only (the authentication and authorization reviews stay reachable under both).' },
@@ -226,6 +230,12 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   }
   const opts = o as unknown as ServerOptions;
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
+  try {
+    showHiddenMetricsFor(opts.showHiddenMetricsForVersion);
+  } catch (e) {
+    if (e instanceof MetricsFlagError) throw new FlagError(e.message);
+    throw e;
+  }
   if (!storageBackends.includes(opts.storageBackend)) {
     throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: ${storageBackends.map((b) => JSON.stringify(b)).join(', ')}`);
   }

@@ -26,6 +26,10 @@ export interface ResponseSink {
   openStream(contentType: string): void;
   /** Writes one frame now, however full the buffer is; false when the buffer is past its mark (see drained()). */
   write(frame: Uint8Array): boolean;
+  /** The status code of the answer once it has started (0 before); for metrics and audit. */
+  readonly code?: number;
+  /** Body bytes handed to the transport so far (before compression); for metrics. */
+  readonly bytes?: number;
   /** Bytes written but not yet taken by the client. */
   readonly buffered: number;
   /** Resolves once the buffer has drained (true) or the client is gone (false). */

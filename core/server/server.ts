@@ -5,7 +5,8 @@
  *   listener (HTTP/2 with HTTP/1.1 fallback, ALPN).
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildAuthenticator } from '../authn/factory.js';
@@ -62,10 +63,16 @@ import { withAuthorization } from './stages/authorize.js';
 import { withImpersonation } from './stages/impersonate.js';
 import { InflightCounter, withMaxInFlight } from './stages/max-in-flight.js';
 import { withRequestInfo } from './stages/request-info.js';
+import { withMetrics } from './stages/metrics.js';
+import { ApiserverMetrics } from '../metrics/apiserver.js';
+import { showHiddenMetricsFor } from '../metrics/registry.js';
+import { metricsRoute, watchMeter } from '../metrics/endpoint.js';
+import { TimedStore, type StoreTimingSink } from '../storage/timed-store.js';
+import { decisionObservers, type DecisionObserver } from '../authz/authorizer.js';
 import { DeadlineSweeper, withTimeout } from './stages/timeout.js';
 
 /** Creates the executor once the registry settings are known (the pool lives in workers/). */
-export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storage: StorageOptions }) => Executor;
+export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storage: StorageOptions }, storeTimings: StoreTimingSink) => Executor;
 
 function loadTls(o: ServerOptions): TlsMaterial {
   if (!!o.tlsCertFile !== !!o.tlsPrivateKeyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
@@ -110,6 +117,9 @@ export class ApiServer {
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
   private authorizer: Authorizer | undefined;
+  /** What /metrics prints. */
+  metrics!: ApiserverMetrics;
+  private readonly inflight: { readOnly: InflightCounter; mutating: InflightCounter };
   tls!: TlsMaterial;
   /** The served resource types (custom resource definitions put and remove theirs here). */
   types!: TypeRegistry;
@@ -125,6 +135,34 @@ export class ApiServer {
 
   constructor(readonly opts: ServerOptions) {
     this.health = new Health(opts.livezGracePeriodMs);
+    this.inflight = { readOnly: new InflightCounter(opts.maxRequestsInflight), mutating: new InflightCounter(opts.maxMutatingRequestsInflight) };
+  }
+
+  private readonly observeDecision: DecisionObserver = (z, decision) => this.metrics.decision(z.type ?? z.name, z.type ? z.name : z.name.toLowerCase(), decision);
+
+  /** The metrics and the parts they read at scrape time. */
+  private makeMetrics(): ApiserverMetrics {
+    const o = this.opts;
+    const m = new ApiserverMetrics(
+      { showHidden: showHiddenMetricsFor(o.showHiddenMetricsForVersion) },
+      {
+        storedObjects: () => this.storedObjectCounts(),
+        inflight: () => ({ readOnly: this.inflight.readOnly.takePeak(), mutating: this.inflight.mutating.takePeak() }),
+        authnConfigReloads: () => this.authenticationConfigStatus,
+        apiserverIdHash: `sha256:${createHash('sha256').update(`${hostname()}:${o.bindAddress}:${o.securePort}`).digest('hex')}`,
+      },
+    );
+    decisionObservers.add(this.observeDecision);
+    return m;
+  }
+
+  /** Objects per resource, from the watch caches (apiserver_storage_objects). */
+  private *storedObjectCounts(): Iterable<[string, number]> {
+    if (!this.types || !this.cacher) return;
+    for (const rt of this.types.all()) {
+      const prefix = resourcePrefix(rt);
+      if (this.cacher.has(prefix)) yield [rt.group ? `${rt.plural}.${rt.group}` : rt.plural, this.cacher.cacheFor(prefix).size];
+    }
   }
 
   get port(): number {
@@ -139,6 +177,7 @@ export class ApiServer {
     const o = this.opts;
     // bad policy / webhook / authorization-config files stop the start before anything is opened
     checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
+    const metrics = (this.metrics = this.makeMetrics());
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
@@ -177,7 +216,7 @@ export class ApiServer {
     }
     const storage: StorageOptions = { backend: o.storageBackend, path: join(o.dataDir, 'store') };
     if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
-    this.store = openStore(storage);
+    this.store = new TimedStore(openStore(storage), { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
     const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));
     // the served types: built-in kinds now; types that appear later are followed by everything below
@@ -199,7 +238,7 @@ export class ApiServer {
     this.health.addPostStartHook('storage-readiness', cacheReady);
     await cacheReady;
 
-    this.executor = makeExecutor(registry, { ...settings, storage });
+    this.executor = makeExecutor(registry, { ...settings, storage }, { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types);
@@ -306,10 +345,12 @@ export class ApiServer {
         bufferLimitBytes: o.watchBufferBytes,
         watchList: featureGates.WatchList === true,
         track: { open: (w) => this.watches.add(w), close: (w) => this.watches.delete(w) },
+        meter: (rt) => watchMeter(metrics, rt),
       },
       registry: client,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
       cbor: featureGates.CBORServingAndStorage === true,
+      deprecated: (_s, r) => metrics.deprecatedApis.with(r.rt.group, r.rt.version, r.rt.plural, r.subresource, r.rt.removedRelease ?? '').set(1),
       virtual: {
         handlers: virtualHandlers,
         knownKinds: () => types.knownKinds,
@@ -321,16 +362,17 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes])),
+      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes, ['/metrics', metricsRoute(metrics)]])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const chain = buildChain(
       [
+        withMetrics(metrics, (group, version, resource) => types.has(`${group}/${version}/${resource}`)),
         withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
-        withAuthentication(authenticator, o.anonymousAuth),
+        withAuthentication(authenticator, o.anonymousAuth, metrics),
         withImpersonation(authorizer),
-        withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
+        withMaxInFlight(this.inflight.readOnly, this.inflight.mutating),
         withAuthorization(authorizer),
       ],
       route(resources, nonResources),
@@ -359,6 +401,7 @@ export class ApiServer {
     this.deadlines.stop();
     this.runStopHooks();
     this.authorizer?.close?.();
+    decisionObservers.delete(this.observeDecision);
     this.controllers?.stop();
     this.definitions?.stop();
     this.compactor?.stop();
