@@ -27,6 +27,8 @@ async function main(): Promise<void> {
     throw e;
   }
   const server = new ApiServer(opts);
+  // with --logging-format=json every line the process writes is one JSON object
+  if (opts.loggingFormat === 'json') server.log.captureConsole();
   try {
     await server.start((registry, settings, timings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings, timings) : new InlineExecutor(registry)));
   } catch (e) {

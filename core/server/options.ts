@@ -8,6 +8,7 @@ import { type AuthorizationOptions, authorizationFlagError, authorizationModes }
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
 import { type StorageBackend, storageBackends } from '../storage/factory.js';
 import { MetricsFlagError, showHiddenMetricsFor } from '../metrics/registry.js';
+import { type LoggingFormat, loggingFormats } from '../log/logger.js';
 
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions {
   securePort: number;
@@ -40,6 +41,12 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
   featureGates: Record<string, boolean>;
+  /** text (klog-like lines) or json (one object per line). */
+  loggingFormat: LoggingFormat;
+  /** Log verbosity (-v): lines of a level above it are not written; 3 logs every request. */
+  verbosity: number;
+  /** Deprecated flags that were used, as warnings to log at start (spec rule 6). */
+  flagWarnings: string[];
   /** The previous minor release ('1.31'): metrics hidden in this release are shown again. */
   showHiddenMetricsForVersion: string;
   runtimeConfig: Record<string, boolean>;
@@ -66,6 +73,8 @@ interface FlagSpec {
   kind: Kind;
   def: unknown;
   help: string;
+  /** Set for a deprecated flag: it still works, and using it logs this warning (spec rule 6). */
+  deprecated?: string;
 }
 
 const flags: FlagSpec[] = [
@@ -99,6 +108,9 @@ const flags: FlagSpec[] = [
   { name: 'livez-grace-period', key: 'livezGracePeriodMs', kind: 'duration', def: 0, help: 'Time during which /livez reports ok while post-start hooks complete.' },
   { name: 'shutdown-delay-duration', key: 'shutdownDelayMs', kind: 'duration', def: 0, help: 'Time to keep serving after a termination signal, with /readyz failing.' },
   { name: 'feature-gates', key: 'featureGates', kind: 'map', def: {}, help: 'Comma-separated key=true|false pairs of feature gates.' },
+  { name: 'logging-format', key: 'loggingFormat', kind: 'string', def: 'text', help: 'Sets the log format. Permitted formats: "json", "text".' },
+  { name: 'v', key: 'verbosity', kind: 'int', def: 0, help: 'Number for the log level verbosity (also -v); 3 logs every request.' },
+  { name: 'service-account-api-audiences', key: 'apiAudiences', kind: 'csv', def: [], help: 'Identifiers of the API. Deprecated: use --api-audiences.', deprecated: 'use --api-audiences' },
   { name: 'show-hidden-metrics-for-version', key: 'showHiddenMetricsForVersion', kind: 'string', def: '', help: "The previous minor version for which you want to show hidden metrics (only '1.31' is allowed): metrics deprecated three releases ago are hidden unless it is given." },
   { name: 'runtime-config', key: 'runtimeConfig', kind: 'map', def: {}, help: 'Comma-separated <group>/<version>[=true|false] pairs enabling or disabling API versions.' },
   { name: 'event-ttl', key: 'eventTtlMs', kind: 'duration', def: 3_600_000, help: 'Amount of time to retain events after their last write. 0 keeps them forever.' },
@@ -196,6 +208,7 @@ function parseValue(spec: FlagSpec, raw: string): unknown {
 export function defaultOptions(): ServerOptions {
   const o: Record<string, unknown> = {};
   for (const f of flags) o[f.key] = structuredClone(f.def);
+  o.flagWarnings = [];
   return o as unknown as ServerOptions;
 }
 
@@ -204,13 +217,16 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   const o = defaultOptions() as unknown as Record<string, unknown>;
   const repeated = new Set<string>();
   const given = new Set<string>();
+  const warnings: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    // -v is the one short flag, as upstream's pflag shorthand for --v
+    const arg = argv[i] === '-v' || argv[i]!.startsWith('-v=') ? `-${argv[i]}` : argv[i]!;
     if (!arg.startsWith('--')) throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const spec = flags.find((f) => f.name === name);
     if (!spec) throw new FlagError(`unknown flag: --${name}`);
+    if (spec.deprecated) warnings.push(`Flag --${name} has been deprecated, ${spec.deprecated}`);
     let raw: string;
     if (eq >= 0) raw = arg.slice(eq + 1);
     else if (spec.kind === 'bool') raw = 'true';
@@ -229,6 +245,11 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
     given.add(spec.name);
   }
   const opts = o as unknown as ServerOptions;
+  opts.flagWarnings = warnings;
+  if (!loggingFormats.includes(opts.loggingFormat)) {
+    throw new FlagError(`invalid value ${JSON.stringify(opts.loggingFormat)} for --logging-format: Unsupported value: permitted formats: ${loggingFormats.map((f) => JSON.stringify(f)).join(', ')}`);
+  }
+  if (opts.verbosity < 0) throw new FlagError('-v must be 0 or more');
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
   try {
     showHiddenMetricsFor(opts.showHiddenMetricsForVersion);

@@ -32,7 +32,7 @@ import { EventTTLController } from '../controllers/event-ttl.js';
 import { DefinitionController } from '../apiextensions/controller.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
-import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
+import { featureGateWarnings, resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
 import { resourceId } from '../registry/context.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
@@ -64,6 +64,8 @@ import { withImpersonation } from './stages/impersonate.js';
 import { InflightCounter, withMaxInFlight } from './stages/max-in-flight.js';
 import { withRequestInfo } from './stages/request-info.js';
 import { withMetrics } from './stages/metrics.js';
+import { REQUEST_LOG_LEVEL, withRequestLog } from './stages/request-log.js';
+import { Logger } from '../log/logger.js';
 import { ApiserverMetrics } from '../metrics/apiserver.js';
 import { showHiddenMetricsFor } from '../metrics/registry.js';
 import { metricsRoute, watchMeter } from '../metrics/endpoint.js';
@@ -117,6 +119,7 @@ export class ApiServer {
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
   private authorizer: Authorizer | undefined;
+  readonly log: Logger;
   /** What /metrics prints. */
   metrics!: ApiserverMetrics;
   private readonly inflight: { readOnly: InflightCounter; mutating: InflightCounter };
@@ -135,6 +138,7 @@ export class ApiServer {
 
   constructor(readonly opts: ServerOptions) {
     this.health = new Health(opts.livezGracePeriodMs);
+    this.log = new Logger(opts.loggingFormat, opts.verbosity);
     this.inflight = { readOnly: new InflightCounter(opts.maxRequestsInflight), mutating: new InflightCounter(opts.maxMutatingRequestsInflight) };
   }
 
@@ -178,6 +182,7 @@ export class ApiServer {
     // bad policy / webhook / authorization-config files stop the start before anything is opened
     checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
     const metrics = (this.metrics = this.makeMetrics());
+    for (const w of [...o.flagWarnings, ...featureGateWarnings(o.featureGates)]) this.log.warn(w);
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
@@ -368,6 +373,7 @@ export class ApiServer {
     const chain = buildChain(
       [
         withMetrics(metrics, (group, version, resource) => types.has(`${group}/${version}/${resource}`)),
+        ...(this.log.enabled(REQUEST_LOG_LEVEL) ? [withRequestLog(this.log)] : []),
         withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
         withAuthentication(authenticator, o.anonymousAuth, metrics),
