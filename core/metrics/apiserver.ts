@@ -10,6 +10,12 @@ import { exponentialBuckets, type GaugeMetric, StabilityRegistry, type RegistryO
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 const REQUEST_LABELS = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'];
 
+export interface ReloadFigures {
+  lastTimestampSeconds: Partial<Record<string, number>>;
+  reloadsTotal: Record<string, number>;
+  configHash: string;
+}
+
 /** Figures read at scrape time from parts that keep their own counts. */
 export interface MetricSources {
   /** Objects stored per resource (`<plural>` or `<plural>.<group>`), from the watch cache. */
@@ -17,7 +23,9 @@ export interface MetricSources {
   /** In-flight requests now and the most seen since the last scrape. */
   inflight?: () => { readOnly: number; mutating: number };
   /** --authentication-config reload outcomes. */
-  authnConfigReloads?: () => { lastTimestampSeconds: Partial<Record<string, number>>; reloadsTotal: Record<string, number>; configHash: string } | undefined;
+  authnConfigReloads?: () => ReloadFigures | undefined;
+  /** --authorization-config reload outcomes. */
+  authzConfigReloads?: () => ReloadFigures | undefined;
   /** Audit events written, and errors by backend plugin. */
   audit?: () => { events: number; errors: Record<string, number> };
   /** sha256 of this server's identity (upstream's apiserver_id_hash label). */
@@ -168,7 +176,8 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       labelNames: ['username'],
     });
     this.declareAuditMetrics();
-    this.declareAuthnConfigMetrics();
+    this.declareReloadMetrics('authentication', () => this.sources.authnConfigReloads?.());
+    this.declareReloadMetrics('authorization', () => this.sources.authzConfigReloads?.());
   }
 
   /** Members of a chain that only pass on another chain's decision are not counted again. */
@@ -226,37 +235,38 @@ export class ApiserverMetrics implements AuthenticationMetrics {
     });
   }
 
-  private declareAuthnConfigMetrics(): void {
+  /** apiserver_<what>_config_controller_*: reloads of --authentication-config or --authorization-config. */
+  private declareReloadMetrics(what: 'authentication' | 'authorization', figures: () => ReloadFigures | undefined): void {
     const r = this.registry;
     const id = this.sources.apiserverIdHash ?? '';
     r.gauge({
-      name: 'apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds',
+      name: `apiserver_${what}_config_controller_automatic_reload_last_timestamp_seconds`,
       stability: 'ALPHA',
-      help: 'Timestamp of the last automatic reload of authentication configuration split by status and apiserver identity.',
+      help: `Timestamp of the last automatic reload of ${what} configuration split by status and apiserver identity.`,
       labelNames: ['status', 'apiserver_id_hash'],
       collect: (g) => {
-        const s = this.sources.authnConfigReloads?.();
+        const s = figures();
         for (const [status, t] of Object.entries(s?.lastTimestampSeconds ?? {})) if (t !== undefined) g.with(status, id).set(t);
       },
     });
     r.counter({
-      name: 'apiserver_authentication_config_controller_automatic_reloads_total',
+      name: `apiserver_${what}_config_controller_automatic_reloads_total`,
       stability: 'ALPHA',
-      help: 'Total number of automatic reloads of authentication configuration split by status and apiserver identity.',
+      help: `Total number of automatic reloads of ${what} configuration split by status and apiserver identity.`,
       labelNames: ['status', 'apiserver_id_hash'],
       collect: (g) => {
-        const s = this.sources.authnConfigReloads?.();
+        const s = figures();
         for (const [status, n] of Object.entries(s?.reloadsTotal ?? {})) if (n) g.with(status, id).inc(n);
       },
     });
     r.gauge({
-      name: 'apiserver_authentication_config_controller_last_config_info',
+      name: `apiserver_${what}_config_controller_last_config_info`,
       stability: 'ALPHA',
-      help: 'Information about the last applied authentication configuration with hash as label, split by apiserver identity.',
+      help: `Information about the last applied ${what} configuration with hash as label, split by apiserver identity.`,
       labelNames: ['apiserver_id_hash', 'hash'],
       collect: (g) => {
         g.prom.reset();
-        const hash = this.sources.authnConfigReloads?.()?.configHash;
+        const hash = figures()?.configHash;
         if (hash) g.with(id, hash).set(1);
       },
     });

@@ -11,6 +11,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildAuthenticator } from '../authn/factory.js';
 import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
+import { ConfigReloadStatus } from '../api/config-reload-status.js';
 import { issuerDiscoveryRoutes } from '../authn/issuer-discovery.js';
 import { selfSubjectReview, tokenReview } from '../authn/reviews.js';
 import { resolveServiceAccountKeys } from '../authn/service-account-keys.js';
@@ -129,6 +130,8 @@ export class ApiServer {
   private releaseDataDir: () => void = () => undefined;
   /** Outcome of --authentication-config reloads (the figures behind the reload metrics). */
   readonly authenticationConfigStatus = new AuthenticationConfigStatus();
+  /** Outcome of --authorization-config reloads. */
+  readonly authorizationConfigStatus = new ConfigReloadStatus();
   /** Background work of the authenticators, stopped with the server. */
   private readonly stopHooks: (() => void)[] = [];
 
@@ -152,7 +155,8 @@ export class ApiServer {
       {
         storedObjects: () => this.storedObjectCounts(),
         inflight: () => ({ readOnly: this.inflight.readOnly.takePeak(), mutating: this.inflight.mutating.takePeak() }),
-        authnConfigReloads: () => this.authenticationConfigStatus,
+        authnConfigReloads: () => (this.opts.authenticationConfig ? this.authenticationConfigStatus : undefined),
+        authzConfigReloads: () => (this.opts.authorizationConfig ? this.authorizationConfigStatus : undefined),
         apiserverIdHash: `sha256:${createHash('sha256').update(`${hostname()}:${o.bindAddress}:${o.securePort}`).digest('hex')}`,
       },
     );
@@ -248,7 +252,7 @@ export class ApiServer {
     this.health.addPostStartHook('start-worker-pool', executorReady);
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types);
     // built before anything writes: RBAC writes (bootstrap policy, aggregation) pass its escalation check
-    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates, listers, types: types.all() }));
+    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates, listers, types: types.all(), configStatus: this.authorizationConfigStatus }));
     const rbacKinds = rbacKindsOf(types.all());
     if (rbacKinds) {
       // RBAC writes are checked against escalation where the authorizer and listers live: this thread
