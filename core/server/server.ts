@@ -57,6 +57,9 @@ import type { TypeRegistry } from '../registry/type-registry.js';
 import { SecureListener } from './listener.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
+import { type Auditor, buildAuditor } from '../audit/auditor.js';
+import { auditFailedAuthentication } from '../audit/record.js';
+import { withAudit } from './stages/audit.js';
 import { withAuthentication } from './stages/authenticate.js';
 import { withAuthorization } from './stages/authorize.js';
 import { withImpersonation } from './stages/impersonate.js';
@@ -110,6 +113,7 @@ export class ApiServer {
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
   private authorizer: Authorizer | undefined;
+  private auditor: Auditor | undefined;
   tls!: TlsMaterial;
   /** The served resource types (custom resource definitions put and remove theirs here). */
   types!: TypeRegistry;
@@ -158,6 +162,8 @@ export class ApiServer {
       this.tls = loadTls(o);
       // an unreadable key file is a start error naming it
       saKeys = resolveServiceAccountKeys(o, { keyFile: o.tlsPrivateKeyFile || join(o.dataDir, 'apiserver.key'), generated: !o.tlsCertFile, dataDir: o.dataDir });
+      // a bad audit policy, webhook configuration or log path stops the start too
+      this.auditor = buildAuditor(o);
       // configuration errors of the authenticators stop the start before anything is opened
       authenticator = buildAuthenticator(o, {
         clientCA: !!this.tls.clientCA,
@@ -171,6 +177,7 @@ export class ApiServer {
         secrets: lazyGetter('secrets'),
       });
     } catch (e) {
+      void this.auditor?.shutdown();
       this.runStopHooks();
       this.releaseDataDir();
       throw e;
@@ -324,11 +331,13 @@ export class ApiServer {
       routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
+    const auditor = this.auditor;
     const chain = buildChain(
       [
         withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
-        withAuthentication(authenticator, o.anonymousAuth),
+        withAuthentication(authenticator, o.anonymousAuth, auditor && ((s) => auditFailedAuthentication(auditor, s))),
+        ...(auditor ? [withAudit(auditor)] : []),
         withImpersonation(authorizer),
         withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
         withAuthorization(authorizer),
@@ -366,6 +375,7 @@ export class ApiServer {
     this.cacher?.stop();
     await this.executor?.close();
     await this.store?.close();
+    await this.auditor?.shutdown();
     this.releaseDataDir();
   }
 }

@@ -11,10 +11,15 @@ import { AuthenticationError, type Authenticator } from '../../authn/authenticat
 import type { Stage } from '../chain.js';
 import type { RequestScope } from '../scope.js';
 
-export function withAuthentication(authn: Authenticator, anonymousAuth: boolean): Stage {
+/** `onUnauthorized` sees each request refused 401 before the answer is written (the audit of failed authentications). */
+export function withAuthentication(authn: Authenticator, anonymousAuth: boolean, onUnauthorized?: (s: RequestScope) => void): Stage {
   const anonymous = anonymousAuth ? anonymousUser : undefined;
-  const rejected = (e: unknown): never => {
-    if (e instanceof AuthenticationError) throw errors.unauthorized();
+  const unauthorized = (s: RequestScope): never => {
+    onUnauthorized?.(s);
+    throw errors.unauthorized();
+  };
+  const rejected = (s: RequestScope, e: unknown): never => {
+    if (e instanceof AuthenticationError) unauthorized(s);
     throw e;
   };
   const identify = (s: RequestScope): MaybePromise<UserInfo | undefined> => {
@@ -22,15 +27,15 @@ export function withAuthentication(authn: Authenticator, anonymousAuth: boolean)
     try {
       u = authn.authenticate({ headers: s.headers, peer: s.peer });
     } catch (e) {
-      return rejected(e);
+      return rejected(s, e);
     }
-    if (isPromise(u)) return u.then((v) => v ?? anonymous, rejected);
+    if (isPromise(u)) return u.then((v) => v ?? anonymous, (e: unknown) => rejected(s, e));
     return u ?? anonymous;
   };
   return (next) => (s) =>
     then(identify(s), (user) => {
-      if (!user) throw errors.unauthorized();
-      s.user = user;
+      if (!user) unauthorized(s);
+      s.user = user!;
       return next(s);
     });
 }
