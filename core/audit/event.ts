@@ -50,16 +50,16 @@ export interface AuditEvent {
   requestURI: string;
   verb: string;
   user: Partial<UserInfo>;
-  impersonatedUser?: UserInfo;
-  sourceIPs?: string[];
-  userAgent?: string;
-  objectRef?: ObjectReference;
-  responseStatus?: EventStatus;
-  requestObject?: unknown;
-  responseObject?: unknown;
+  impersonatedUser: UserInfo | undefined;
+  sourceIPs: string[] | undefined;
+  userAgent: string | undefined;
+  objectRef: ObjectReference | undefined;
+  responseStatus: EventStatus | undefined;
+  requestObject: unknown;
+  responseObject: unknown;
   requestReceivedTimestamp: string;
   stageTimestamp: string;
-  annotations?: Record<string, string>;
+  annotations: Record<string, string> | undefined;
 }
 
 const firstHeader = (h: Headers, name: string): string | undefined => {
@@ -147,13 +147,14 @@ export function withoutManagedFields(v: unknown): unknown {
 
 /** The bounded fields of a Status answer, as upstream's LogResponseObject copies them. */
 export function statusOf(code: number, v: unknown): EventStatus {
-  const st: EventStatus = { metadata: {}, code };
-  if (!isObject(v) || v.kind !== 'Status') return st;
+  if (!isObject(v) || v.kind !== 'Status') return { metadata: {}, code };
+  // built in metav1.Status field order, code last
+  const st = { metadata: {} } as EventStatus;
   if (typeof v.status === 'string') st.status = v.status;
   if (typeof v.message === 'string') st.message = v.message;
   if (typeof v.reason === 'string' && v.reason) st.reason = v.reason;
   if (isObject(v.details)) st.details = v.details;
-  if (typeof v.code === 'number') st.code = v.code;
+  st.code = typeof v.code === 'number' ? v.code : code;
   return st;
 }
 

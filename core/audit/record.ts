@@ -37,15 +37,18 @@ function newEvent(s: RequestScope, cfg: RequestAuditConfig, user: UserInfo | und
     requestURI: s.rawQuery ? `${s.path}?${s.rawQuery}` : s.path,
     verb: s.info.verb,
     user: user ?? {},
+    // every field in upstream's order from the start (one object shape; JSON leaves out the undefined)
+    impersonatedUser: undefined,
+    sourceIPs: sourceIPs(s.headers, s.peer?.remoteAddress),
+    userAgent: headerOf(s, 'user-agent') || undefined,
+    objectRef: objectRefOf(s.info),
+    responseStatus: undefined,
+    requestObject: undefined,
+    responseObject: undefined,
     requestReceivedTimestamp: microTime(epochOf(s.startedAt)),
     stageTimestamp: '',
+    annotations: undefined,
   };
-  const ips = sourceIPs(s.headers, s.peer?.remoteAddress);
-  if (ips) ev.sourceIPs = ips;
-  const ua = headerOf(s, 'user-agent');
-  if (ua) ev.userAgent = ua;
-  const ref = objectRefOf(s.info);
-  if (ref) ev.objectRef = ref;
   return ev;
 }
 
