@@ -36,6 +36,8 @@ const SEND_TIMEOUT_MS = 30_000;
 /** Attempts per batch and backoff growth, as upstream's webhook backoff. */
 const ATTEMPTS = 5;
 const BACKOFF_FACTOR = 1.5;
+/** How long shutdown waits for sends under way before dropping their connections. */
+const SHUTDOWN_GRACE_MS = 5_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
@@ -166,7 +168,9 @@ export class WebhookBackend implements Backend {
     this.stopping = true;
     this.wake?.();
     while (this.running) await this.running;
-    await Promise.all([...this.inflight]);
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all([...this.inflight]), new Promise((r) => (timer = setTimeout(r, SHUTDOWN_GRACE_MS)))]);
+    clearTimeout(timer);
     this.client.close();
   }
 }
