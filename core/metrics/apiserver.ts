@@ -26,8 +26,8 @@ export interface MetricSources {
   authnConfigReloads?: () => ReloadFigures | undefined;
   /** --authorization-config reload outcomes. */
   authzConfigReloads?: () => ReloadFigures | undefined;
-  /** Audit events written, and errors by backend plugin. */
-  audit?: () => { events: number; errors: Record<string, number> };
+  /** Audit events generated, errors by backend plugin, policy levels, requests refused for want of an audit event. */
+  audit?: () => { events: number; errors: Record<string, number>; levels: Record<string, number>; requestsRejected: number };
   /** sha256 of this server's identity (upstream's apiserver_id_hash label). */
   apiserverIdHash?: string;
 }
@@ -232,6 +232,21 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       collect: (g) => {
         for (const [plugin, n] of Object.entries(this.sources.audit?.().errors ?? {})) g.with(plugin).inc(n);
       },
+    });
+    r.counter({
+      name: 'apiserver_audit_level_total',
+      stability: 'ALPHA',
+      help: 'Counter of policy levels for audit events (1 per request).',
+      labelNames: ['level'],
+      collect: (c) => {
+        for (const [level, n] of Object.entries(this.sources.audit?.().levels ?? {})) if (n) c.with(level).inc(n);
+      },
+    });
+    r.counter({
+      name: 'apiserver_audit_requests_rejected_total',
+      stability: 'ALPHA',
+      help: 'Counter of apiserver requests rejected due to an error in audit logging backend.',
+      collect: (c) => c.inc(this.sources.audit?.().requestsRejected ?? 0),
     });
   }
 

@@ -3,6 +3,7 @@
  * `--client-ca-file`, `--authorization-mode`, ...) plus our own (`--data-dir`, `--workers`,
  * `--storage-backend`, `--watch-cache-size`). One table drives parsing, defaults and --help.
  */
+import { type AuditOptions, auditFlagError, auditFlags } from '../audit/options.js';
 import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationFlagError, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
@@ -10,7 +11,7 @@ import { type StorageBackend, storageBackends } from '../storage/factory.js';
 import { MetricsFlagError, showHiddenMetricsFor } from '../metrics/registry.js';
 import { type LoggingFormat, loggingFormats } from '../log/logger.js';
 
-export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions {
+export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions {
   securePort: number;
   bindAddress: string;
   dataDir: string;
@@ -146,6 +147,7 @@ const flags: FlagSpec[] = [
   { name: 'service-account-lookup', key: 'serviceAccountLookup', kind: 'bool', def: true, help: 'Rejects service account tokens whose ServiceAccount (or bound object) is gone or was recreated.' },
   { name: 'service-account-jwks-uri', key: 'serviceAccountJwksUri', kind: 'string', def: '', help: 'jwks_uri of the issuer discovery document. Default: https://<this server>/openid/v1/jwks.' },
   { name: 'service-account-max-token-expiration', key: 'serviceAccountMaxTokenExpirationMs', kind: 'duration', def: 0, help: 'Longest lifetime of an issued service account token; longer requests are shortened (with a warning). 0: no limit.' },
+  ...auditFlags,
 ];
 
 export class FlagError extends Error {}
@@ -262,6 +264,8 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   }
   const authzError = authorizationFlagError(opts, given);
   if (authzError) throw new FlagError(authzError);
+  const auditError = auditFlagError(opts);
+  if (auditError) throw new FlagError(auditError);
   const maxTokenMs = opts.serviceAccountMaxTokenExpirationMs;
   if (maxTokenMs !== 0 && (maxTokenMs < 3_600_000 || maxTokenMs > 2 ** 32 * 1000)) {
     throw new FlagError('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');

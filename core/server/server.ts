@@ -59,6 +59,9 @@ import type { TypeRegistry } from '../registry/type-registry.js';
 import { SecureListener } from './listener.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
+import { type Auditor, buildAuditor } from '../audit/auditor.js';
+import { auditFailedAuthentication } from '../audit/record.js';
+import { withAudit } from './stages/audit.js';
 import { withAuthentication } from './stages/authenticate.js';
 import { withAuthorization } from './stages/authorize.js';
 import { withImpersonation } from './stages/impersonate.js';
@@ -67,6 +70,7 @@ import { withRequestInfo } from './stages/request-info.js';
 import { withMetrics } from './stages/metrics.js';
 import { REQUEST_LOG_LEVEL, withRequestLog } from './stages/request-log.js';
 import { Logger } from '../log/logger.js';
+import { auditStats } from '../audit/stats.js';
 import { ApiserverMetrics } from '../metrics/apiserver.js';
 import { showHiddenMetricsFor } from '../metrics/registry.js';
 import { metricsRoute, watchMeter } from '../metrics/endpoint.js';
@@ -124,6 +128,7 @@ export class ApiServer {
   /** What /metrics prints. */
   metrics!: ApiserverMetrics;
   private readonly inflight: { readOnly: InflightCounter; mutating: InflightCounter };
+  private auditor: Auditor | undefined;
   tls!: TlsMaterial;
   /** The served resource types (custom resource definitions put and remove theirs here). */
   types!: TypeRegistry;
@@ -156,6 +161,7 @@ export class ApiServer {
         storedObjects: () => this.storedObjectCounts(),
         inflight: () => ({ readOnly: this.inflight.readOnly.takePeak(), mutating: this.inflight.mutating.takePeak() }),
         authnConfigReloads: () => (this.opts.authenticationConfig ? this.authenticationConfigStatus : undefined),
+        audit: () => auditStats,
         authzConfigReloads: () => (this.opts.authorizationConfig ? this.authorizationConfigStatus : undefined),
         apiserverIdHash: `sha256:${createHash('sha256').update(`${hostname()}:${o.bindAddress}:${o.securePort}`).digest('hex')}`,
       },
@@ -206,6 +212,8 @@ export class ApiServer {
       this.tls = loadTls(o);
       // an unreadable key file is a start error naming it
       saKeys = resolveServiceAccountKeys(o, { keyFile: o.tlsPrivateKeyFile || join(o.dataDir, 'apiserver.key'), generated: !o.tlsCertFile, dataDir: o.dataDir });
+      // a bad audit policy, webhook configuration or log path stops the start too
+      this.auditor = buildAuditor(o);
       // configuration errors of the authenticators stop the start before anything is opened
       authenticator = buildAuthenticator(o, {
         clientCA: !!this.tls.clientCA,
@@ -219,6 +227,7 @@ export class ApiServer {
         secrets: lazyGetter('secrets'),
       });
     } catch (e) {
+      void this.auditor?.shutdown();
       this.runStopHooks();
       this.releaseDataDir();
       throw e;
@@ -359,7 +368,12 @@ export class ApiServer {
       registry: client,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
       cbor: featureGates.CBORServingAndStorage === true,
-      deprecated: (_s, r) => metrics.deprecatedApis.with(r.rt.group, r.rt.version, r.rt.plural, r.subresource, r.rt.removedRelease ?? '').set(1),
+      deprecated: (s, r) => {
+        metrics.deprecatedApis.with(r.rt.group, r.rt.version, r.rt.plural, r.subresource, r.rt.removedRelease ?? '').set(1);
+        // upstream's k8s.io/deprecated and k8s.io/removed-release, brand swapped
+        s.audit?.annotate('svc.io/deprecated', 'true');
+        if (r.rt.removedRelease) s.audit?.annotate('svc.io/removed-release', r.rt.removedRelease);
+      },
       virtual: {
         handlers: virtualHandlers,
         knownKinds: () => types.knownKinds,
@@ -374,13 +388,15 @@ export class ApiServer {
       routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes, ['/metrics', metricsRoute(metrics)]])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
+    const auditor = this.auditor;
     const chain = buildChain(
       [
         withMetrics(metrics, (group, version, resource) => types.has(`${group}/${version}/${resource}`)),
         ...(this.log.enabled(REQUEST_LOG_LEVEL) ? [withRequestLog(this.log)] : []),
         withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
-        withAuthentication(authenticator, o.anonymousAuth, metrics),
+        withAuthentication(authenticator, o.anonymousAuth, { metrics, ...(auditor ? { onUnauthorized: (s) => auditFailedAuthentication(auditor, s) } : {}) }),
+        ...(auditor ? [withAudit(auditor)] : []),
         withImpersonation(authorizer),
         withMaxInFlight(this.inflight.readOnly, this.inflight.mutating),
         withAuthorization(authorizer),
@@ -419,6 +435,7 @@ export class ApiServer {
     this.cacher?.stop();
     await this.executor?.close();
     await this.store?.close();
+    await this.auditor?.shutdown();
     this.releaseDataDir();
   }
 }

@@ -15,8 +15,19 @@ import type { RequestScope } from '../scope.js';
 /** authentication_attempts' result: a user (anonymous included), no user, or a credential that failed. */
 type AttemptResult = 'success' | 'failure' | 'error';
 
-export function withAuthentication(authn: Authenticator, anonymousAuth: boolean, metrics?: AuthenticationMetrics): Stage {
+export interface AuthenticationObservers {
+  metrics?: AuthenticationMetrics;
+  /** Sees each request refused 401 before the answer is written (the audit of failed authentications). */
+  onUnauthorized?: (s: RequestScope) => void;
+}
+
+export function withAuthentication(authn: Authenticator, anonymousAuth: boolean, o: AuthenticationObservers = {}): Stage {
   const anonymous = anonymousAuth ? anonymousUser : undefined;
+  const { metrics, onUnauthorized } = o;
+  const unauthorized = (s: RequestScope): never => {
+    onUnauthorized?.(s);
+    throw errors.unauthorized();
+  };
   const observe = (started: number, result: AttemptResult, user?: UserInfo): void => {
     if (!metrics) return;
     metrics.attempt(result, (performance.now() - started) / 1000);
@@ -26,7 +37,7 @@ export function withAuthentication(authn: Authenticator, anonymousAuth: boolean,
     const started = metrics ? performance.now() : 0;
     const rejected = (e: unknown): never => {
       observe(started, 'error');
-      if (e instanceof AuthenticationError) throw errors.unauthorized();
+      if (e instanceof AuthenticationError) unauthorized(s);
       throw e;
     };
     const identified = (v: UserInfo | null): UserInfo | undefined => {
@@ -45,8 +56,8 @@ export function withAuthentication(authn: Authenticator, anonymousAuth: boolean,
   };
   return (next) => (s) =>
     then(identify(s), (user) => {
-      if (!user) throw errors.unauthorized();
-      s.user = user;
+      if (!user) unauthorized(s);
+      s.user = user!;
       return next(s);
     });
 }
