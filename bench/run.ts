@@ -82,12 +82,12 @@ async function main(): Promise<void> {
   }
   if (want('watch')) {
     const rows: string[][] = [];
-    for (const m of modes) {
-      const r = await watchFanout(m, { watchers: 1000, rates: [100, 200, 400, 800, 1600, 3200], seconds: 8, targetP99Ms: 250 });
+    for (const m of modes) for (const format of ['json', 'protobuf'] as const) {
+      const r = await watchFanout(m, { watchers: 1000, rates: [100, 200, 400, 800, 1600, 3200], seconds: 8, targetP99Ms: 250, format });
       const held = r.steps.filter((s) => s.holds).map((s) => s.rate);
       for (const st of r.steps) {
         rows.push([
-          `watch fan-out ${st.watchers} watchers`,
+          `watch fan-out ${st.watchers} watchers, ${format}`,
           m.name,
           `${st.rate}/s (achieved ${fmt(st.achievedRate)}/s)`,
           fmt(st.eventsPerSec),
@@ -98,7 +98,7 @@ async function main(): Promise<void> {
           st.holds ? 'holds' : st.achievedRate < 0.9 * st.rate ? 'writer below target' : `fails (p99 or ${st.delivered}/${st.expected} delivered)`,
         ]);
       }
-      rows.push(['  highest rate holding p99 < 250 ms', m.name, held.length ? `${Math.max(...held)}/s` : 'none', '', '', '', '', '', '']);
+      rows.push([`  highest rate holding p99 < 250 ms, ${format}`, m.name, held.length ? `${Math.max(...held)}/s` : 'none', '', '', '', '', '', '']);
     }
     sections.push(table(['scenario', 'mode', 'writes', 'events/s delivered', 'p50 delay', 'p99 delay', 'server CPU', 'peak RSS MiB', 'result'], rows));
   }
