@@ -27,8 +27,10 @@ async function main(): Promise<void> {
     throw e;
   }
   const server = new ApiServer(opts);
+  // with --logging-format=json every line the process writes is one JSON object
+  if (opts.loggingFormat === 'json') server.log.captureConsole();
   try {
-    await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));
+    await server.start((registry, settings, timings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings, timings) : new InlineExecutor(registry)));
   } catch (e) {
     if (e instanceof EnablementError || e instanceof DataDirLockedError || e instanceof StartError) {
       console.error(`Error: ${e.message}`);

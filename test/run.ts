@@ -41,6 +41,8 @@ function ensureClientModules(): void {
 }
 
 ensureDebianPackage('python3-kubernetes', '/usr/bin/python3 -c "import kubernetes"');
+// the Prometheus project's own text-format parser reads the /metrics scrapes
+ensureDebianPackage('python3-prometheus-client', '/usr/bin/python3 -c "import prometheus_client"');
 // the etcd3 storage tests start a real etcd (bookworm's etcd-server 3.4 installs /usr/bin/etcd)
 ensureDebianPackage('etcd-server', 'command -v etcd');
 ensureClientModules();

@@ -147,7 +147,11 @@ export class WebhookClient {
 
   /** The answer's body for a 2xx; throws WebhookStatusError, WebhookTimeoutError or the network error otherwise. */
   post(body: unknown, timeoutMs: number): Promise<Buffer> {
-    const payload = Buffer.from(JSON.stringify(body));
+    return this.postBytes(Buffer.from(JSON.stringify(body)), timeoutMs);
+  }
+
+  /** As post(), for a body already serialized as JSON (audit batches are joined from serialized events). */
+  postBytes(payload: Buffer, timeoutMs: number): Promise<Buffer> {
     const send = this.t.url.protocol === 'https:' ? httpsRequest : httpRequest;
     return new Promise<Buffer>((resolve, reject) => {
       let settled = false;

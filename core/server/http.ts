@@ -7,6 +7,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
 import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { createGzip, type Gzip, gzip } from 'node:zlib';
 import { errors } from '../api/status.js';
@@ -55,11 +56,15 @@ class HttpSink implements ResponseSink {
   private over = false;
   /** An answer is being compressed: it has started though no header is out yet. */
   private compressing = false;
+  code = 0;
+  bytes = 0;
 
   constructor(
     private readonly res: Res,
     /** gzip is allowed for this answer (client accepts it, gate on). */
     private readonly gzip: boolean,
+    /** Sent as Audit-Id on every answer, as upstream's WithAuditInit. */
+    private readonly auditID: string,
   ) {}
 
   get started(): boolean {
@@ -73,10 +78,12 @@ class HttpSink implements ResponseSink {
   send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     const res = this.res;
     if (this.started || res.writableEnded) return;
+    this.code = code;
+    this.bytes = body.byteLength;
     if (this.gzip && body.byteLength >= GZIP_THRESHOLD) return this.sendGzipped(code, contentType, body, headers, warnings);
     // a flat [name, value, ...] list: no per-response header object to build and walk
     // a route may set its own cache-control (discovery documents are public); one header either way
-    const h: (string | number)[] = ['cache-control', headers?.['cache-control'] ?? CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
+    const h: (string | number)[] = ['audit-id', this.auditID, 'cache-control', headers?.['cache-control'] ?? CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
     if (headers) for (const k in headers) if (k !== 'cache-control') h.push(k, headers[k]!);
     if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
     res.writeHead(code, h as never);
@@ -85,7 +92,7 @@ class HttpSink implements ResponseSink {
 
   /** Headers of an answer, as a flat [name, value, ...] list. */
   private headerList(contentType: string, warnings: readonly string[] | undefined, extra?: Readonly<Record<string, string>>): (string | number)[] {
-    const h: (string | number)[] = ['cache-control', CACHE_CONTROL, 'content-type', contentType];
+    const h: (string | number)[] = ['audit-id', this.auditID, 'cache-control', CACHE_CONTROL, 'content-type', contentType];
     if (extra) for (const k in extra) h.push(k, extra[k]!);
     if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
     return h;
@@ -119,13 +126,18 @@ class HttpSink implements ResponseSink {
       size += r.value.byteLength;
     }
     if (r.done) return this.send(code, contentType, head.length === 1 ? head[0]! : Buffer.concat(head), undefined, warnings);
+    this.code = code;
+    this.bytes = size;
     const h = this.headerList(contentType, warnings);
     if (this.gzip) h.push('content-encoding', 'gzip', 'vary', 'Accept-Encoding');
     this.res.writeHead(code, h as never);
     const out = this.gzip ? this.gzipStream() : undefined;
     const write = (c: Uint8Array): boolean | Promise<boolean> => (out ? out.write(c) || this.drainedStream(out) : this.paced(c));
     for (const c of head) if (!(await write(c))) return;
-    for (; !r.done; r = it.next()) if (!(await write(r.value))) return;
+    for (; !r.done; r = it.next()) {
+      this.bytes += r.value.byteLength;
+      if (!(await write(r.value))) return;
+    }
     if (out) out.end();
     else this.res.end();
   }
@@ -157,11 +169,13 @@ class HttpSink implements ResponseSink {
   }
 
   openStream(contentType: string): void {
-    this.res.writeHead(200, ['cache-control', CACHE_CONTROL, 'content-type', contentType] as never);
+    this.code = 200;
+    this.res.writeHead(200, ['audit-id', this.auditID, 'cache-control', CACHE_CONTROL, 'content-type', contentType] as never);
     (this.res as { flushHeaders?: () => void }).flushHeaders?.();
   }
 
   write(frame: Uint8Array): boolean {
+    this.bytes += frame.byteLength;
     return (this.res as ServerResponse).write(frame);
   }
 
@@ -372,6 +386,9 @@ export function httpAdapter(chain: Handler, compression: boolean): (req: Req, re
         badPath = true;
       }
     }
+    // as upstream's WithAuditInit: the client's Audit-ID is kept as sent, else a new one
+    const asked = req.headers['audit-id'];
+    const auditID = typeof asked === 'string' && asked ? asked : randomUUID();
     const s: RequestScope = {
       method: req.method ?? 'GET',
       path,
@@ -379,14 +396,16 @@ export function httpAdapter(chain: Handler, compression: boolean): (req: Req, re
       query: rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY,
       headers: headersOf(req),
       peer: peerOf(req),
-      sink: new HttpSink(res, compression && acceptsGzip(req.headers['accept-encoding'])),
+      sink: new HttpSink(res, compression && acceptsGzip(req.headers['accept-encoding']), auditID),
       readBody: (limit) => readBody(req, res, limit),
       startedAt: performance.now(),
+      auditID,
       user: NO_USER,
       info: NO_INFO,
       form: JSON_FORM,
       warnings: [],
       deadline: 0,
+      audit: undefined,
     };
     if (badPath) return void sendStatus(s, errors.badRequest(`invalid URL escape in path ${JSON.stringify(rawPath)}`));
     serveScope(chain, s);

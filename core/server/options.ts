@@ -3,12 +3,15 @@
  * `--client-ca-file`, `--authorization-mode`, ...) plus our own (`--data-dir`, `--workers`,
  * `--storage-backend`, `--watch-cache-size`). One table drives parsing, defaults and --help.
  */
+import { type AuditOptions, auditFlagError, auditFlags } from '../audit/options.js';
 import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationFlagError, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
 import { type StorageBackend, type StorageFlags, storageFlagError } from '../storage/factory.js';
+import { MetricsFlagError, showHiddenMetricsFor } from '../metrics/registry.js';
+import { type LoggingFormat, loggingFormats } from '../log/logger.js';
 
-export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, StorageFlags {
+export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions, StorageFlags {
   securePort: number;
   bindAddress: string;
   dataDir: string;
@@ -46,6 +49,14 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
   featureGates: Record<string, boolean>;
+  /** text (klog-like lines) or json (one object per line). */
+  loggingFormat: LoggingFormat;
+  /** Log verbosity (-v): lines of a level above it are not written; 3 logs every request. */
+  verbosity: number;
+  /** Deprecated flags that were used, as warnings to log at start (spec rule 6). */
+  flagWarnings: string[];
+  /** The previous minor release ('1.31'): metrics hidden in this release are shown again. */
+  showHiddenMetricsForVersion: string;
   runtimeConfig: Record<string, boolean>;
   /** Largest request body accepted, in bytes (upstream: 3 MiB). */
   maxRequestBodyBytes: number;
@@ -70,6 +81,8 @@ interface FlagSpec {
   kind: Kind;
   def: unknown;
   help: string;
+  /** Set for a deprecated flag: it still works, and using it logs this warning (spec rule 6). */
+  deprecated?: string;
 }
 
 const flags: FlagSpec[] = [
@@ -109,6 +122,10 @@ const flags: FlagSpec[] = [
   { name: 'livez-grace-period', key: 'livezGracePeriodMs', kind: 'duration', def: 0, help: 'Time during which /livez reports ok while post-start hooks complete.' },
   { name: 'shutdown-delay-duration', key: 'shutdownDelayMs', kind: 'duration', def: 0, help: 'Time to keep serving after a termination signal, with /readyz failing.' },
   { name: 'feature-gates', key: 'featureGates', kind: 'map', def: {}, help: 'Comma-separated key=true|false pairs of feature gates.' },
+  { name: 'logging-format', key: 'loggingFormat', kind: 'string', def: 'text', help: 'Sets the log format. Permitted formats: "json", "text".' },
+  { name: 'v', key: 'verbosity', kind: 'int', def: 0, help: 'Number for the log level verbosity (also -v); 3 logs every request.' },
+  { name: 'service-account-api-audiences', key: 'apiAudiences', kind: 'csv', def: [], help: 'Identifiers of the API. Deprecated: use --api-audiences.', deprecated: 'use --api-audiences' },
+  { name: 'show-hidden-metrics-for-version', key: 'showHiddenMetricsForVersion', kind: 'string', def: '', help: "The previous minor version for which you want to show hidden metrics (only '1.31' is allowed): metrics deprecated three releases ago are hidden unless it is given." },
   { name: 'runtime-config', key: 'runtimeConfig', kind: 'map', def: {}, help: 'Comma-separated <group>/<version>[=true|false] pairs enabling or disabling API versions.' },
   { name: 'event-ttl', key: 'eventTtlMs', kind: 'duration', def: 3_600_000, help: 'Amount of time to retain events after their last write. 0 keeps them forever.' },
   { name: 'upstream-group-aliases', key: 'upstreamGroupAliases', kind: 'bool', def: true, help: 'Serve every <name>.svc.io group also as <name>.k8s.io (listed in discovery after it), for clients and manifests written for upstream; false serves the svc.io names only (the authentication and authorization reviews stay reachable under both).' },
@@ -147,6 +164,7 @@ const flags: FlagSpec[] = [
   { name: 'service-account-lookup', key: 'serviceAccountLookup', kind: 'bool', def: true, help: 'Rejects service account tokens whose ServiceAccount (or bound object) is gone or was recreated.' },
   { name: 'service-account-jwks-uri', key: 'serviceAccountJwksUri', kind: 'string', def: '', help: 'jwks_uri of the issuer discovery document. Default: https://<this server>/openid/v1/jwks.' },
   { name: 'service-account-max-token-expiration', key: 'serviceAccountMaxTokenExpirationMs', kind: 'duration', def: 0, help: 'Longest lifetime of an issued service account token; longer requests are shortened (with a warning). 0: no limit.' },
+  ...auditFlags,
 ];
 
 export class FlagError extends Error {}
@@ -209,6 +227,7 @@ function parseValue(spec: FlagSpec, raw: string): unknown {
 export function defaultOptions(): ServerOptions {
   const o: Record<string, unknown> = {};
   for (const f of flags) o[f.key] = structuredClone(f.def);
+  o.flagWarnings = [];
   return o as unknown as ServerOptions;
 }
 
@@ -217,13 +236,16 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   const o = defaultOptions() as unknown as Record<string, unknown>;
   const repeated = new Set<string>();
   const given = new Set<string>();
+  const warnings: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    // -v is the one short flag, as upstream's pflag shorthand for --v
+    const arg = argv[i] === '-v' || argv[i]!.startsWith('-v=') ? `-${argv[i]}` : argv[i]!;
     if (!arg.startsWith('--')) throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const spec = flags.find((f) => f.name === name);
     if (!spec) throw new FlagError(`unknown flag: --${name}`);
+    if (spec.deprecated) warnings.push(`Flag --${name} has been deprecated, ${spec.deprecated}`);
     let raw: string;
     if (eq >= 0) raw = arg.slice(eq + 1);
     else if (spec.kind === 'bool') raw = 'true';
@@ -242,12 +264,25 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
     given.add(spec.name);
   }
   const opts = o as unknown as ServerOptions;
+  opts.flagWarnings = warnings;
+  if (!loggingFormats.includes(opts.loggingFormat)) {
+    throw new FlagError(`invalid value ${JSON.stringify(opts.loggingFormat)} for --logging-format: Unsupported value: permitted formats: ${loggingFormats.map((f) => JSON.stringify(f)).join(', ')}`);
+  }
+  if (opts.verbosity < 0) throw new FlagError('-v must be 0 or more');
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
   if (opts.leaderElect && opts.leaderElectRenewDeadlineMs >= opts.leaderElectLeaseDurationMs) throw new FlagError('--leader-elect-renew-deadline must be less than --leader-elect-lease-duration');
   const storageError = storageFlagError(opts);
   if (storageError) throw new FlagError(storageError);
+  try {
+    showHiddenMetricsFor(opts.showHiddenMetricsForVersion);
+  } catch (e) {
+    if (e instanceof MetricsFlagError) throw new FlagError(e.message);
+    throw e;
+  }
   const authzError = authorizationFlagError(opts, given);
   if (authzError) throw new FlagError(authzError);
+  const auditError = auditFlagError(opts);
+  if (auditError) throw new FlagError(auditError);
   const maxTokenMs = opts.serviceAccountMaxTokenExpirationMs;
   if (maxTokenMs !== 0 && (maxTokenMs < 3_600_000 || maxTokenMs > 2 ** 32 * 1000)) {
     throw new FlagError('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');

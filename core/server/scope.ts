@@ -26,6 +26,10 @@ export interface ResponseSink {
   openStream(contentType: string): void;
   /** Writes one frame now, however full the buffer is; false when the buffer is past its mark (see drained()). */
   write(frame: Uint8Array): boolean;
+  /** The status code of the answer once it has started (0 before); for metrics and audit. */
+  readonly code?: number;
+  /** Body bytes handed to the transport so far (before compression); for metrics. */
+  readonly bytes?: number;
   /** Bytes written but not yet taken by the client. */
   readonly buffered: number;
   /** Resolves once the buffer has drained (true) or the client is gone (false). */
@@ -47,11 +51,14 @@ export interface RequestScope {
   readonly query: URLSearchParams;
   readonly headers: Headers;
   readonly peer: PeerIdentity | undefined;
-  readonly sink: ResponseSink;
+  /** Where the answer goes (the audit stage wraps it for the requests it records). */
+  sink: ResponseSink;
   /** Reads the body, refusing more than `limit` bytes (413); rejects when the request is abandoned. */
   readBody(limit: number): Promise<Buffer>;
   /** performance.now() when the request arrived. */
   readonly startedAt: number;
+  /** The request's audit ID: the client's Audit-ID header, or a new UUID; echoed in the Audit-Id response header. */
+  readonly auditID: string;
 
   /** Set by the authentication stage (and replaced by impersonation). */
   user: UserInfo;
@@ -63,4 +70,6 @@ export interface RequestScope {
   warnings: string[];
   /** When the request must be answered by (ms since epoch); set by the timeout stage. */
   deadline: number;
+  /** The request's audit event when the policy records it (set by the audit stage): stages add annotations to it. */
+  audit: { annotate(key: string, value: string): void } | undefined;
 }

@@ -34,6 +34,8 @@ export interface ResourceEndpointDeps {
   virtual: VirtualDeps;
   /** CBOR is served (feature gate CBORServingAndStorage). */
   cbor: boolean;
+  /** Told of every request to a deprecated version (metrics, audit annotations). */
+  deprecated?: (s: RequestScope, r: ResolvedRequest) => void;
 }
 
 /** A resource request after routing and negotiation. */
@@ -165,7 +167,10 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
 
   return (s) => {
     const r = resolve(d.types, s);
-    if (r.rt.deprecationWarning) s.warnings.push(r.rt.deprecationWarning);
+    if (r.rt.deprecationWarning) {
+      s.warnings.push(r.rt.deprecationWarning);
+      d.deprecated?.(s, r);
+    }
     negotiate(s, r.rt, r.verb, d.cbor);
     switch (r.verb) {
       case 'get':

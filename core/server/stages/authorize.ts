@@ -39,13 +39,31 @@ export function forbidden(attrs: Attributes, reason: string): Error {
   return errors.forbidden(gr, attrs.isResourceRequest ? attrs.name : '', reason ? `${msg}: ${reason}` : msg);
 }
 
+/** Audit annotations of the decision, as upstream's (authorization.k8s.io/decision, /reason). */
+export const DECISION_ANNOTATION = 'authorization.svc.io/decision';
+export const REASON_ANNOTATION = 'authorization.svc.io/reason';
+
 export function withAuthorization(authz: Authorizer): Stage {
   return (next) => (s) => {
     const attrs = attributesOf(s, s.info);
     return then(authz.authorize(attrs), (d) => {
-      if (d.decision === 'allow') return next(s);
+      const audit = s.audit;
+      if (d.decision === 'allow') {
+        if (audit) {
+          audit.annotate(DECISION_ANNOTATION, 'allow');
+          audit.annotate(REASON_ANNOTATION, d.reason);
+        }
+        return next(s);
+      }
       // as upstream: an authorizer that could not evaluate (a failing webhook) and nothing allowed is a 500
-      if (d.error) throw errors.internal(d.error);
+      if (d.error) {
+        audit?.annotate(REASON_ANNOTATION, 'internal error');
+        throw errors.internal(d.error);
+      }
+      if (audit) {
+        audit.annotate(DECISION_ANNOTATION, 'forbid');
+        audit.annotate(REASON_ANNOTATION, d.reason);
+      }
       // the 403 names the group as the request path spelled it (an upstream alias), as every answer does
       const info = s.info;
       throw forbidden(info.requestedGroup && info.requestedGroup !== info.apiGroup ? { ...attrs, apiGroup: info.requestedGroup } : attrs, d.reason);

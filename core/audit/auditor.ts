@@ -1,0 +1,99 @@
+/**
+ * The auditor: the policy and the backends, built from the flags at start (a bad policy, webhook
+ * configuration or log path stops the start), and the writing of one event stage to every backend.
+ * Without a policy file, or with one but no backend, there is no auditor and the chain has no audit
+ * stage at all.
+ */
+import type { MaybePromise } from '../api/maybe-async.js';
+import type { Backend } from './backend.js';
+import { type AuditEvent, nowMicro } from './event.js';
+import { LogBackend } from './log-backend.js';
+import type { AuditOptions } from './options.js';
+import { loadPolicyFile, type Policy, type Stage } from './policy.js';
+import { auditStats } from './stats.js';
+import { WebhookBackend } from './webhook-backend.js';
+
+export class Auditor {
+  constructor(
+    readonly policy: Policy,
+    readonly backends: readonly Backend[],
+  ) {}
+
+  /**
+   * Writes `ev` at `stage` to every backend, unless the stage is omitted. False when a blocking-strict
+   * backend could not store it; a promise only when a blocking webhook is sending.
+   */
+  process(ev: AuditEvent, stage: Stage, omit: ReadonlySet<Stage>): MaybePromise<boolean> {
+    if (omit.has(stage)) return true;
+    ev.stage = stage;
+    ev.stageTimestamp = stage === 'RequestReceived' ? ev.requestReceivedTimestamp : nowMicro();
+    auditStats.events++;
+    let ok = true;
+    let waits: Promise<boolean>[] | undefined;
+    let line = '';
+    let lineVersion = '';
+    for (const b of this.backends) {
+      if (b.apiVersion !== lineVersion) {
+        ev.apiVersion = lineVersion = b.apiVersion;
+        line = `${JSON.stringify(ev)}\n`;
+      }
+      const r = b.process(line);
+      if (typeof r === 'boolean') {
+        if (!r && b.strict) ok = false;
+      } else (waits ??= []).push(b.strict ? r : r.then(() => true));
+    }
+    if (!waits) return ok;
+    return Promise.all(waits).then((all) => ok && all.every(Boolean));
+  }
+
+  async shutdown(): Promise<void> {
+    await Promise.all(this.backends.map((b) => b.shutdown()));
+  }
+}
+
+/** Builds the auditor the flags ask for; undefined when nothing is to be audited. Throws start errors. */
+export function buildAuditor(o: AuditOptions): Auditor | undefined {
+  if (!o.auditPolicyFile) return undefined;
+  const policy = loadPolicyFile(o.auditPolicyFile, (msg) => console.warn(`svc-apiserver: ${msg}`));
+  const backends: Backend[] = [];
+  try {
+    if (o.auditLogPath) {
+      backends.push(
+        new LogBackend(
+          {
+            path: o.auditLogPath,
+            maxAgeDays: o.auditLogMaxage,
+            maxBackups: o.auditLogMaxbackup,
+            maxSizeMB: o.auditLogMaxsize,
+            mode: o.auditLogMode as 'blocking',
+            bufferSize: o.auditLogBatchBufferSize,
+          },
+          o.auditLogVersion,
+        ),
+      );
+    }
+    if (o.auditWebhookConfigFile) {
+      backends.push(
+        new WebhookBackend(
+          {
+            configFile: o.auditWebhookConfigFile,
+            mode: o.auditWebhookMode as 'batch',
+            bufferSize: o.auditWebhookBatchBufferSize,
+            maxBatchSize: o.auditWebhookBatchMaxSize,
+            maxBatchWaitMs: o.auditWebhookBatchMaxWaitMs,
+            throttleEnable: o.auditWebhookBatchThrottleEnable,
+            throttleQPS: o.auditWebhookBatchThrottleQps,
+            throttleBurst: o.auditWebhookBatchThrottleBurst,
+            initialBackoffMs: o.auditWebhookInitialBackoffMs,
+          },
+          o.auditWebhookVersion,
+        ),
+      );
+    }
+  } catch (e) {
+    for (const b of backends) void b.shutdown();
+    throw e;
+  }
+  if (backends.length === 0) return undefined;
+  return new Auditor(policy, backends);
+}

@@ -1,0 +1,246 @@
+/**
+ * The log backend (--audit-log-path): one JSON event per line, to a file or to stdout (`-`).
+ *
+ * Lines are queued in the request's own tick and written in order by one writer that coalesces what
+ * arrived meanwhile into one write, so a request never waits for the disk. The file rotates as
+ * upstream's lumberjack rotates it: before a line would take it past --audit-log-maxsize MB (100 when
+ * 0), it is renamed `<name>-<UTC time>.<ext>` and a new file is opened; backups beyond
+ * --audit-log-maxbackup (0: all kept) or older than --audit-log-maxage days (0: no limit) are removed.
+ *
+ * Modes, as upstream: `blocking` (default) and `blocking-strict` queue every event (none is dropped;
+ * strict refuses a request whose RequestReceived event cannot be written because the log is failing);
+ * `batch` keeps at most --audit-log-batch-buffer-size events queued and drops (and counts) beyond.
+ * A failed write (full disk) loses that write's events: they are counted and logged, never fatal.
+ */
+import { closeSync, openSync, readdirSync, renameSync, statSync, unlinkSync, write as fsWrite, fstatSync } from 'node:fs';
+import { basename, dirname, extname, join } from 'node:path';
+import { StartError } from '../api/start-error.js';
+import { auditStats } from './stats.js';
+import type { Backend } from './backend.js';
+
+const MB = 1024 * 1024;
+/** lumberjack's size limit when none is given. */
+const DEFAULT_MAX_MB = 100;
+const DAY_MS = 24 * 3600 * 1000;
+
+export interface LogBackendOptions {
+  path: string;
+  maxAgeDays: number;
+  maxBackups: number;
+  maxSizeMB: number;
+  mode: 'blocking' | 'blocking-strict' | 'batch';
+  /** Events queued at most in batch mode. */
+  bufferSize: number;
+}
+
+export class LogStartError extends StartError {}
+
+/** Where lines end up: a rotating file or stdout. */
+interface LineSink {
+  /** Writes the lines (each ending in \n); rejects when the write failed. */
+  write(lines: readonly string[]): Promise<void>;
+  close(): void;
+}
+
+/** lumberjack's backup time stamp: 2006-01-02T15-04-05.000, in UTC. */
+export function backupTimestamp(d: Date): string {
+  return d.toISOString().slice(0, 23).replace(/:/g, '-');
+}
+
+/** The name of a backup of `path` made at `d`: <name>-<timestamp>.<ext>. */
+export function backupName(path: string, d: Date): string {
+  const ext = extname(path);
+  const name = basename(path, ext);
+  return join(dirname(path), `${name}-${backupTimestamp(d)}${ext}`);
+}
+
+const writeFd = (fd: number, buf: Buffer): Promise<void> =>
+  new Promise((resolve, reject) => {
+    let off = 0;
+    const more = (): void =>
+      fsWrite(fd, buf, off, buf.length - off, null, (err, n) => {
+        if (err) return reject(err);
+        off += n;
+        if (off < buf.length) more();
+        else resolve();
+      });
+    more();
+  });
+
+class RotatingFile implements LineSink {
+  private fd: number;
+  private size: number;
+  private readonly max: number;
+
+  constructor(private readonly o: LogBackendOptions) {
+    this.max = (o.maxSizeMB > 0 ? o.maxSizeMB : DEFAULT_MAX_MB) * MB;
+    // as upstream's ensureLogFile: the file must open for appending now, or the server does not start
+    try {
+      this.fd = openSync(o.path, 'a', 0o600);
+    } catch (e) {
+      throw new LogStartError(`--audit-log-path: ensureLogFile: ${(e as Error).message}`);
+    }
+    this.size = fstatSync(this.fd).size;
+  }
+
+  async write(lines: readonly string[]): Promise<void> {
+    let chunk: Buffer[] = [];
+    let chunkBytes = 0;
+    for (const line of lines) {
+      const b = Buffer.from(line, 'utf8');
+      if (this.size + chunkBytes + b.length > this.max && this.size + chunkBytes > 0) {
+        if (chunk.length) await this.flush(chunk, chunkBytes);
+        chunk = [];
+        chunkBytes = 0;
+        this.rotate();
+      }
+      chunk.push(b);
+      chunkBytes += b.length;
+    }
+    if (chunk.length) await this.flush(chunk, chunkBytes);
+  }
+
+  private async flush(chunk: Buffer[], bytes: number): Promise<void> {
+    await writeFd(this.fd, chunk.length === 1 ? chunk[0]! : Buffer.concat(chunk, bytes));
+    this.size += bytes;
+  }
+
+  /** Renames the file to a backup, opens a new one and prunes old backups (rare: synchronous is fine). */
+  private rotate(): void {
+    closeSync(this.fd);
+    let backup = backupName(this.o.path, new Date());
+    // two rotations in the same millisecond must not overwrite each other
+    for (let i = 1; exists(backup); i++) backup = backupName(this.o.path, new Date(Date.now() + i));
+    renameSync(this.o.path, backup);
+    this.fd = openSync(this.o.path, 'a', 0o600);
+    this.size = 0;
+    this.prune();
+  }
+
+  /** Backups of this file, newest first. */
+  private backups(): { path: string; time: number }[] {
+    const ext = extname(this.o.path);
+    const prefix = `${basename(this.o.path, ext)}-`;
+    const dir = dirname(this.o.path);
+    const out: { path: string; time: number }[] = [];
+    for (const f of readdirSync(dir)) {
+      if (!f.startsWith(prefix) || !f.endsWith(ext)) continue;
+      const stamp = f.slice(prefix.length, f.length - ext.length);
+      const m = /^(\d{4}-\d{2}-\d{2})T(\d{2})-(\d{2})-(\d{2})\.(\d{3})$/.exec(stamp);
+      if (!m) continue;
+      out.push({ path: join(dir, f), time: Date.parse(`${m[1]}T${m[2]}:${m[3]}:${m[4]}.${m[5]}Z`) });
+    }
+    return out.sort((a, b) => b.time - a.time);
+  }
+
+  private prune(): void {
+    const all = this.backups();
+    const cutoff = this.o.maxAgeDays > 0 ? Date.now() - this.o.maxAgeDays * DAY_MS : -Infinity;
+    all.forEach((b, i) => {
+      if ((this.o.maxBackups > 0 && i >= this.o.maxBackups) || b.time < cutoff) {
+        try {
+          unlinkSync(b.path);
+        } catch {
+          // already gone
+        }
+      }
+    });
+  }
+
+  close(): void {
+    closeSync(this.fd);
+  }
+}
+
+const exists = (p: string): boolean => {
+  try {
+    statSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+class Stdout implements LineSink {
+  write(lines: readonly string[]): Promise<void> {
+    return new Promise((resolve, reject) => process.stdout.write(lines.join(''), (err) => (err ? reject(err) : resolve())));
+  }
+
+  close(): void {}
+}
+
+/** Logs a recurring failure at most once per interval, with how many were lost meanwhile. */
+export class FailureLog {
+  private last = 0;
+  private lost = 0;
+  constructor(
+    private readonly what: string,
+    private readonly everyMs = 10_000,
+  ) {}
+
+  report(err: unknown, events: number): void {
+    this.lost += events;
+    const now = Date.now();
+    if (now - this.last < this.everyMs) return;
+    this.last = now;
+    console.error(`svc-apiserver: audit ${this.what}: ${(err as Error)?.message ?? err}; ${this.lost} event(s) lost`);
+    this.lost = 0;
+  }
+}
+
+export class LogBackend implements Backend {
+  readonly name = 'log' as const;
+  readonly strict: boolean;
+  private queue: string[] = [];
+  private writing: Promise<void> | undefined;
+  private readonly out: LineSink;
+  private failing = false;
+  private readonly failures = new FailureLog('log write failed');
+  private readonly limit: number;
+
+  constructor(
+    o: LogBackendOptions,
+    readonly apiVersion: string,
+  ) {
+    this.out = o.path === '-' ? new Stdout() : new RotatingFile(o);
+    this.strict = o.mode === 'blocking-strict';
+    this.limit = o.mode === 'batch' ? o.bufferSize : Infinity;
+  }
+
+  process(line: string): boolean {
+    if (this.queue.length >= this.limit) {
+      auditStats.errors.log++;
+      auditStats.dropped.log++;
+      this.failures.report(new Error('audit buffer queue blocked'), 1);
+      return false;
+    }
+    this.queue.push(line);
+    if (!this.writing) this.writing = this.drain();
+    return !(this.strict && this.failing);
+  }
+
+  /** Writes what is queued, in order, until nothing is left; a failed write loses its lines. */
+  private async drain(): Promise<void> {
+    // let the rest of this tick's events join the first write
+    await new Promise<void>((r) => setImmediate(r));
+    while (this.queue.length) {
+      const lines = this.queue;
+      this.queue = [];
+      try {
+        await this.out.write(lines);
+        auditStats.written.log += lines.length;
+        this.failing = false;
+      } catch (e) {
+        this.failing = true;
+        auditStats.errors.log += lines.length;
+        this.failures.report(e, lines.length);
+      }
+    }
+    this.writing = undefined;
+  }
+
+  async shutdown(): Promise<void> {
+    while (this.writing) await this.writing;
+    this.out.close();
+  }
+}

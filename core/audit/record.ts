@@ -1,0 +1,264 @@
+/**
+ * One audited request: its event, filled as the request goes (annotations from later stages, the
+ * request body, the answer's code, status and body), and written at each stage: RequestReceived
+ * before the handler runs, ResponseStarted when a long-running answer (a watch) starts,
+ * ResponseComplete when the handler is done (and a watch stream closed), Panic when the handler
+ * threw something other than a Status error. The answer is seen through a thin wrapper of the
+ * scope's ResponseSink; only audited requests get one.
+ */
+import type { MaybePromise } from '../api/maybe-async.js';
+import { StatusError } from '../api/status.js';
+import type { UserInfo } from '../api/types.js';
+import type { RequestScope, ResponseSink } from '../server/scope.js';
+import type { Auditor } from './auditor.js';
+import { type AuditEvent, authMethodsMessage, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, sourceIPs, statusOf, withoutManagedFields } from './event.js';
+import { atLeast, type RequestAuditConfig, type Stage } from './policy.js';
+import { EVENT_API_VERSION } from './event.js';
+
+/** What later stages may do with the current request's event (scope.audit). */
+export interface AuditAnnotator {
+  /** Adds an annotation (authorization decision, deprecation) to the request's event. */
+  annotate(key: string, value: string): void;
+}
+
+const headerOf = (s: RequestScope, name: string): string | undefined => {
+  const v = s.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+};
+
+/** The event of a request as upstream's NewEventFromRequest fills it. */
+function newEvent(s: RequestScope, cfg: RequestAuditConfig, user: UserInfo | undefined): AuditEvent {
+  const ev: AuditEvent = {
+    kind: 'Event',
+    apiVersion: EVENT_API_VERSION,
+    level: cfg.level,
+    auditID: s.auditID,
+    stage: 'RequestReceived',
+    requestURI: s.rawQuery ? `${s.path}?${s.rawQuery}` : s.path,
+    verb: s.info.verb,
+    user: user ?? {},
+    // every field in upstream's order from the start (one object shape; JSON leaves out the undefined)
+    impersonatedUser: undefined,
+    sourceIPs: sourceIPs(s.headers, s.peer?.remoteAddress),
+    userAgent: headerOf(s, 'user-agent') || undefined,
+    objectRef: objectRefOf(s.info),
+    responseStatus: undefined,
+    requestObject: undefined,
+    responseObject: undefined,
+    requestReceivedTimestamp: microTime(epochOf(s.startedAt)),
+    stageTimestamp: '',
+    annotations: undefined,
+  };
+  return ev;
+}
+
+export class AuditRecord implements AuditAnnotator {
+  readonly event: AuditEvent;
+  /** The user as authenticated: a different s.user at the end means impersonation. */
+  private readonly authenticated: UserInfo;
+  private readonly longRunning: boolean;
+  private answered = false;
+  private streaming = false;
+  private done = false;
+  /** The scope's own sink, under the wrapper. */
+  private readonly inner: ResponseSink;
+
+  constructor(
+    private readonly a: Auditor,
+    private readonly s: RequestScope,
+    private readonly cfg: RequestAuditConfig,
+    longRunning: boolean,
+  ) {
+    this.authenticated = s.user;
+    this.longRunning = longRunning;
+    this.event = newEvent(s, cfg, s.user);
+    this.inner = s.sink;
+  }
+
+  annotate(key: string, value: string): void {
+    (this.event.annotations ??= {})[key] = value;
+  }
+
+  private process(stage: Stage): MaybePromise<boolean> {
+    if (this.s.user !== this.authenticated) this.event.impersonatedUser = this.s.user;
+    return this.a.process(this.event, stage, this.cfg.omitStages);
+  }
+
+  /** Writes RequestReceived; false (or a promise of it) when a strict backend could not take it. */
+  received(): MaybePromise<boolean> {
+    return this.process('RequestReceived');
+  }
+
+  /** The sink the rest of the chain writes to. */
+  sink(): ResponseSink {
+    return new AuditedSink(this.inner, this);
+  }
+
+  /** Wraps s.readBody: the body becomes requestObject (Request and up), and completes objectRef of a create. */
+  readsBody(): boolean {
+    return atLeast(this.cfg.level, 'Request') || this.s.info.verb === 'create';
+  }
+
+  requestBody(body: Buffer): void {
+    const value = decodeForAudit(headerOf(this.s, 'content-type') ?? 'application/json', body);
+    if (value === undefined) return;
+    this.completeObjectRef(value);
+    if (atLeast(this.cfg.level, 'Request')) this.event.requestObject = this.cfg.omitManagedFields ? withoutManagedFields(value) : value;
+  }
+
+  /** As upstream's LogRequestObject: an objectRef's empty namespace and name come from the object sent. */
+  private completeObjectRef(value: unknown): void {
+    const ref = this.event.objectRef;
+    const meta = (value as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
+    if (!ref || typeof meta !== 'object' || meta === null) return;
+    if (!ref.namespace && typeof meta.namespace === 'string' && meta.namespace) ref.namespace = meta.namespace;
+    if (!ref.name && typeof meta.name === 'string' && meta.name) ref.name = meta.name;
+  }
+
+  /** The answer starts: its code, its status for failures, its object at RequestResponse. */
+  answer(code: number, contentType: string, body: Uint8Array | undefined, stream: boolean): void {
+    if (this.answered || this.done) return;
+    this.answered = true;
+    this.streaming = stream;
+    let status: EventStatus = { metadata: {}, code };
+    const wantObject = body !== undefined && !stream && this.cfg.level === 'RequestResponse';
+    const decoded = (code >= 400 || wantObject) && body ? decodeForAudit(contentType, body) : undefined;
+    if (code >= 400) status = statusOf(code, decoded);
+    this.event.responseStatus = status;
+    if (wantObject && decoded !== undefined) this.event.responseObject = this.cfg.omitManagedFields ? withoutManagedFields(decoded) : decoded;
+    if (this.longRunning) void this.process('ResponseStarted');
+  }
+
+  /** A streamed (chunked) answer's whole body, once sent: the response object at RequestResponse. */
+  answerBody(contentType: string, body: Uint8Array): void {
+    if (this.done || this.cfg.level !== 'RequestResponse') return;
+    const decoded = decodeForAudit(contentType, body);
+    if (decoded !== undefined) this.event.responseObject = this.cfg.omitManagedFields ? withoutManagedFields(decoded) : decoded;
+  }
+
+  /** Whether chunked answers must be kept to be logged. */
+  get keepsResponse(): boolean {
+    return this.cfg.level === 'RequestResponse';
+  }
+
+  /** The handler is done: ResponseComplete now, or when the stream it opened closes. */
+  settled(): void {
+    if (this.done) return;
+    if (this.streaming && !this.inner.closed) {
+      this.inner.onClose(() => this.complete());
+      return;
+    }
+    this.complete();
+  }
+
+  private complete(): void {
+    if (this.done) return;
+    // nothing was written: upstream fakes a success ("Connection closed early")
+    if (!this.event.responseStatus) {
+      this.event.responseStatus = { metadata: {}, status: 'Success', message: 'Connection closed early', code: 200 };
+      if (this.longRunning) void this.process('ResponseStarted');
+    }
+    this.done = true;
+    void this.process('ResponseComplete');
+  }
+
+  /** The handler threw: a Status error is answered here and completes the event; anything else is a Panic. */
+  failed(err: unknown, answer: (e: unknown) => void): void {
+    if (err instanceof StatusError) {
+      answer(err);
+      this.settled();
+      return;
+    }
+    if (!this.done) {
+      this.done = true;
+      this.event.responseStatus = { metadata: {}, status: 'Failure', message: `APIServer panic'd: ${String(err)}`, reason: 'InternalError', code: 500 };
+      void this.process('Panic');
+    }
+    answer(err);
+  }
+}
+
+/** The scope's sink seen by the audit: every call goes through, the answer is noted on the way. */
+class AuditedSink implements ResponseSink {
+  constructor(
+    private readonly inner: ResponseSink,
+    private readonly rec: AuditRecord,
+  ) {}
+
+  get started(): boolean {
+    return this.inner.started;
+  }
+
+  get closed(): boolean {
+    return this.inner.closed;
+  }
+
+  get buffered(): number {
+    return this.inner.buffered;
+  }
+
+  get code(): number | undefined {
+    return this.inner.code;
+  }
+
+  get bytes(): number | undefined {
+    return this.inner.bytes;
+  }
+
+  send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
+    if (!this.inner.started && !this.inner.closed) this.rec.answer(code, contentType, body, false);
+    this.inner.send(code, contentType, body, headers, warnings);
+  }
+
+  async sendChunks(code: number, contentType: string, chunks: Iterable<Uint8Array>, warnings?: readonly string[]): Promise<void> {
+    if (this.inner.started || this.inner.closed) return this.inner.sendChunks(code, contentType, chunks, warnings);
+    this.rec.answer(code, contentType, undefined, false);
+    if (!this.rec.keepsResponse) return this.inner.sendChunks(code, contentType, chunks, warnings);
+    const kept: Uint8Array[] = [];
+    function* tee(): Generator<Uint8Array> {
+      for (const c of chunks) {
+        kept.push(c);
+        yield c;
+      }
+    }
+    await this.inner.sendChunks(code, contentType, tee(), warnings);
+    this.rec.answerBody(contentType, Buffer.concat(kept));
+  }
+
+  openStream(contentType: string): void {
+    if (!this.inner.started) this.rec.answer(200, contentType, undefined, true);
+    this.inner.openStream(contentType);
+  }
+
+  write(frame: Uint8Array): boolean {
+    return this.inner.write(frame);
+  }
+
+  drained(): Promise<boolean> {
+    return this.inner.drained();
+  }
+
+  end(): void {
+    this.inner.end();
+  }
+
+  abort(): void {
+    this.inner.abort();
+  }
+
+  onClose(fn: () => void): void {
+    this.inner.onClose(fn);
+  }
+}
+
+/**
+ * An authentication failure, audited as upstream's WithFailedAuthenticationAudit: the policy is asked
+ * with no user, and one event is written at ResponseStarted with the 401 and which credentials were tried.
+ */
+export function auditFailedAuthentication(a: Auditor, s: RequestScope): void {
+  const cfg = a.policy.evaluate({ user: undefined, info: s.info, path: s.path });
+  if (cfg.level === 'None') return;
+  const ev = newEvent(s, cfg, undefined);
+  ev.responseStatus = { metadata: {}, message: authMethodsMessage(s.headers, s.query, !!s.peer?.certificate()), code: 401 };
+  void a.process(ev, 'ResponseStarted', cfg.omitStages);
+}

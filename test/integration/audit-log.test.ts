@@ -1,0 +1,194 @@
+import t from 'tap';
+import { join } from 'node:path';
+import { ALICE_TOKEN, startServer, tempDir, type TestServer } from '../helpers/server.js';
+import { type Event, eventsOf, readEvents, writePolicy } from '../helpers/audit.js';
+import { waitFor } from '../helpers/wait.js';
+
+const POLICY = `apiVersion: audit.svc.io/v1
+kind: Policy
+rules:
+  - level: None
+    nonResourceURLs: ["/healthz*", "/livez*", "/readyz*"]
+  - level: RequestResponse
+    namespaces: [rr]
+  - level: Request
+    namespaces: [req]
+  - level: RequestResponse
+    namespaces: [nomf]
+    omitManagedFields: true
+  - level: Metadata
+    namespaces: [quiet]
+    omitStages: [RequestReceived]
+  - level: Metadata
+`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
+const MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+let s: TestServer;
+let log: string;
+
+t.before(async () => {
+  const dir = tempDir('svc-audit-');
+  log = join(dir, 'audit.log');
+  s = await startServer([`--audit-policy-file=${writePolicy(dir, POLICY)}`, `--audit-log-path=${log}`]);
+  for (const ns of ['rr', 'req', 'nomf', 'quiet', 'meta']) await s.admin.post('/api/v1/namespaces', { metadata: { name: ns } });
+});
+t.teardown(() => s.stop());
+
+const stagesOf = (evs: Event[]) => evs.map((e) => e.stage);
+const idOf = (r: { headers: Record<string, unknown> }) => r.headers['audit-id'] as string;
+
+t.test('Metadata: RequestReceived then ResponseComplete, with the Audit-Id of the answer and no objects', async (t) => {
+  await s.admin.post('/api/v1/namespaces/meta/configmaps', { metadata: { name: 'a' }, data: { k: 'v' } });
+  const r = await s.admin.get('/api/v1/namespaces/meta/configmaps/a?resourceVersion=0', { headers: { 'user-agent': 'audit-test/1.0' } });
+  t.equal(r.status, 200);
+  t.match(idOf(r), UUID, 'a UUID in the Audit-Id header');
+  const evs = await eventsOf(log, idOf(r), 2);
+  t.same(stagesOf(evs), ['RequestReceived', 'ResponseComplete']);
+  const [rr, done] = evs as [Event, Event];
+  t.equal(done.kind, 'Event');
+  t.equal(done.apiVersion, 'audit.svc.io/v1');
+  t.equal(done.level, 'Metadata');
+  t.equal(done.verb, 'get');
+  t.equal(done.requestURI, '/api/v1/namespaces/meta/configmaps/a?resourceVersion=0');
+  t.equal(done.user.username, 'admin');
+  t.same(done.user.groups, ['system:masters', 'system:authenticated']);
+  t.same(done.sourceIPs, ['127.0.0.1']);
+  t.equal(done.userAgent, 'audit-test/1.0');
+  t.same(done.objectRef, { resource: 'configmaps', namespace: 'meta', name: 'a', apiGroup: '', apiVersion: 'v1' });
+  t.same(done.responseStatus, { metadata: {}, code: 200 });
+  t.notOk('requestObject' in done || 'responseObject' in done, 'no objects at Metadata');
+  t.match(done.requestReceivedTimestamp, MICRO_TIME);
+  t.match(done.stageTimestamp, MICRO_TIME);
+  t.equal(rr.stageTimestamp, rr.requestReceivedTimestamp, 'RequestReceived is stamped when the request arrived');
+  t.ok(done.stageTimestamp >= done.requestReceivedTimestamp);
+  t.notOk(rr.responseStatus, 'no status before the answer');
+  t.equal(done.annotations['authorization.svc.io/decision'], 'allow');
+  t.type(done.annotations['authorization.svc.io/reason'], 'string');
+});
+
+t.test('Request: the request object is logged, not the response; a create names its object in objectRef', async (t) => {
+  const body = { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'b' }, data: { k: 'v' } };
+  const r = await s.admin.post('/api/v1/namespaces/req/configmaps', body);
+  t.equal(r.status, 201);
+  const evs = await eventsOf(log, idOf(r), 2);
+  const done = evs.find((e) => e.stage === 'ResponseComplete')!;
+  t.equal(done.level, 'Request');
+  t.equal(done.verb, 'create');
+  t.same(done.requestObject, body);
+  t.notOk('responseObject' in done);
+  t.equal(done.objectRef.name, 'b');
+  t.same(done.responseStatus, { metadata: {}, code: 201 });
+});
+
+t.test('RequestResponse: request and response objects, managedFields kept', async (t) => {
+  const r = await s.admin.post('/api/v1/namespaces/rr/configmaps', { metadata: { name: 'c' }, data: { k: 'v' } });
+  const evs = await eventsOf(log, idOf(r), 2);
+  const done = evs.find((e) => e.stage === 'ResponseComplete')!;
+  t.equal(done.level, 'RequestResponse');
+  t.same(done.requestObject, { metadata: { name: 'c' }, data: { k: 'v' } });
+  t.equal(done.responseObject.kind, 'ConfigMap');
+  t.equal(done.responseObject.metadata.uid, r.json.metadata.uid);
+  t.ok(Array.isArray(done.responseObject.metadata.managedFields), 'managedFields are logged when not omitted');
+  const list = await s.admin.get('/api/v1/namespaces/rr/configmaps');
+  const listed = (await eventsOf(log, idOf(list), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.equal(listed.responseObject.kind, 'ConfigMapList', 'a list answer is logged whole');
+  t.equal(listed.responseObject.items.length, 1);
+});
+
+t.test('omitManagedFields: objects are logged without metadata.managedFields', async (t) => {
+  const sent = { metadata: { name: 'd', managedFields: [{ manager: 'x', operation: 'Apply', apiVersion: 'v1', fieldsType: 'FieldsV1', fieldsV1: {} }] }, data: { k: 'v' } };
+  const r = await s.admin.post('/api/v1/namespaces/nomf/configmaps', sent);
+  t.equal(r.status, 201, r.text);
+  const done = (await eventsOf(log, idOf(r), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.same(done.requestObject, { metadata: { name: 'd' }, data: { k: 'v' } });
+  t.equal(done.responseObject.metadata.name, 'd');
+  t.notOk('managedFields' in done.responseObject.metadata);
+  const list = await s.admin.get('/api/v1/namespaces/nomf/configmaps');
+  const listed = (await eventsOf(log, idOf(list), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.notOk('managedFields' in listed.responseObject.items[0].metadata, 'nor from the items of a list');
+});
+
+t.test('omitStages: an omitted stage is not written', async (t) => {
+  const r = await s.admin.get('/api/v1/namespaces/quiet/configmaps');
+  const evs = await eventsOf(log, idOf(r), 1);
+  t.same(stagesOf(evs), ['ResponseComplete']);
+});
+
+t.test('None: nothing is written, and the Audit-Id header is still sent', async (t) => {
+  const r = await s.admin.get('/healthz');
+  t.equal(r.status, 200);
+  t.match(idOf(r), UUID);
+  const after = await s.admin.get('/api/v1/namespaces/meta/configmaps');
+  await eventsOf(log, idOf(after), 2);
+  t.same(readEvents(log).filter((e) => e.auditID === idOf(r)), [], 'no event for the health check');
+});
+
+t.test('a 403 carries decision forbid, the reason and the failure status', async (t) => {
+  const alice = s.admin.with({ token: ALICE_TOKEN });
+  const r = await alice.get('/api/v1/namespaces/meta/configmaps/a');
+  alice.close();
+  t.equal(r.status, 403);
+  const done = (await eventsOf(log, idOf(r), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.equal(done.user.username, 'alice');
+  t.equal(done.annotations['authorization.svc.io/decision'], 'forbid');
+  t.type(done.annotations['authorization.svc.io/reason'], 'string');
+  t.equal(done.responseStatus.code, 403);
+  t.equal(done.responseStatus.status, 'Failure');
+  t.equal(done.responseStatus.reason, 'Forbidden');
+  t.match(done.responseStatus.message, 'configmaps "a" is forbidden: User "alice" cannot get resource "configmaps"');
+});
+
+t.test('a failed authentication is audited at ResponseStarted with no user, as upstream', async (t) => {
+  const bad = s.admin.with({ token: 'no-such-token' });
+  const r = await bad.get('/api/v1/namespaces/meta/configmaps');
+  bad.close();
+  t.equal(r.status, 401);
+  const evs = await eventsOf(log, idOf(r), 1);
+  t.same(stagesOf(evs), ['ResponseStarted']);
+  t.same(evs[0]!.user, {});
+  t.same(evs[0]!.responseStatus, { metadata: {}, message: 'Authentication failed, attempted: bearer', code: 401 });
+});
+
+t.test('a client Audit-ID is kept, echoed and logged', async (t) => {
+  const r = await s.admin.get('/api/v1/namespaces/meta/configmaps', { headers: { 'Audit-ID': 'caller-chosen-id-1' } });
+  t.equal(idOf(r), 'caller-chosen-id-1');
+  t.same(stagesOf(await eventsOf(log, 'caller-chosen-id-1', 2)), ['RequestReceived', 'ResponseComplete']);
+});
+
+t.test('impersonation: the event names the caller as user and the impersonated user', async (t) => {
+  const r = await s.admin.get('/api/v1/namespaces/meta/configmaps', { headers: { 'Impersonate-User': 'bob' } });
+  t.equal(r.status, 403);
+  const done = (await eventsOf(log, idOf(r), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.equal(done.user.username, 'admin');
+  t.equal(done.impersonatedUser.username, 'bob');
+  t.same(done.impersonatedUser.groups, ['system:authenticated']);
+});
+
+t.test('a watch: RequestReceived, ResponseStarted when the stream opens, ResponseComplete when it ends', async (t) => {
+  const w = await s.admin.stream('/api/v1/namespaces/meta/configmaps?watch=1&timeoutSeconds=1');
+  t.equal(w.status, 200);
+  const id = w.headers['audit-id'] as string;
+  t.match(id, UUID);
+  const started = await eventsOf(log, id, 2);
+  t.same(stagesOf(started), ['RequestReceived', 'ResponseStarted'], 'ResponseStarted before the stream ends');
+  t.equal(started[1]!.responseStatus.code, 200);
+  t.ok(await w.waitEnd(10_000), 'the server ends the watch');
+  const evs = await eventsOf(log, id, 3);
+  t.same(stagesOf(evs), ['RequestReceived', 'ResponseStarted', 'ResponseComplete']);
+  t.equal(evs[2]!.verb, 'watch');
+});
+
+t.test('a non-resource request has no objectRef and the method as its verb', async (t) => {
+  const r = await s.admin.get('/version');
+  const done = (await eventsOf(log, idOf(r), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.equal(done.verb, 'get');
+  t.notOk('objectRef' in done);
+  t.equal(done.requestURI, '/version');
+});
+
+t.test('every line of the log is one JSON event', async (t) => {
+  t.ok(await waitFor(() => readEvents(log).length > 10));
+  for (const e of readEvents(log)) t.equal(e.kind, 'Event', `line of ${e.auditID}`);
+});
