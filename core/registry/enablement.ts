@@ -20,6 +20,7 @@ interface GateSpec {
 export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
   AllowUnsafeMalformedObjectDeletion: { stage: 'ALPHA', default: false },
   APIResponseCompression: { stage: 'BETA', default: true },
+  APIServerIdentity: { stage: 'BETA', default: true },
   AuthorizeNodeWithSelectors: { stage: 'BETA', default: true },
   AuthorizeWithSelectors: { stage: 'BETA', default: true },
   CBORServingAndStorage: { stage: 'ALPHA', default: false },

@@ -29,6 +29,7 @@ import { rbacKindsOf, rbacResolverFor } from '../authz/rbac/resolver.js';
 import { ESCALATION_CHECK } from '../registry/rbac/policy.js';
 import { controllerCatalog, electedControllers, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import type { LeaderElectionTiming } from '../controllers/leader-election.js';
+import { type IdentityLeases, startIdentityLeases } from '../controllers/apiserver-identity.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
 import { EventTTLController } from '../controllers/event-ttl.js';
 import { DefinitionController } from '../apiextensions/controller.js';
@@ -127,6 +128,7 @@ export class ApiServer {
   private cacher!: Cacher;
   private executor!: Executor;
   private controllers: RunningController | undefined;
+  private identityLeases: IdentityLeases | undefined;
   private definitions: DefinitionController | undefined;
   private compactor!: Compactor;
   private eventTTL: EventTTLController | undefined;
@@ -450,6 +452,10 @@ export class ApiServer {
     this.serve = httpAdapter(chain, featureGates.APIResponseCompression === true);
     if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
     bound({ url: this.url, caPem: this.tls.servingCA ?? this.tls.cert });
+    // servers sharing a store publish their identity to one another (upstream's APIServerIdentity)
+    if (!this.store.singleProcess && featureGates.APIServerIdentity) {
+      this.identityLeases = startIdentityLeases({ client, listers, types }, `${o.bindAddress}:${this.port}`, (name, done) => this.health.addPostStartHook(name, done));
+    }
   }
 
   /** Graceful shutdown: readiness fails first, then (after the delay) listener, watches, pool, store. */
@@ -467,6 +473,7 @@ export class ApiServer {
     this.runStopHooks();
     this.authorizer?.close?.();
     decisionObservers.delete(this.observeDecision);
+    this.identityLeases?.stop();
     await this.controllers?.stop();
     this.definitions?.stop();
     this.compactor?.stop();

@@ -19,8 +19,8 @@ const etcdFlags = (prefix: string) => ['--storage-backend=etcd3', `--etcd-server
 const CM = '/api/v1/namespaces/default/configmaps';
 
 t.test('a server on etcd serves create, get, list, update, delete and watch with the watch guarantees', async (t) => {
-  // no lease renewals between the writes, so that every revision is one of them (resolveDeletions)
-  const s = await startServer([...etcdFlags('/smoke'), '--leader-elect=false']);
+  // no lease renewals (election, identity) between the writes, so that every revision is one of them (resolveDeletions)
+  const s = await startServer([...etcdFlags('/smoke'), '--leader-elect=false', '--feature-gates=APIServerIdentity=false']);
   t.teardown(() => s.stop());
   const start = rvOf((await s.admin.get(CM)).json);
   const w = await s.admin.stream(`${CM}?watch=1&resourceVersion=${start}`);

@@ -83,3 +83,29 @@ t.test('a leader that dies without releasing is replaced once its lease expires'
   t.ok(new Date(taken.spec.acquireTime).getTime() - new Date(held.spec.renewTime).getTime() >= 3000, 'no sooner than the lease duration after the last renewal');
   await namespaceIsFinalized(t, next.admin, 'le-three');
 });
+
+t.test('each server publishes its identity Lease; leases nobody renewed for their duration are removed', async (t) => {
+  const dir = tempDir();
+  const a = await startServer(flags('/identity'), dir);
+  t.teardown(() => a.stop());
+  const LEASES = '/apis/coordination.svc.io/v1/namespaces/svc-system/leases';
+  const stale = await a.admin.post(LEASES, {
+    metadata: { name: 'apiserver-gone', labels: { 'apiserver.svc.io/identity': 'svc-apiserver' } },
+    spec: { holderIdentity: 'apiserver-gone_0', leaseDurationSeconds: 3600, renewTime: new Date(Date.now() - 2 * 3600_000).toISOString().replace('Z', '000Z') },
+  });
+  t.equal(stale.status, 201, 'a lease of a server that went away two hours ago');
+  const b = await startServer(flags('/identity'), dir);
+  t.teardown(() => b.stop());
+  const identities = async () =>
+    (await b.admin.get(`${LEASES}?labelSelector=${encodeURIComponent('apiserver.svc.io/identity=svc-apiserver')}`)).json.items as { metadata: { name: string }; spec: { holderIdentity: string; leaseDurationSeconds: number } }[];
+  await until('two identity leases', async () => (await identities()).filter((l) => l.metadata.name !== 'apiserver-gone').length === 2);
+  const mine = (await identities()).filter((l) => l.metadata.name !== 'apiserver-gone');
+  t.equal(mine.length, 2, 'one identity lease per server');
+  t.not(mine[0]!.metadata.name, mine[1]!.metadata.name);
+  for (const l of mine) {
+    t.match(l.metadata.name, /^apiserver-[a-z2-7]+$/, 'named apiserver-<hash>');
+    t.ok(l.spec.holderIdentity.startsWith(`${l.metadata.name}_`), 'held by <name>_<uuid>');
+    t.equal(l.spec.leaseDurationSeconds, 3600);
+  }
+  t.equal((await b.admin.get(`${LEASES}/apiserver-gone`)).status, 404, 'the expired one was removed');
+});
