@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { Etcd3Store } from '../../core/storage/etcd3/store.js';
+import { Etcd3Store, SharedReads } from '../../core/storage/etcd3/store.js';
 import { Compactor } from '../../core/storage/compactor.js';
 import { StoreError, type Store } from '../../core/storage/interface.js';
 import { freePort } from '../helpers/server.js';
@@ -112,4 +112,49 @@ t.test('a whole list larger than one range page and than gRPC’s default messag
   t.equal(all.items[0]!.key, '/many/k00000');
   t.equal(all.items[n - 1]!.key, `/many/k${String(n - 1).padStart(5, '0')}`, 'in key order, nothing after the snapshot');
   t.equal(all.more, false);
+});
+
+t.test('shared reads stay linearizable: every reader sees the writes acknowledged before it asked', async (t) => {
+  const s = open(`/shared-${randomBytes(3).toString('hex')}`);
+  t.teardown(() => s.close());
+  await s.create('/r/counter', Buffer.from('0'));
+  const stale: string[] = [];
+  await Promise.all(
+    Array.from({ length: 40 }, async (_, i) => {
+      for (;;) {
+        const kv = (await s.get('/r/counter'))!;
+        try {
+          const w = await s.update('/r/counter', kv.modRevision, Buffer.from(String(i)));
+          // many readers at once: their reads are shared, and each must still see its own write or a later one
+          const [seen, current] = await Promise.all([s.get('/r/counter'), s.currentRevision()]);
+          if (seen!.modRevision < w.revision) stale.push(`writer ${i} acknowledged at ${w.revision} then read ${seen!.modRevision}`);
+          if (current < w.revision) stale.push(`writer ${i} acknowledged at ${w.revision} then saw current revision ${current}`);
+          return;
+        } catch (e) {
+          if (!(e instanceof StoreError) || e.code !== 'Conflict') throw e;
+        }
+      }
+    }),
+  );
+  t.same(stale, [], 'no reader saw less than its own acknowledged write');
+});
+
+t.test('a shared read is only given to callers that arrived before it was sent', async (t) => {
+  const shared = new SharedReads();
+  const sent: { resolve: (v: number) => void }[] = [];
+  const read = () => new Promise<number>((resolve) => sent.push({ resolve }));
+  const first = shared.run('k', read);
+  const second = shared.run('k', read);
+  const third = shared.run('k', read);
+  t.equal(sent.length, 1, 'one read in flight');
+  sent[0]!.resolve(1);
+  t.equal(await first, 1, 'the first caller gets the read it started');
+  await new Promise((r) => setImmediate(r));
+  t.equal(sent.length, 2, 'the callers that came meanwhile share one read, sent after the first returned');
+  sent[1]!.resolve(2);
+  t.same([await second, await third], [2, 2], 'and get its answer, not the older one');
+  const other = shared.run('other', read);
+  t.equal(sent.length, 3, 'another key is another read');
+  sent[2]!.resolve(3);
+  t.equal(await other, 3);
 });

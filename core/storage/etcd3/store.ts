@@ -98,6 +98,7 @@ export class Etcd3Store implements Store {
   readonly keys: KeyLayout;
   private readonly feeds = new Set<EtcdFeed>();
   private readonly endpoints: string[];
+  private readonly sharedReads = new SharedReads();
 
   constructor(opts: Etcd3StoreOptions) {
     this.endpoints = opts.endpoints;
@@ -149,35 +150,9 @@ export class Etcd3Store implements Store {
 
   // ---- reads ---------------------------------------------------------------------------------
 
-  /** The revision read in flight, and the one queued behind it (see currentRevision). */
-  private revisionRead: Promise<number> | undefined;
-  private nextRevisionRead: Promise<number> | undefined;
-
-  /**
-   * etcd's current revision by a linearizable read. Concurrent callers share reads: a caller that
-   * finds one in flight joins the next, sent once it returns, because the one in flight may have been
-   * sent before the caller's writes were acknowledged. So consistent reads cost etcd at most about one
-   * read per round trip however many arrive.
-   */
+  /** etcd's current revision, by a linearizable read shared by concurrent callers (see SharedReads). */
   currentRevision(): Promise<number> {
-    if (!this.revisionRead) return this.startRevisionRead();
-    this.nextRevisionRead ??= this.revisionRead
-      .catch(() => undefined)
-      .then(() => {
-        this.nextRevisionRead = undefined;
-        return this.startRevisionRead();
-      });
-    return this.nextRevisionRead;
-  }
-
-  private startRevisionRead(): Promise<number> {
-    const read = this.call(() => this.client.kv.range({ key: enc(this.keys.root + '/'), count_only: true })).then((res) => Number(res.header.revision));
-    this.revisionRead = read;
-    const clear = () => {
-      if (this.revisionRead === read) this.revisionRead = undefined;
-    };
-    read.then(clear, clear);
-    return read;
+    return this.sharedReads.run('', () => this.call(() => this.client.kv.range({ key: enc(this.keys.root + '/'), count_only: true })).then((res) => Number(res.header.revision)));
   }
 
   /** The revision recorded in compact_rev_key by the last compaction (upstream's record of it). */
@@ -193,10 +168,18 @@ export class Etcd3Store implements Store {
   }
 
   async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | null> {
+    // reads of the latest value are shared by concurrent callers (many creates read their namespace)
+    if (opts.revision === undefined) return this.sharedReads.run(key, () => this.readLatest(key));
     const res = await this.call(
       () => this.client.kv.range({ key: enc(this.keys.toEtcd(key)), ...(opts.revision !== undefined ? { revision: opts.revision } : {}) }),
       opts.revision,
     );
+    const kv = res.kvs[0];
+    return kv ? this.toKeyValue(kv) : null;
+  }
+
+  private async readLatest(key: string): Promise<KeyValue | null> {
+    const res = await this.call(() => this.client.kv.range({ key: enc(this.keys.toEtcd(key)) }));
     const kv = res.kvs[0];
     return kv ? this.toKeyValue(kv) : null;
   }
@@ -436,6 +419,44 @@ export class Etcd3Store implements Store {
     for (const f of this.feeds) f.stop();
     this.feeds.clear();
     this.client.close();
+  }
+}
+
+/**
+ * Linearizable reads shared by concurrent callers, per key: a caller that finds a read of its key in
+ * flight joins the next one, sent once that returns, because the one in flight may have been sent
+ * before the caller's own writes were acknowledged. A read that starts after a caller arrived reflects
+ * every write acknowledged before, so sharing keeps each caller's read linearizable, and a burst of
+ * reads of one key costs etcd about one read per round trip.
+ */
+export class SharedReads {
+  private readonly inFlight = new Map<string, Promise<unknown>>();
+  private readonly queued = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, read: () => Promise<T>): Promise<T> {
+    const current = this.inFlight.get(key) as Promise<T> | undefined;
+    if (!current) return this.start(key, read);
+    let next = this.queued.get(key) as Promise<T> | undefined;
+    if (!next) {
+      next = current
+        .catch(() => undefined)
+        .then(() => {
+          this.queued.delete(key);
+          return this.start(key, read);
+        });
+      this.queued.set(key, next);
+    }
+    return next;
+  }
+
+  private start<T>(key: string, read: () => Promise<T>): Promise<T> {
+    const p = read();
+    this.inFlight.set(key, p);
+    const clear = () => {
+      if (this.inFlight.get(key) === p) this.inFlight.delete(key);
+    };
+    p.then(clear, clear);
+    return p;
   }
 }
 
