@@ -5,7 +5,8 @@
  */
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { Etcd3Store, SharedReads } from '../../core/storage/etcd3/store.js';
+import { Etcd3Store } from '../../core/storage/etcd3/store.js';
+import { SharedReads } from '../../core/storage/etcd3/shared-reads.js';
 import { Compactor } from '../../core/storage/compactor.js';
 import { StoreError, type Store } from '../../core/storage/interface.js';
 import { freePort } from '../helpers/server.js';

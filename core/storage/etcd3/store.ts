@@ -42,7 +42,9 @@ import {
   type StoreWatch,
   type WriteResult,
 } from '../interface.js';
+import { EtcdFeed } from './feed.js';
 import { KeyLayout } from './keys.js';
+import { SharedReads } from './shared-reads.js';
 
 export interface Etcd3StoreOptions {
   /** Endpoints, `https://host:port` or `http://host:port` (--etcd-servers). */
@@ -422,128 +424,10 @@ export class Etcd3Store implements Store {
   }
 }
 
-/**
- * Linearizable reads shared by concurrent callers, per key: a caller that finds a read of its key in
- * flight joins the next one, sent once that returns, because the one in flight may have been sent
- * before the caller's own writes were acknowledged. A read that starts after a caller arrived reflects
- * every write acknowledged before, so sharing keeps each caller's read linearizable, and a burst of
- * reads of one key costs etcd about one read per round trip.
- */
-export class SharedReads {
-  private readonly inFlight = new Map<string, Promise<unknown>>();
-  private readonly queued = new Map<string, Promise<unknown>>();
-
-  run<T>(key: string, read: () => Promise<T>): Promise<T> {
-    const current = this.inFlight.get(key) as Promise<T> | undefined;
-    if (!current) return this.start(key, read);
-    let next = this.queued.get(key) as Promise<T> | undefined;
-    if (!next) {
-      next = current
-        .catch(() => undefined)
-        .then(() => {
-          this.queued.delete(key);
-          return this.start(key, read);
-        });
-      this.queued.set(key, next);
-    }
-    return next;
-  }
-
-  private start<T>(key: string, read: () => Promise<T>): Promise<T> {
-    const p = read();
-    this.inFlight.set(key, p);
-    const clear = () => {
-      if (this.inFlight.get(key) === p) this.inFlight.delete(key);
-    };
-    p.then(clear, clear);
-    return p;
-  }
-}
-
 function tlsCredentials(opts: Etcd3StoreOptions): { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer } {
   return {
     rootCertificate: readFileSync(opts.caFile!),
     ...(opts.keyFile ? { privateKey: readFileSync(opts.keyFile) } : {}),
     ...(opts.certFile ? { certChain: readFileSync(opts.certFile) } : {}),
   };
-}
-
-/**
- * One subscriber's watch on etcd. It delivers each watch response's events under the prefix with the
- * revision of the response's last event (every revision's events come in one response), and progress
- * notifications as empty batches. A broken stream (etcd restarted, unreachable) is reopened from the
- * last delivered revision; a compacted start revision is reported as an error (the reader relists).
- */
-class EtcdFeed {
-  private stream: IDuplexStream<IWatchRequest, IWatchResponse> | undefined;
-  private stopped = false;
-  private retryMs = 100;
-  private retryTimer: NodeJS.Timeout | undefined;
-
-  constructor(
-    private readonly store: Etcd3Store,
-    private position: number,
-    private readonly onEvents: (events: StoreEvent[], revision: number) => void,
-    private readonly onError: (err: Error) => void,
-  ) {}
-
-  open(): void {
-    if (this.stopped) return;
-    this.store
-      .openWatch(this.position + 1)
-      .then((stream) => {
-        if (this.stopped) return stream.cancel();
-        this.stream = stream;
-        stream.on('data', (res: IWatchResponse) => this.onResponse(stream, res));
-        stream.on('error', () => this.broken(stream));
-        stream.on('end', () => this.broken(stream));
-      })
-      .catch(() => this.retry());
-  }
-
-  private onResponse(stream: IDuplexStream<IWatchRequest, IWatchResponse>, res: IWatchResponse): void {
-    if (this.stopped || stream !== this.stream) return;
-    if (res.canceled) {
-      this.stop();
-      this.onError(this.store.watchCanceled(res, this.position));
-      return;
-    }
-    this.retryMs = 100;
-    if (res.created) return;
-    const last = res.events.at(-1);
-    // a response without events is a progress notification: nothing up to its revision is missing
-    const revision = last ? Number(last.kv.mod_revision) : Number(res.header.revision);
-    if (revision <= this.position) return;
-    const events = this.store.toEvents(res.events).filter((e) => e.revision > this.position);
-    this.position = revision;
-    try {
-      this.onEvents(events, revision);
-    } catch (err) {
-      // a reader that failed on a batch cannot trust its state any more: it restarts from a fresh list
-      this.stop();
-      this.onError(err as Error);
-    }
-  }
-
-  private broken(stream: IDuplexStream<IWatchRequest, IWatchResponse>): void {
-    if (stream !== this.stream) return;
-    this.stream = undefined;
-    stream.cancel();
-    this.retry();
-  }
-
-  private retry(): void {
-    if (this.stopped) return;
-    this.retryTimer = setTimeout(() => this.open(), this.retryMs);
-    this.retryTimer.unref();
-    this.retryMs = Math.min(this.retryMs * 2, 2000);
-  }
-
-  stop(): void {
-    this.stopped = true;
-    if (this.retryTimer) clearTimeout(this.retryTimer);
-    const s = this.stream;
-    this.stream = undefined;
-    s?.cancel();
-  }
 }
