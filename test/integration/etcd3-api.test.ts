@@ -5,6 +5,7 @@
  * acknowledged by A is seen by a consistent GET and LIST on B, a watch on B sees A's writes in order,
  * and a continue token from A pages on B.
  */
+import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -126,4 +127,38 @@ t.test('a server reaches etcd over TLS with a client certificate (--etcd-cafile,
   t.equal((await s.admin.get(`${CM}/over-tls`)).status, 200, 'and reads back');
   t.match(await secure.client.get('/registry/configmaps/default/over-tls').string(), /over-tls/, 'etcd holds it');
   await t.rejects(startServer([...tlsFlags, '--storage-initialization-timeout=2s']), /storage did not become ready within 2s.*https:\/\/127\.0\.0\.1/, 'without a client certificate etcd refuses the server, which says so');
+});
+
+t.test('encryption at rest on etcd: the value in etcd carries the provider prefix and no plaintext; both servers read it', async (t) => {
+  const dir = tempDir('svc-etcd-enc-');
+  const config = join(dir, 'encryption.yaml');
+  writeFileSync(
+    config,
+    `apiVersion: apiserver.config.svc.io/v1
+kind: EncryptionConfiguration
+resources:
+  - resources: [secrets]
+    providers:
+      - aescbc:
+          keys:
+            - name: key1
+              secret: ${randomBytes(32).toString('base64')}
+      - identity: {}
+`,
+  );
+  const flags = [...etcdFlags('/enc'), `--encryption-provider-config=${config}`];
+  const a = await startServer(flags, dir);
+  const b = await startServer(flags, dir);
+  t.teardown(async () => {
+    await a.stop();
+    await b.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const secret = { metadata: { name: 'db' }, stringData: { password: 'plaintext-hunter2' } };
+  t.equal((await a.admin.post('/api/v1/namespaces/default/secrets', secret)).status, 201);
+  const raw = (await etcd.client.get('/enc/secrets/default/db').buffer())!;
+  t.ok(raw.subarray(0, 23).toString() === 'k8s:enc:aescbc:v1:key1:', 'stored with upstream’s aescbc prefix');
+  t.notOk(raw.includes('plaintext-hunter2') || raw.includes(Buffer.from('plaintext-hunter2').toString('base64')), 'no plaintext in etcd');
+  const got = await b.admin.get('/api/v1/namespaces/default/secrets/db');
+  t.equal(Buffer.from(got.json.data.password, 'base64').toString(), 'plaintext-hunter2', 'the other server serves it decrypted');
 });
