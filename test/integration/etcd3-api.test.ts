@@ -127,6 +127,11 @@ t.test('a server reaches etcd over TLS with a client certificate (--etcd-cafile,
   t.equal((await s.admin.get(`${CM}/over-tls`)).status, 200, 'and reads back');
   t.match(await secure.client.get('/registry/configmaps/default/over-tls').string(), /over-tls/, 'etcd holds it');
   await t.rejects(startServer([...tlsFlags, '--storage-initialization-timeout=2s']), /storage did not become ready within 2s.*https:\/\/127\.0\.0\.1/, 'without a client certificate etcd refuses the server, which says so');
+  await t.rejects(
+    startServer(['--storage-backend=etcd3', `--etcd-servers=${secure.endpoint}`, '--storage-initialization-timeout=2s']),
+    /storage did not become ready within 2s.*(certificate|verify)/i,
+    'an https endpoint without --etcd-cafile is verified against the system roots, which do not know this CA',
+  );
 });
 
 t.test('encryption at rest on etcd: the value in etcd carries the provider prefix and no plaintext; both servers read it', async (t) => {

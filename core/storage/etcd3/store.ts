@@ -108,7 +108,7 @@ export class Etcd3Store implements Store {
     const timeout = opts.callTimeoutMs ?? 30_000;
     this.client = new Etcd3({
       hosts: opts.endpoints,
-      ...(opts.caFile ? { credentials: tlsCredentials(opts) } : {}),
+      ...(usesTls(opts) ? { credentials: tlsCredentials(opts) } : {}),
       // unary calls have a deadline; watch streams live as long as they are wanted
       defaultCallOptions: (ctx) => (ctx.isStream ? {} : { deadline: Date.now() + timeout }),
       // a list of a large collection, or a watch catching up, may be larger than gRPC's 4 MiB default
@@ -137,9 +137,15 @@ export class Etcd3Store implements Store {
     return new Error(`etcd (${this.endpoints.join(',')}) refused the request: ${err.message}`);
   }
 
+  /** Why the last call that reached the network failed (a call the client's circuit breaker stops says only that). */
+  private lastFailure = '';
+
   /** etcd did not answer (down, unreachable, timed out, no leader). */
   unavailable(err: Error): StoreError {
-    return new StoreError('Unavailable', `etcd (${this.endpoints.join(',')}) is unavailable: ${err.message}`);
+    const held = err.constructor.name === 'BrokenCircuitError';
+    if (!held) this.lastFailure = err.message;
+    const reason = held && this.lastFailure ? `${this.lastFailure} (calls held back while it lasts)` : err.message;
+    return new StoreError('Unavailable', `etcd (${this.endpoints.join(',')}) is unavailable: ${reason}`);
   }
 
   private async call<T>(fn: () => Promise<T>, revision?: number): Promise<T> {
@@ -424,9 +430,13 @@ export class Etcd3Store implements Store {
   }
 }
 
+/** TLS when a CA or client certificate is given, or an endpoint is https:// (then the system's roots verify it). */
+const usesTls = (opts: Etcd3StoreOptions): boolean => !!opts.caFile || !!opts.certFile || opts.endpoints.some((e) => e.startsWith('https://'));
+
 function tlsCredentials(opts: Etcd3StoreOptions): { rootCertificate: Buffer; privateKey?: Buffer; certChain?: Buffer } {
   return {
-    rootCertificate: readFileSync(opts.caFile!),
+    // without --etcd-cafile gRPC verifies etcd against the system's roots
+    rootCertificate: (opts.caFile ? readFileSync(opts.caFile) : undefined) as Buffer,
     ...(opts.keyFile ? { privateKey: readFileSync(opts.keyFile) } : {}),
     ...(opts.certFile ? { certChain: readFileSync(opts.certFile) } : {}),
   };
