@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { existsSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { parseFlags } from '../../core/server/options.js';
 import { Client } from '../helpers/client.js';
 import { startEtcd } from '../helpers/etcd.js';
 import { binPath, freePort, startServer, tempDir } from '../helpers/server.js';
@@ -157,4 +158,18 @@ t.test('etcd answering nothing (frozen): requests end at --request-timeout with 
   t.equal((await s.admin.post(CM, { metadata: { name: 'after' } })).status, 201, 'writes work');
   const names = (await s.admin.get(CM)).json.items.map((i: { metadata: { name: string } }) => i.metadata.name);
   t.ok(names.includes('before') && names.includes('after'), 'and the list holds what was acknowledged');
+});
+
+t.test('storage flags that cannot work are start errors naming the flag', async (t) => {
+  const bad: [string[], RegExp][] = [
+    [['--storage-backend=etcd3'], /--etcd-servers must be specified with --storage-backend=etcd3/],
+    [['--storage-backend=etcd3', '--etcd-servers=127.0.0.1'], /--etcd-servers: "127\.0\.0\.1" is not an endpoint/],
+    [['--storage-backend=etcd3', '--etcd-servers=http://127.0.0.1:2379', '--etcd-certfile=/x.crt'], /--etcd-certfile and --etcd-keyfile must be given together/],
+    [['--storage-backend=zookeeper'], /--storage-backend: unsupported value "zookeeper": supported values: "lmdb", "etcd3"/],
+    [['--leader-elect-lease-duration=2s', '--leader-elect-renew-deadline=5s'], /--leader-elect-renew-deadline must be less than --leader-elect-lease-duration/],
+  ];
+  for (const [flags, message] of bad) t.throws(() => parseFlags(flags), message, flags.join(' '));
+  const ok = parseFlags(['--storage-backend=etcd3', '--etcd-servers=https://10.0.0.1:2379,https://10.0.0.2:2379', '--etcd-prefix=/svc']);
+  t.same(ok.etcdServers, ['https://10.0.0.1:2379', 'https://10.0.0.2:2379'], 'a comma list of endpoints');
+  t.equal(ok.etcdPrefix, '/svc');
 });
