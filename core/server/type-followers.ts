@@ -30,6 +30,7 @@ function cacheOptions(types: TypeRegistry, rt: ResourceType, sizes: CacheSizes) 
         return describeUnreadable(now, key, stored, rev, err);
       }
     },
+    describeUnreadable: (key: string, stored: Uint8Array, rev: number, reason: string) => describeUnreadable(types.get(id) ?? rt, key, stored, rev, new Error(reason)),
   };
 }
 

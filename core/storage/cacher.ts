@@ -51,7 +51,7 @@ export class Cacher {
     this.loading.set(opts.prefix, pending);
     try {
       const at = this.revision;
-      const res = await this.store.list(opts.prefix, { revision: at });
+      const res = await this.store.list(opts.prefix, { revision: at, keepUnreadable: true });
       const c = new WatchCache(opts);
       c.reset(res.items, at);
       for (const ev of pending) if (ev.revision > at) applyEvent(c, ev);
@@ -85,7 +85,7 @@ export class Cacher {
   async start(): Promise<void> {
     const revision = await this.store.currentRevision();
     for (const c of this.caches.values()) {
-      const res = await this.store.list(c.prefix, { revision });
+      const res = await this.store.list(c.prefix, { revision, keepUnreadable: true });
       c.reset(res.items, revision);
     }
     this.revision = revision;
@@ -201,6 +201,6 @@ export class Cacher {
 }
 
 function applyEvent(c: WatchCache, ev: StoreEvent): void {
-  if (ev.type === 'put') c.applyPut(ev.key, ev.value!, ev.revision);
+  if (ev.type === 'put') c.applyPut(ev.key, ev.value!, ev.revision, ev.unreadable);
   else c.applyDelete(ev.key, ev.revision);
 }

@@ -16,6 +16,8 @@ export interface KeyValue {
   value: Uint8Array;
   /** Revision of the write that produced this value. */
   modRevision: number;
+  /** Set when the value could not be read back (e.g. no key decrypts it): why; `value` is then the stored bytes. */
+  unreadable?: string;
 }
 
 export interface StoreEvent {
@@ -28,6 +30,8 @@ export interface StoreEvent {
   prevValue?: Uint8Array;
   /** Revision of prevValue (0 when created). */
   prevRevision: number;
+  /** Set when the new value could not be read back: why (`value` is then the stored bytes). */
+  unreadable?: string;
 }
 
 export type StoreErrorCode = 'KeyExists' | 'NotFound' | 'Conflict' | 'Compacted' | 'FutureRevision' | 'Unavailable';
@@ -52,6 +56,8 @@ export interface ListOptions {
   limit?: number;
   /** Count the items after the page (for remainingItemCount). */
   countRemaining?: boolean;
+  /** Return values that cannot be read back marked `unreadable` instead of failing the list (the watch cache keeps their place). */
+  keepUnreadable?: boolean;
 }
 
 export interface ListResult {

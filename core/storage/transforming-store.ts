@@ -3,7 +3,7 @@
  * It wraps any backend, so encryption is the same on LMDB and etcd; revisions, keys and history are
  * the inner store's. A value no provider can read surfaces as a TransformError naming its key.
  */
-import type { ValueTransformer } from './encryption.js';
+import { TransformError, type ValueTransformer } from './encryption.js';
 import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult } from './interface.js';
 
 export class TransformingStore implements Store {
@@ -31,6 +31,38 @@ export class TransformingStore implements Store {
     prevValue: e.prevValue && this.tr.decrypt(e.key, e.prevValue),
   });
 
+  /** out(), with a value no provider reads marked unreadable (its stored bytes kept) instead of thrown. */
+  private outKept = (kv: KeyValue): KeyValue => {
+    try {
+      return this.out(kv);
+    } catch (err) {
+      if (!(err instanceof TransformError)) throw err;
+      return { ...kv, unreadable: err.message };
+    }
+  };
+
+  /** outEvent() for the live feed: an unreadable new value is marked, an unreadable previous one dropped. */
+  private outEventKept = (e: StoreEvent): StoreEvent => {
+    const out: StoreEvent = { ...e };
+    if (e.value) {
+      try {
+        out.value = this.tr.decrypt(e.key, e.value);
+      } catch (err) {
+        if (!(err instanceof TransformError)) throw err;
+        out.unreadable = err.message;
+      }
+    }
+    if (e.prevValue) {
+      try {
+        out.prevValue = this.tr.decrypt(e.key, e.prevValue);
+      } catch (err) {
+        if (!(err instanceof TransformError)) throw err;
+        delete out.prevValue;
+      }
+    }
+    return out;
+  };
+
   currentRevision(): Promise<number> {
     return this.inner.currentRevision();
   }
@@ -43,7 +75,7 @@ export class TransformingStore implements Store {
   }
   async list(prefix: string, opts?: ListOptions): Promise<ListResult> {
     const r = await this.inner.list(prefix, opts);
-    return { ...r, items: r.items.map(this.out) };
+    return { ...r, items: r.items.map(opts?.keepUnreadable ? this.outKept : this.out) };
   }
   create(key: string, value: Uint8Array): Promise<WriteResult> {
     return this.inner.create(key, this.tr.encrypt(key, value));
@@ -64,7 +96,8 @@ export class TransformingStore implements Store {
       (events, revision) => {
         let decoded: StoreEvent[];
         try {
-          decoded = events.map(this.outEvent);
+          // the feed goes on past values no key reads: they reach the reader marked unreadable
+          decoded = events.map(this.outEventKept);
         } catch (err) {
           onError(err as Error);
           return;

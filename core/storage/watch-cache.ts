@@ -103,6 +103,8 @@ export interface WatchCacheOptions {
   /** Bytes the ring may hold (old object versions and their memoized frames), beyond which old events go. */
   maxBytes: number;
   describe: ObjectDescriber;
+  /** The entry of a value that could not be read back (kept so its key is known; reads of it fail naming it). */
+  describeUnreadable?: (key: string, stored: Uint8Array, revision: number, reason: string) => CachedObject;
 }
 
 export class WatchCache {
@@ -131,9 +133,9 @@ export class WatchCache {
   // ---- state ---------------------------------------------------------------------------------
 
   /** Replaces the whole state (initial list at `revision`). */
-  reset(objects: { key: string; value: Uint8Array; modRevision: number }[], revision: number): void {
+  reset(objects: { key: string; value: Uint8Array; modRevision: number; unreadable?: string }[], revision: number): void {
     this.objects.clear();
-    for (const kv of objects) this.objects.set(kv.key, this.opts.describe(kv.key, kv.value, kv.modRevision));
+    for (const kv of objects) this.objects.set(kv.key, this.entry(kv.key, kv.value, kv.modRevision, kv.unreadable));
     this.sortedKeys.reset([...this.objects.keys()]);
     for (const w of this.watchers) w.close('watch cache was re-initialized');
     this.watchers.clear();
@@ -144,6 +146,11 @@ export class WatchCache {
     this.ringSize = 0;
     this.ringBytes = 0;
     for (const o of this.observers) o.onReset();
+  }
+
+  private entry(key: string, value: Uint8Array, revision: number, unreadable: string | undefined): CachedObject {
+    if (unreadable === undefined) return this.opts.describe(key, value, revision);
+    return this.opts.describeUnreadable?.(key, value, revision, unreadable) ?? { key, namespace: '', name: key, revision, stored: value, labels: undefined, fields: {}, unreadable };
   }
 
   get size(): number {
@@ -180,8 +187,8 @@ export class WatchCache {
   // ---- events --------------------------------------------------------------------------------
 
   /** Applies one store event (revision order is the caller's duty). */
-  applyPut(key: string, value: Uint8Array, revision: number): void {
-    const next = this.opts.describe(key, value, revision);
+  applyPut(key: string, value: Uint8Array, revision: number, unreadable?: string): void {
+    const next = this.entry(key, value, revision, unreadable);
     const prev = this.objects.get(key);
     this.objects.set(key, next);
     if (!prev) this.sortedKeys.add(key);

@@ -239,7 +239,10 @@ export class WatchStream implements CacheWatcher {
     this.startHeaders();
     // Initial events honour backpressure (a large state is not a slow client); live events wait.
     await prepareViews(this.t.rt, snapshot);
-    for (const obj of snapshot) if (!(await this.writePaced(addedFrame(this.t.rt, this.t.form, obj)))) return;
+    for (const obj of snapshot) {
+      if (obj.unreadable) return this.failWith(unreadableError(obj));
+      if (!(await this.writePaced(addedFrame(this.t.rt, this.t.form, obj)))) return;
+    }
     this.lastRevision = synced;
     if (this.o.sendInitialEvents === true && this.o.allowWatchBookmarks) this.write(bookmarkFrame(this.t.rt, this.t.form, synced, true));
     const buffered = this.replaying;
