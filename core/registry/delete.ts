@@ -11,7 +11,7 @@
  */
 import { fieldErrors } from '../api/field-errors.js';
 import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS } from '../api/objectmeta.js';
-import { errors, successStatus } from '../api/status.js';
+import { errors, StatusError, successStatus } from '../api/status.js';
 import { type ApiObject, nowRFC3339 } from '../api/types.js';
 import { listOptionsFromQuery, validateListOptions } from '../request/list-options.js';
 import { deleteOptionsFrom, type DeleteOptions } from '../request/write-options.js';
@@ -29,7 +29,7 @@ const MAX_ATTEMPTS = 16;
 const ORPHAN = FINALIZER_ORPHAN_DEPENDENTS;
 const FOREGROUND = FINALIZER_DELETE_DEPENDENTS;
 
-function deleteOptionsOf(ctx: RegistryContext, req: OpRequest): DeleteOptions {
+function deleteOptionsOf(ctx: RegistryContext, req: OpRequest, single = false): DeleteOptions {
   let body: Record<string, unknown> | undefined;
   if (req.body && req.body.length > 0) {
     const parsed = parseBody(req.body, req.contentType, ctx.bodyFormats).value;
@@ -44,15 +44,42 @@ function deleteOptionsOf(ctx: RegistryContext, req: OpRequest): DeleteOptions {
   }
   const opts = deleteOptionsFrom(body, req.query);
   if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
-    // the store holds only objects it wrote itself, so none is unreadable: the option never applies
     const gateOn = ctx.featureGates.get('AllowUnsafeMalformedObjectDeletion') === true;
-    throw errors.invalid({ group: 'meta.svc.io', kind: 'DeleteOptions' }, '', [
-      gateOn
-        ? fieldErrors.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is exclusively used to delete corrupt object(s), try again by removing this option')
-        : fieldErrors.forbidden('ignoreStoreReadErrorWithClusterBreakingPotential', 'not allowed: the AllowUnsafeMalformedObjectDeletion feature gate is disabled'),
+    // with the gate on, a delete of one object decides by reading it (unsafeDelete); a collection never qualifies
+    if (!gateOn || !single) throw gateOn ? onlyForCorruptObjects() : errors.invalid({ group: 'meta.svc.io', kind: 'DeleteOptions' }, '', [
+      fieldErrors.forbidden('ignoreStoreReadErrorWithClusterBreakingPotential', 'not allowed: the AllowUnsafeMalformedObjectDeletion feature gate is disabled'),
     ]);
   }
   return opts;
+}
+
+const UNSAFE_OPTION = 'ignoreStoreReadErrorWithClusterBreakingPotential';
+
+const onlyForCorruptObjects = () =>
+  errors.invalid({ group: 'meta.svc.io', kind: 'DeleteOptions' }, '', [
+    fieldErrors.invalid('ignoreStoreReadErrorWithClusterBreakingPotential', true, 'is exclusively used to delete corrupt object(s), try again by removing this option'),
+  ]);
+
+/**
+ * The unsafe deletion of an object that cannot be read (upstream's corrupt object deleter, gate
+ * AllowUnsafeMalformedObjectDeletion): when reading it fails for its stored data (no key decrypts it,
+ * or it does not decode), its key is removed as is: no finalizers, no preconditions, no graceful
+ * deletion, no dependents handled. An object that reads fine is refused: the option is not a force delete.
+ */
+async function unsafeDelete(ctx: RegistryContext, rt: ResourceType, key: string, name: string): Promise<OpResult> {
+  try {
+    const live = await readLive(ctx.store, rt, key);
+    if (!live) throw errors.notFound(groupResourceOf(rt), name);
+  } catch (err) {
+    if (err instanceof StatusError || err instanceof StoreError) throw err;
+    const { revision } = await ctx.store.delete(key).catch((e: unknown) => {
+      throw storageError(rt, name, e);
+    });
+    const d: { name: string; group?: string; kind: string } = { name, kind: rt.plural };
+    if (rt.group) d.group = rt.group;
+    return { code: 200, body: { value: successStatus(d) }, warnings: [], revision };
+  }
+  throw onlyForCorruptObjects();
 }
 
 /**
@@ -190,8 +217,15 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
 
 export async function deleteObject(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   const rt = req.rt;
-  const opts = deleteOptionsOf(ctx, req);
+  const opts = deleteOptionsOf(ctx, req, true);
   admitDelete(rt, req.name);
+  if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
+    // the extra authorization (verb unsafe-delete-ignore-read-errors) is checked where the query is seen, before the body is read
+    if (req.query.get(UNSAFE_OPTION) !== 'true') {
+      throw errors.invalid({ group: 'meta.svc.io', kind: 'DeleteOptions' }, '', [fieldErrors.invalid(UNSAFE_OPTION, true, 'must be given as the query parameter ?ignoreStoreReadErrorWithClusterBreakingPotential=true')]);
+    }
+    return unsafeDelete(ctx, rt, objectKey(rt, req.namespace, req.name), req.name);
+  }
   const out = await deleteOne(ctx, rt, objectKey(rt, req.namespace, req.name), req.name, opts);
   const code = !out.removed && opts.orphanDependents === false ? 202 : 200;
   const result: OpResult = { code, body: { stored: out.stored, revision: out.revision }, warnings: [] };

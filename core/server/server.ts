@@ -444,7 +444,7 @@ export class ApiServer {
         ...(auditor ? [withAudit(auditor)] : []),
         withImpersonation(authorizer),
         withMaxInFlight(this.inflight.readOnly, this.inflight.mutating),
-        withAuthorization(authorizer),
+        withAuthorization(authorizer, { unsafeDelete: featureGates.AllowUnsafeMalformedObjectDeletion === true }),
       ],
       route(resources, nonResources),
     );

@@ -85,7 +85,8 @@ export class TransformingStore implements Store {
   }
   async delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
     const r = await this.inner.delete(key, expectedRevision);
-    return { ...r, prev: this.out(r.prev) };
+    // the delete is done: a previous value no key reads is answered marked, not as a failure
+    return { ...r, prev: this.outKept(r.prev) };
   }
   async eventsSince(afterRevision: number, prefix?: string, limit?: number): Promise<StoreEvent[]> {
     return (await this.inner.eventsSince(afterRevision, prefix, limit)).map(this.outEvent);

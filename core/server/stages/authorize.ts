@@ -2,7 +2,7 @@
  * Stage: may this user do this? The authorizer chain decides from the request info; anything but an
  * allow is a 403 worded as upstream words it (a 500 when an authorizer failed to evaluate and none allowed).
  */
-import { then } from '../../api/maybe-async.js';
+import { type MaybePromise, then } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import { type Attributes, type Authorizer, forbiddenMessage, selectorsFromQuery } from '../../authz/authorizer.js';
 import type { RequestInfo } from '../../request/request-info.js';
@@ -43,7 +43,27 @@ export function forbidden(attrs: Attributes, reason: string): Error {
 export const DECISION_ANNOTATION = 'authorization.svc.io/decision';
 export const REASON_ANNOTATION = 'authorization.svc.io/reason';
 
-export function withAuthorization(authz: Authorizer): Stage {
+/** The extra verb an unsafe delete of a corrupt object needs (AllowUnsafeMalformedObjectDeletion). */
+export const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
+
+/** Whether a request asks for the unsafe deletion of an object that cannot be read. */
+const asksUnsafeDelete = (s: { query?: URLSearchParams; info: RequestInfo }): boolean =>
+  s.info.verb === 'delete' && s.info.isResourceRequest && s.query?.get('ignoreStoreReadErrorWithClusterBreakingPotential') === 'true';
+
+/**
+ * As upstream's delete handler: an unsafe delete is also authorized as verb unsafe-delete-ignore-read-errors
+ * on the same object, and refused with a 403 naming that verb.
+ */
+function authorizeUnsafeDelete(authz: Authorizer, attrs: Attributes): MaybePromise<void> {
+  const extra = { ...attrs, verb: UNSAFE_DELETE_VERB };
+  return then(authz.authorize(extra), (d) => {
+    if (d.decision === 'allow') return;
+    if (d.error) throw errors.internal(d.error);
+    throw errors.forbidden({ group: attrs.apiGroup, resource: attrs.resource }, attrs.name, `not permitted to do ${JSON.stringify(UNSAFE_DELETE_VERB)}, reason: ${d.reason}`);
+  });
+}
+
+export function withAuthorization(authz: Authorizer, opts: { unsafeDelete?: boolean } = {}): Stage {
   return (next) => (s) => {
     const attrs = attributesOf(s, s.info);
     return then(authz.authorize(attrs), (d) => {
@@ -53,6 +73,7 @@ export function withAuthorization(authz: Authorizer): Stage {
           audit.annotate(DECISION_ANNOTATION, 'allow');
           audit.annotate(REASON_ANNOTATION, d.reason);
         }
+        if (opts.unsafeDelete && asksUnsafeDelete(s)) return then(authorizeUnsafeDelete(authz, attrs), () => next(s));
         return next(s);
       }
       // as upstream: an authorizer that could not evaluate (a failing webhook) and nothing allowed is a 500
