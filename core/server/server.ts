@@ -1,8 +1,9 @@
 /**
  * ApiServer: assembles the parts in start order and owns their lifecycle:
- *   TLS material and service account keys -> store -> registry -> watch cache -> executor (pool or
- *   inline) -> post-start hooks (system namespaces, controllers, compactor) -> authn/authz -> health ->
- *   listener (HTTP/2 with HTTP/1.1 fallback, ALPN).
+ *   TLS material and service account keys -> store -> registry -> listener (HTTP/2 with HTTP/1.1
+ *   fallback, ALPN; health only, while the store is waited for and the watch cache loads) -> executor
+ *   (pool or inline) -> post-start hooks (system namespaces, controllers, compactor) -> authn/authz ->
+ *   the API behind the listener.
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
