@@ -133,6 +133,11 @@ export class ApiServer {
     return this.listener.port;
   }
 
+  /** Watches open now, over either transport. */
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
   /** The gRPC port (undefined when --grpc-port is 0). */
   get grpcPort(): number | undefined {
     return this.grpc?.port;
