@@ -65,7 +65,20 @@ function headersOf(md: Metadata, req: RequestMessage): Headers {
 
 const EMPTY = new URLSearchParams();
 
+/**
+ * A watch of one object is a watch of its collection selected by name, as upstream clients ask for
+ * it (a GET of the object itself with watch=true is a plain get).
+ */
+function watchRequest(req: RequestMessage): RequestMessage {
+  const name = req.ref!.name;
+  if (!name) return req;
+  const byName = `metadata.name=${name}`;
+  const fs = req.options.fieldSelector;
+  return { ...req, ref: { ...req.ref!, name: '' }, options: { ...req.options, fieldSelector: fs ? `${fs},${byName}` : byName } };
+}
+
 function scopeOf(method: string, req: RequestMessage, md: Metadata, peer: PeerIdentity | undefined, sink: ResponseSink, watch: boolean): RequestScope {
+  if (watch) req = watchRequest(req);
   const params = new URLSearchParams(req.options);
   if (watch) params.set('watch', 'true');
   const rawQuery = params.toString();

@@ -5,7 +5,7 @@
  * the issue's table), the body bytes and their decoded value (the object, or the Status of an error).
  */
 import { pathOf } from '../../core/grpc/adapter.js';
-import { decodeBody, type GrpcClientConfig, GrpcStatusError, type Ref, ResourceClient } from '../../core/grpc/client.js';
+import { type CallOptions, decodeBody, type GrpcClientConfig, GrpcStatusError, type Ref, ResourceClient, type WatchEvent } from '../../core/grpc/client.js';
 import { grpcCodeOf } from '../../core/grpc/status.js';
 import type { Client } from './client.js';
 import { startSeeded } from './fixtures.js';
@@ -141,4 +141,55 @@ export function normalized(v: unknown, tag: string): any {
     return x;
   };
   return JSON.parse(JSON.stringify(strip(v) ?? null).split(tag).join('X'));
+}
+
+/** A gRPC watch read in the background: events queue up; the end (and its error, if any) is kept. */
+export class GrpcWatch {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  readonly events: WatchEvent<any>[] = [];
+  ended = false;
+  error: GrpcStatusError | Error | undefined;
+  private readonly ac = new AbortController();
+  private wake: (() => void) | undefined;
+  readonly done: Promise<void>;
+
+  constructor(g: ResourceClient, ref: Ref, o: CallOptions = {}) {
+    this.done = (async () => {
+      // eslint-disable-next-line @typescript-eslint/no-explicit-any
+      try {
+        for await (const ev of g.watch<any>(ref, { ...o, signal: this.ac.signal })) {
+          this.events.push(ev);
+          this.wake?.();
+        }
+      } catch (e) {
+        this.error = e as Error;
+      } finally {
+        this.ended = true;
+        this.wake?.();
+      }
+    })();
+  }
+
+  /** Waits until `n` events came (or the stream ended, or `ms` passed); returns the events so far. */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  async take(n: number, ms = 5000): Promise<WatchEvent<any>[]> {
+    const until = Date.now() + ms;
+    while (this.events.length < n && !this.ended && Date.now() < until) {
+      await new Promise<void>((r) => {
+        this.wake = r;
+        setTimeout(r, Math.max(1, until - Date.now()));
+      });
+    }
+    return this.events.slice(0, n);
+  }
+
+  /** Waits for the stream to end (true) or `ms` to pass (false). */
+  async waitEnd(ms = 5000): Promise<boolean> {
+    await Promise.race([this.done, new Promise((r) => setTimeout(r, ms))]);
+    return this.ended;
+  }
+
+  cancel(): void {
+    this.ac.abort();
+  }
 }
