@@ -59,6 +59,7 @@ function load(): PackageDefinition {
     keepCase: true,
     defaults: true,
     oneofs: true,
+    enums: String,
   });
 }
 
