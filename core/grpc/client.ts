@@ -230,7 +230,16 @@ export class ResourceClient {
     o.signal?.addEventListener('abort', abort, { once: true });
     try {
       for await (const ev of call as AsyncIterable<WatchEventMessage>) {
-        yield { type: ev.type as WatchEvent['type'], raw: ev.object, contentType: ev.content_type, object: decodeBody<T>(ev.content_type, ev.object) };
+        // decoded when asked for: a component that only counts or forwards events pays nothing
+        let object: T | undefined;
+        yield {
+          type: ev.type as WatchEvent['type'],
+          raw: ev.object,
+          contentType: ev.content_type,
+          get object(): T {
+            return (object ??= decodeBody<T>(ev.content_type, ev.object));
+          },
+        };
       }
     } catch (e) {
       const err = e as ServiceError;
