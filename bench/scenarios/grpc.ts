@@ -1,12 +1,18 @@
 /**
- * gRPC beside HTTPS, on one server serving both (--grpc-port): GET one CSIDriver and CREATE ConfigMaps
- * with the same number of requests in flight (HTTPS through autocannon on keep-alive connections, gRPC
- * through the project's typed client, calls multiplexed on a few connections), then watch fan-out:
- * 1,000 gRPC watchers on 10 connections while a writer creates ConfigMaps at a fixed rate, with the
- * delay from each write's acknowledgement to each delivery.
+ * gRPC beside HTTPS, on one server serving both (--grpc-port). GET one CSIDriver and CREATE ConfigMaps
+ * with 32 requests in flight: HTTPS through autocannon on 32 keep-alive HTTP/1.1 connections, gRPC
+ * through a lean HTTP/2 load generator (bench/grpc-load.ts: 4 connections x 8 calls, the request
+ * framed once), and GET once more through the project's typed client; with the server's CPU per
+ * request, the figure that does not depend on which client spends more of the shared cores. Then
+ * watch fan-out: 1,000 gRPC watchers on 10 connections (read as lean as the HTTPS fan-out's raw
+ * sockets) beside 1,000 HTTPS watchers, while a writer creates ConfigMaps at a fixed rate; the delay
+ * is from each write's acknowledgement to each delivery.
  */
+import { connect, type ClientHttp2Session } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import { ResourceClient, type Ref } from '../../core/grpc/client.js';
+import { methodOf, RESOURCES_SERVICE, type RequestMessage, type UnaryMethod } from '../../core/grpc/proto.js';
+import { grpcFrame, grpcLoad } from '../grpc-load.js';
 import { AUTH as auth, cpuSeconds, fmt, freePort, load, type LoadResult, peakRssMiB, SetupClient, startApiServer, table, TOKEN, WARMUP_SECONDS } from '../lib.js';
 import { watchFanout } from './watch.js';
 
@@ -14,18 +20,30 @@ export interface GrpcRow {
   scenario: string;
   transport: string;
   result: LoadResult;
+  /** Server CPU per answered request, in µs. */
+  cpuPerRequestUs: number;
 }
 
 const IN_FLIGHT = 32;
-const GRPC_CONNECTIONS = 8;
-const CSI: Ref = { group: 'storage.svc.io', version: 'v1', resource: 'csidrivers', name: 'bench.csi.example.com' };
+const CSI_NAME = 'bench.csi.example.com';
+const CSI: Ref = { group: 'storage.svc.io', version: 'v1', resource: 'csidrivers', name: CSI_NAME };
 const CM: Ref = { version: 'v1', resource: 'configmaps', namespace: 'default' };
 
 const percentile = (sorted: number[], p: number): number => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
 
-/** Runs `call` with IN_FLIGHT calls at once for `seconds`; rate and latency percentiles. */
-async function drive(clients: ResourceClient[], seconds: number, call: (c: ResourceClient) => Promise<unknown>): Promise<LoadResult> {
-  const run = async (secs: number, record: boolean) => {
+/** Runs a load (warm-up included) and measures the server's CPU over it. */
+async function withCpu(pid: number, scenario: string, transport: string, run: () => Promise<LoadResult>): Promise<GrpcRow> {
+  const cpu0 = cpuSeconds(pid);
+  const t0 = performance.now();
+  const result = await run();
+  const cpuShare = (cpuSeconds(pid) - cpu0) / ((performance.now() - t0) / 1000);
+  console.log(`  ${scenario} [${transport}]: ${fmt(result.rps)} req/s`);
+  return { scenario, transport, result, cpuPerRequestUs: result.rps ? (cpuShare * 1e6) / result.rps : 0 };
+}
+
+/** The typed client (core/grpc/client.ts) with IN_FLIGHT calls on 4 connections, after a warm-up. */
+async function typedClientLoad(clients: ResourceClient[], seconds: number, call: (c: ResourceClient) => Promise<unknown>): Promise<LoadResult> {
+  const run = async (secs: number) => {
     const latencies: number[] = [];
     let errors = 0;
     const until = performance.now() + secs * 1000;
@@ -34,7 +52,7 @@ async function drive(clients: ResourceClient[], seconds: number, call: (c: Resou
         const t0 = performance.now();
         try {
           await call(c);
-          if (record) latencies.push(performance.now() - t0);
+          latencies.push(performance.now() - t0);
         } catch {
           errors++;
         }
@@ -44,40 +62,49 @@ async function drive(clients: ResourceClient[], seconds: number, call: (c: Resou
     latencies.sort((a, b) => a - b);
     return { rps: latencies.length / secs, p50: percentile(latencies, 50), p99: percentile(latencies, 99), errors, non2xx: 0 };
   };
-  await run(WARMUP_SECONDS, false);
-  return run(seconds, true);
+  await run(WARMUP_SECONDS);
+  return run(seconds);
 }
 
-async function withServer<T>(fn: (s: { url: string; ca: string; grpcPort: number; clients: ResourceClient[] }) => Promise<T>): Promise<T> {
+const requestBytes = (method: UnaryMethod, req: RequestMessage): Buffer => methodOf<RequestMessage, unknown>(RESOURCES_SERVICE, method).requestSerialize(req);
+const ref = (r: Ref): NonNullable<RequestMessage['ref']> => ({ group: '', namespace: '', name: '', subresource: '', ...r });
+
+export async function grpcGetAndCreate(duration: number): Promise<GrpcRow[]> {
   const grpcPort = await freePort();
   const s = await startApiServer([`--grpc-port=${grpcPort}`]);
-  const clients = Array.from({ length: GRPC_CONNECTIONS }, () => new ResourceClient({ server: `127.0.0.1:${grpcPort}`, ca: s.ca, token: TOKEN }));
+  const pid = s.proc.pid!;
+  const clients = Array.from({ length: 4 }, () => new ResourceClient({ server: `127.0.0.1:${grpcPort}`, ca: s.ca, token: TOKEN }));
+  const grpcUrl = `https://127.0.0.1:${grpcPort}`;
+  const lean = async (method: UnaryMethod, req: RequestMessage): Promise<LoadResult> => {
+    const o = { url: grpcUrl, ca: s.ca, path: `/${RESOURCES_SERVICE}/${method}`, message: requestBytes(method, req), token: TOKEN, connections: 4, streamsPerConnection: IN_FLIGHT / 4 };
+    await grpcLoad({ ...o, seconds: WARMUP_SECONDS });
+    return grpcLoad({ ...o, seconds: duration });
+  };
+  const https = (o: Parameters<typeof load>[0]) => load({ duration, connections: IN_FLIGHT, tlsOptions: { ca: s.ca }, ...o });
   try {
+    const setup = new SetupClient(s.url, s.ca);
+    await setup.send('POST', '/apis/storage.svc.io/v1/csidrivers', { metadata: { name: CSI_NAME }, spec: { attachRequired: true } });
+    setup.close();
+    const rows: GrpcRow[] = [];
+    const get = (accept: string): RequestMessage => ({ ref: ref(CSI), options: {}, body: Buffer.alloc(0), content_type: '', accept });
+    const csiUrl = `${s.url}/apis/storage.svc.io/v1/csidrivers/${CSI_NAME}`;
+    for (const [label, accept] of [['JSON', 'application/json'], ['protobuf', 'application/vnd.svc.protobuf']] as const) {
+      const scenario = `GET one CSIDriver (${label})`;
+      rows.push(await withCpu(pid, scenario, 'HTTPS', () => https({ url: csiUrl, headers: { ...auth, accept } })));
+      rows.push(await withCpu(pid, scenario, 'gRPC', () => lean('Get', get(accept))));
+    }
     await Promise.all(clients.map((c) => c.ready()));
-    return await fn({ url: s.url, ca: s.ca, grpcPort, clients });
+    rows.push(await withCpu(pid, 'GET one CSIDriver (protobuf)', 'gRPC, typed client', () => typedClientLoad(clients, duration, (c) => c.get(CSI))));
+    const body = JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } });
+    const scenario = 'CREATE ConfigMap (durable)';
+    rows.push(await withCpu(pid, scenario, 'HTTPS', () => https({ url: `${s.url}/api/v1/namespaces/default/configmaps`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body })));
+    const create: RequestMessage = { ref: ref(CM), options: {}, body: Buffer.from(body), content_type: 'application/json', accept: 'application/json' };
+    rows.push(await withCpu(pid, scenario, 'gRPC', () => lean('Create', create)));
+    return rows;
   } finally {
     for (const c of clients) c.close();
     await s.stop();
   }
-}
-
-export async function grpcGetAndCreate(duration: number): Promise<GrpcRow[]> {
-  const rows: GrpcRow[] = [];
-  await withServer(async (s) => {
-    const setup = new SetupClient(s.url, s.ca);
-    await setup.send('POST', '/apis/storage.svc.io/v1/csidrivers', { metadata: { name: CSI.name }, spec: { attachRequired: true } });
-    setup.close();
-    const url = `${s.url}/apis/storage.svc.io/v1/csidrivers/${CSI.name}`;
-    rows.push({ scenario: 'GET one CSIDriver (JSON)', transport: 'HTTPS', result: await load({ url, headers: auth, duration, connections: IN_FLIGHT, tlsOptions: { ca: s.ca } }) });
-    rows.push({ scenario: 'GET one CSIDriver (JSON)', transport: 'gRPC', result: await drive(s.clients, duration, (c) => c.get(CSI, { accept: 'application/json' })) });
-    rows.push({ scenario: 'GET one CSIDriver (protobuf)', transport: 'HTTPS', result: await load({ url, headers: { ...auth, accept: 'application/vnd.svc.protobuf' }, duration, connections: IN_FLIGHT, tlsOptions: { ca: s.ca } }) });
-    rows.push({ scenario: 'GET one CSIDriver (protobuf)', transport: 'gRPC', result: await drive(s.clients, duration, (c) => c.get(CSI)) });
-    const body = JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } });
-    const created = await load({ url: `${s.url}/api/v1/namespaces/default/configmaps`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body, duration, connections: IN_FLIGHT, tlsOptions: { ca: s.ca } });
-    rows.push({ scenario: 'CREATE ConfigMap (durable)', transport: 'HTTPS', result: created });
-    rows.push({ scenario: 'CREATE ConfigMap (durable)', transport: 'gRPC', result: await drive(s.clients, duration, (c) => c.create(CM, body, { accept: 'application/json' })) });
-  });
-  return rows;
 }
 
 export interface GrpcFanout {
@@ -93,34 +120,45 @@ export interface GrpcFanout {
   peakRssMiB: number;
 }
 
-const RV = /"resourceVersion":"(\d+)"/;
+const RV_JSON = /"resourceVersion":"(\d+)"/g;
+
+/** One raw gRPC watch stream: records when each resourceVersion arrives (JSON objects, scanned, not decoded). */
+function openWatch(session: ClientHttp2Session, frame: Buffer, seen: Map<number, number>): void {
+  const stream = session.request({ ':method': 'POST', ':path': `/${RESOURCES_SERVICE}/Watch`, 'content-type': 'application/grpc', te: 'trailers', authorization: `Bearer ${TOKEN}` });
+  let tail = '';
+  stream.setEncoding('latin1');
+  stream.on('data', (chunk: string) => {
+    const now = performance.now();
+    const text = tail + chunk;
+    RV_JSON.lastIndex = 0;
+    let lastEnd = 0;
+    for (let m = RV_JSON.exec(text); m; m = RV_JSON.exec(text)) {
+      seen.set(Number(m[1]), now);
+      lastEnd = RV_JSON.lastIndex;
+    }
+    tail = text.slice(Math.max(lastEnd, text.length - 40));
+  });
+  stream.on('error', () => undefined);
+  stream.end(frame);
+}
 
 /** `watchers` gRPC watches on `connections` connections; a writer at `rate` writes/s for `seconds`. */
 export async function grpcWatchFanout(o: { watchers: number; connections: number; rate: number; seconds: number }): Promise<GrpcFanout> {
   const grpcPort = await freePort();
   const s = await startApiServer([`--grpc-port=${grpcPort}`, '--watch-cache-size=100000']);
   const pid = s.proc.pid!;
-  const clients = Array.from({ length: o.connections }, () => new ResourceClient({ server: `127.0.0.1:${grpcPort}`, ca: s.ca, token: TOKEN }));
-  const ac = new AbortController();
+  const sessions: ClientHttp2Session[] = [];
   const seen: Map<number, number>[] = [];
   try {
     const setup = new SetupClient(s.url, s.ca);
     await setup.send('POST', '/api/v1/namespaces', { metadata: { name: 'fanout' } });
-    const ref: Ref = { version: 'v1', resource: 'configmaps', namespace: 'fanout' };
+    for (let i = 0; i < o.connections; i++) sessions.push(connect(`https://127.0.0.1:${grpcPort}`, { ca: s.ca, servername: 'localhost' }));
+    const req: RequestMessage = { ref: ref({ version: 'v1', resource: 'configmaps', namespace: 'fanout' }), options: { resourceVersion: '0', timeoutSeconds: '3600' }, body: Buffer.alloc(0), content_type: '', accept: 'application/json' };
+    const frame = grpcFrame(methodOf<RequestMessage, unknown>(RESOURCES_SERVICE, 'Watch').requestSerialize(req));
     for (let i = 0; i < o.watchers; i++) {
       const mine = new Map<number, number>();
       seen.push(mine);
-      const stream = clients[i % clients.length]!.watch(ref, { accept: 'application/json', signal: ac.signal, options: { resourceVersion: '0', timeoutSeconds: '3600' } });
-      void (async () => {
-        try {
-          for await (const ev of stream) {
-            const m = RV.exec(ev.raw.toString('latin1'));
-            if (m) mine.set(Number(m[1]), performance.now());
-          }
-        } catch {
-          // the watch ends when the bench cancels it
-        }
-      })();
+      openWatch(sessions[i % sessions.length]!, frame, mine);
     }
     await new Promise((r) => setTimeout(r, 1000));
     const acks = new Map<number, number>();
@@ -128,12 +166,13 @@ export async function grpcWatchFanout(o: { watchers: number; connections: number
     const cpu0 = cpuSeconds(pid);
     const wall0 = performance.now();
     const inflight: Promise<void>[] = [];
+    const rvOf = /"resourceVersion":"(\d+)"/;
     for (let i = 0; i < total; i++) {
       const wait = wall0 + (i * 1000) / o.rate - performance.now();
       if (wait > 1) await new Promise((r) => setTimeout(r, wait));
       inflight.push(
         setup.send('POST', '/api/v1/namespaces/fanout/configmaps', { metadata: { generateName: 'w-' }, data: { i: String(i) } }).then((r) => {
-          acks.set(Number(RV.exec(r.text)?.[1]), performance.now());
+          acks.set(Number(rvOf.exec(r.text)?.[1]), performance.now());
         }),
       );
     }
@@ -160,44 +199,32 @@ export async function grpcWatchFanout(o: { watchers: number; connections: number
       peakRssMiB: peakRssMiB(pid),
     };
   } finally {
-    ac.abort();
-    for (const c of clients) c.close();
+    for (const x of sessions) x.destroy();
     await s.stop();
   }
 }
 
-/** The `grpc` group's table: each gRPC figure beside the HTTPS one of the same run. */
+/** The `grpc` group's tables: each gRPC figure beside the HTTPS one of the same run. */
 export async function grpcSection(duration: number): Promise<string> {
-  const rows: string[][] = [];
-  const cells = (r: GrpcRow, https?: GrpcRow) => [
-    r.scenario,
-    r.transport,
-    fmt(r.result.rps),
-    `${fmt(r.result.p50, 1)} ms`,
-    `${fmt(r.result.p99, 1)} ms`,
-    https ? `${fmt((100 * r.result.rps) / https.result.rps)}%` : '100%',
-    r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '',
-  ];
   const measured = await grpcGetAndCreate(duration);
-  for (const r of measured) {
-    const https = measured.find((x) => x.scenario === r.scenario && x.transport === 'HTTPS');
-    console.log(`  ${r.scenario} [${r.transport}]: ${fmt(r.result.rps)} req/s`);
-    rows.push(cells(r, r.transport === 'gRPC' ? https : undefined));
+  const rows = measured.map((r) => {
+    const https = measured.find((x) => x.scenario === r.scenario && x.transport === 'HTTPS')!;
+    const vs = r === https ? '100%' : `${fmt((100 * r.result.rps) / https.result.rps)}%`;
+    const errs = r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '';
+    return [r.scenario, r.transport, fmt(r.result.rps), `${fmt(r.result.p50, 1)} ms`, `${fmt(r.result.p99, 1)} ms`, vs, `${fmt(r.cpuPerRequestUs)} µs`, errs];
+  });
+  const out = [table(['scenario (32 in flight, default mode)', 'transport', 'req/s', 'p50', 'p99', 'req/s vs HTTPS', 'server CPU / request', 'errors'], rows)];
+  const fanRows: string[][] = [];
+  for (const rate of [100, 400]) {
+    const h = await watchFanout({ name: 'pool (default)', flags: [] }, { watchers: 1000, rates: [rate], seconds: 8, targetP99Ms: 250 });
+    const hs = h.steps[0]!;
+    const g = await grpcWatchFanout({ watchers: 1000, connections: 10, rate, seconds: 8 });
+    console.log(`  watch fan-out [gRPC] 1000 watchers on 10 connections x ${rate} writes/s: p99 ${fmt(g.p99, 1)} ms, ${g.delivered}/${g.expected}`);
+    fanRows.push(
+      ['HTTPS (HTTP/1.1)', '1,000', `${rate}/s (achieved ${fmt(hs.achievedRate)}/s)`, `${hs.delivered}/${hs.expected}`, `${fmt(hs.p50, 1)} ms`, `${fmt(hs.p99, 1)} ms`, `${fmt(hs.cpuPercent)}%`, fmt(h.peakRssMiB)],
+      ['gRPC', '10', `${rate}/s (achieved ${fmt(g.achievedRate)}/s)`, `${g.delivered}/${g.expected}`, `${fmt(g.p50, 1)} ms`, `${fmt(g.p99, 1)} ms`, `${fmt(g.cpuPercent)}%`, fmt(g.peakRssMiB)],
+    );
   }
-  const out = [table(['scenario (default mode, 32 in flight)', 'transport', 'req/s', 'p50', 'p99', 'vs HTTPS', 'errors'], rows)];
-  const rate = 100;
-  const g = await grpcWatchFanout({ watchers: 1000, connections: 10, rate, seconds: 8 });
-  console.log(`  watch fan-out [gRPC] 1000 watchers on 10 connections x ${rate} writes/s: p99 ${fmt(g.p99, 1)} ms, ${g.delivered}/${g.expected}`);
-  const h = await watchFanout({ name: 'pool (default)', flags: [] }, { watchers: 1000, rates: [rate], seconds: 8, targetP99Ms: 250 });
-  const hs = h.steps[0]!;
-  out.push(
-    table(
-      ['watch fan-out, 1,000 watchers', 'connections', 'writes', 'delivered', 'p50 delay', 'p99 delay', 'server CPU', 'peak RSS MiB'],
-      [
-        ['HTTPS (HTTP/1.1)', '1,000', `${rate}/s (achieved ${fmt(hs.achievedRate)}/s)`, `${hs.delivered}/${hs.expected}`, `${fmt(hs.p50, 1)} ms`, `${fmt(hs.p99, 1)} ms`, `${fmt(hs.cpuPercent)}%`, fmt(h.peakRssMiB)],
-        ['gRPC', '10', `${rate}/s (achieved ${fmt(g.achievedRate)}/s)`, `${g.delivered}/${g.expected}`, `${fmt(g.p50, 1)} ms`, `${fmt(g.p99, 1)} ms`, `${fmt(g.cpuPercent)}%`, fmt(g.peakRssMiB)],
-      ],
-    ),
-  );
+  out.push(table(['watch fan-out, 1,000 watchers', 'connections', 'writes', 'delivered', 'p50 delay', 'p99 delay', 'server CPU', 'peak RSS MiB'], fanRows));
   return out.join('\n\n');
 }
