@@ -8,19 +8,25 @@ import { performance } from 'node:perf_hooks';
 import type { LoadResult } from './lib.js';
 
 export interface GrpcLoadOptions {
-  /** https://host:port of --grpc-port. */
+  /** https://host:port of --grpc-port (or of the HTTPS port, with `plainGet`). */
   url: string;
   ca: string;
-  /** /package.Service/Method */
+  /** /package.Service/Method (or the HTTP path, with `plainGet`). */
   path: string;
   /** The serialized request message. */
   message: Uint8Array;
   token: string;
+  /** A plain HTTP/2 GET with this Accept instead of a gRPC call: the same client on the HTTPS API. */
+  plainGet?: string;
   connections: number;
   /** Calls in flight on each connection. */
   streamsPerConnection: number;
   seconds: number;
 }
+
+/** Receive windows as gRPC clients set them (grpc-node.flow_control_window): answers are not held back by the 64 KiB default. */
+export const STREAM_WINDOW = 1 << 20;
+export const CONNECTION_WINDOW = 32 << 20;
 
 const percentile = (sorted: number[], p: number): number => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
 
@@ -32,7 +38,19 @@ export function grpcFrame(message: Uint8Array): Buffer {
   return b;
 }
 
+function plainGet(session: ClientHttp2Session, o: GrpcLoadOptions): Promise<boolean> {
+  return new Promise((resolve) => {
+    const stream = session.request({ [constants.HTTP2_HEADER_PATH]: o.path, accept: o.plainGet!, authorization: `Bearer ${o.token}` });
+    let ok = false;
+    stream.on('response', (h) => (ok = h[':status'] === 200));
+    stream.on('data', () => undefined);
+    stream.on('close', () => resolve(ok));
+    stream.on('error', () => resolve(false));
+  });
+}
+
 function call(session: ClientHttp2Session, o: GrpcLoadOptions, frame: Buffer): Promise<boolean> {
+  if (o.plainGet) return plainGet(session, o);
   return new Promise((resolve) => {
     const stream = session.request({
       [constants.HTTP2_HEADER_METHOD]: 'POST',
@@ -58,7 +76,8 @@ export async function grpcLoad(o: GrpcLoadOptions): Promise<LoadResult> {
   const frame = grpcFrame(o.message);
   const sessions = await Promise.all(
     Array.from({ length: o.connections }, () => new Promise<ClientHttp2Session>((resolve, reject) => {
-      const s = connect(o.url, { ca: o.ca, servername: 'localhost' });
+      const s = connect(o.url, { ca: o.ca, servername: 'localhost', settings: { initialWindowSize: STREAM_WINDOW } });
+      s.once('connect', () => s.setLocalWindowSize(CONNECTION_WINDOW));
       s.once('connect', () => resolve(s));
       s.once('error', reject);
     })),

@@ -12,7 +12,7 @@ import { connect, type ClientHttp2Session } from 'node:http2';
 import { performance } from 'node:perf_hooks';
 import { ResourceClient, type Ref } from '../../core/grpc/client.js';
 import { methodOf, RESOURCES_SERVICE, type RequestMessage, type UnaryMethod } from '../../core/grpc/proto.js';
-import { grpcFrame, grpcLoad } from '../grpc-load.js';
+import { CONNECTION_WINDOW, grpcFrame, grpcLoad, STREAM_WINDOW } from '../grpc-load.js';
 import { AUTH as auth, cpuSeconds, fmt, freePort, load, type LoadResult, peakRssMiB, SetupClient, startApiServer, table, TOKEN, WARMUP_SECONDS } from '../lib.js';
 import { watchFanout } from './watch.js';
 
@@ -92,6 +92,9 @@ export async function grpcGetAndCreate(duration: number): Promise<GrpcRow[]> {
       const scenario = `GET one CSIDriver (${label})`;
       rows.push(await withCpu(pid, scenario, 'HTTPS', () => https({ url: csiUrl, headers: { ...auth, accept } })));
       rows.push(await withCpu(pid, scenario, 'gRPC', () => lean('Get', get(accept))));
+      // the same lean client on the HTTPS API over HTTP/2: what HTTP/2 itself costs, beside what gRPC adds
+      const h2 = { url: s.url, ca: s.ca, path: new URL(csiUrl).pathname, message: new Uint8Array(), token: TOKEN, plainGet: accept, connections: 4, streamsPerConnection: IN_FLIGHT / 4 };
+      rows.push(await withCpu(pid, scenario, 'HTTPS, HTTP/2', async () => (await grpcLoad({ ...h2, seconds: WARMUP_SECONDS }), grpcLoad({ ...h2, seconds: duration }))));
     }
     await Promise.all(clients.map((c) => c.ready()));
     rows.push(await withCpu(pid, 'GET one CSIDriver (protobuf)', 'gRPC, typed client', () => typedClientLoad(clients, duration, (c) => c.get(CSI))));
@@ -152,7 +155,11 @@ export async function grpcWatchFanout(o: { watchers: number; connections: number
   try {
     const setup = new SetupClient(s.url, s.ca);
     await setup.send('POST', '/api/v1/namespaces', { metadata: { name: 'fanout' } });
-    for (let i = 0; i < o.connections; i++) sessions.push(connect(`https://127.0.0.1:${grpcPort}`, { ca: s.ca, servername: 'localhost' }));
+    for (let i = 0; i < o.connections; i++) {
+      const session = connect(`https://127.0.0.1:${grpcPort}`, { ca: s.ca, servername: 'localhost', settings: { initialWindowSize: STREAM_WINDOW } });
+      session.once('connect', () => session.setLocalWindowSize(CONNECTION_WINDOW));
+      sessions.push(session);
+    }
     const req: RequestMessage = { ref: ref({ version: 'v1', resource: 'configmaps', namespace: 'fanout' }), options: { resourceVersion: '0', timeoutSeconds: '3600' }, body: Buffer.alloc(0), content_type: '', accept: 'application/json' };
     const frame = grpcFrame(methodOf<RequestMessage, unknown>(RESOURCES_SERVICE, 'Watch').requestSerialize(req));
     for (let i = 0; i < o.watchers; i++) {
@@ -209,6 +216,7 @@ export async function grpcSection(duration: number): Promise<string> {
   const measured = await grpcGetAndCreate(duration);
   const rows = measured.map((r) => {
     const https = measured.find((x) => x.scenario === r.scenario && x.transport === 'HTTPS')!;
+    // rows of the same scenario compare with its HTTPS (HTTP/1.1, autocannon) row
     const vs = r === https ? '100%' : `${fmt((100 * r.result.rps) / https.result.rps)}%`;
     const errs = r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '';
     return [r.scenario, r.transport, fmt(r.result.rps), `${fmt(r.result.p50, 1)} ms`, `${fmt(r.result.p99, 1)} ms`, vs, `${fmt(r.cpuPerRequestUs)} µs`, errs];

@@ -147,10 +147,10 @@ class UnarySink implements ResponseSink {
     return this.answered || this.closers.fired;
   }
 
-  send(code: number, contentType: string, body: Uint8Array, _headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
+  send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     if (this.closed) return;
     this.answered = true;
-    if (code >= 300) this.callback(errorOfAnswer(code, contentType, body));
+    if (code >= 300) this.callback(errorOfAnswer(code, contentType, body, headers, warnings));
     else this.callback(null, { body: body as Buffer, content_type: contentType, warnings: warnings ? [...warnings] : [] });
     this.closers.fire();
   }
@@ -221,10 +221,10 @@ class WatchSink implements ResponseSink {
     return this.answered || this.closers.fired || this.call.cancelled || this.call.writableEnded;
   }
 
-  send(code: number, contentType: string, body: Uint8Array): void {
+  send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     if (this.closed) return;
     this.answered = true;
-    if (code >= 300) this.call.emit('error', errorOfAnswer(code, contentType, body));
+    if (code >= 300) this.call.emit('error', errorOfAnswer(code, contentType, body, headers, warnings));
     else this.call.end();
   }
 

@@ -66,8 +66,14 @@ export function statusError(status: Status, enveloped?: Uint8Array): Partial<Ser
   return { code: grpcCodeOf(status.code ?? 500, status.reason), details: status.message ?? '', metadata };
 }
 
-/** The error for an HTTP error answer as the chain wrote it. */
-export function errorOfAnswer(code: number, contentType: string, body: Uint8Array): Partial<ServiceError> {
+/**
+ * The error for an HTTP error answer as the chain wrote it; its extra headers (Retry-After) and
+ * warnings go along as trailing metadata (`retry-after`, `warning`).
+ */
+export function errorOfAnswer(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): Partial<ServiceError> {
   const status = statusOfBody(contentType, body, code);
-  return statusError(status, isProtobufMediaType(contentType) ? body : undefined);
+  const err = statusError(status, isProtobufMediaType(contentType) ? body : undefined);
+  if (headers) for (const k in headers) err.metadata!.set(k.toLowerCase(), headers[k]!);
+  if (warnings) for (const w of warnings) err.metadata!.add('warning', w);
+  return err;
 }
