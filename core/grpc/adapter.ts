@@ -197,14 +197,34 @@ export function encodeWatchEvent(type: string, object: Uint8Array, contentType: 
   return protobuf.Writer.create().uint32(10).string(type).uint32(18).bytes(object).uint32(26).string(contentType).finish();
 }
 
+/** Unsent bytes past which a paced writer (initial events, history) waits for the stream to drain. */
+const WATCH_HIGH_WATER_BYTES = 64 * 1024;
+
+type SendMessage = (message: Uint8Array, callback: () => void) => void;
+
+/**
+ * grpc-js's server stream is a Writable that hands the HTTP/2 stream one message at a time and waits
+ * until it is flushed before the next: with many watches on a connection every event then waits for
+ * the ones before it to reach the wire (seconds at 1,000 watchers). The call underneath takes
+ * messages as they come, so watch frames go to it directly, counted in bytes until flushed; the
+ * Writable stays the fallback should a grpc-js release not have that call.
+ */
+function directSend(call: ServerWritableStream<RequestMessage, Uint8Array>): SendMessage | undefined {
+  const inner = (call as unknown as { call?: { sendMessage?: SendMessage } }).call;
+  return typeof inner?.sendMessage === 'function' ? inner.sendMessage.bind(inner) : undefined;
+}
+
 /** A watch: WatchEvent messages on a server stream, with byte-counted backpressure. */
 class WatchSink implements ResponseSink {
   private opened = false;
   private answered = false;
   private pending = 0;
   private readonly closers = new Closers();
+  private readonly send_: SendMessage | undefined;
+  private drainWaiters: (() => void)[] = [];
 
   constructor(private readonly call: ServerWritableStream<RequestMessage, Uint8Array>) {
+    this.send_ = directSend(call);
     const fire = (): void => this.closers.fire();
     call.once('cancelled', fire);
     call.once('finish', fire);
@@ -242,7 +262,14 @@ class WatchSink implements ResponseSink {
     if (this.closed) return false;
     const n = frame.byteLength;
     this.pending += n;
-    return this.call.write(frame, () => (this.pending -= n));
+    if (!this.send_) return this.call.write(frame, () => (this.pending -= n));
+    this.send_(frame, () => this.flushed(n));
+    return this.pending < WATCH_HIGH_WATER_BYTES;
+  }
+
+  private flushed(n: number): void {
+    this.pending -= n;
+    if (this.pending < WATCH_HIGH_WATER_BYTES && this.drainWaiters.length) for (const w of this.drainWaiters.splice(0)) w();
   }
 
   get buffered(): number {
@@ -251,13 +278,14 @@ class WatchSink implements ResponseSink {
 
   drained(): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
-    if (!this.call.writableNeedDrain) return Promise.resolve(true);
+    if (this.send_ ? this.pending < WATCH_HIGH_WATER_BYTES : !this.call.writableNeedDrain) return Promise.resolve(true);
     return new Promise((resolve) => {
       const done = (): void => {
         this.call.off('drain', done);
         resolve(!this.closed);
       };
-      this.call.on('drain', done);
+      if (this.send_) this.drainWaiters.push(done);
+      else this.call.on('drain', done);
       this.closers.add(done);
     });
   }
