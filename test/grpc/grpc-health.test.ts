@@ -9,6 +9,7 @@ import { credentials, loadPackageDefinition, status as Code, type Client, type C
 import { loadSync } from '@grpc/proto-loader';
 import t from 'tap';
 import { packageDefinition } from '../../core/grpc/proto.js';
+import { startSeeded } from '../helpers/fixtures.js';
 import { startGrpcServer } from '../helpers/grpc.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -79,4 +80,11 @@ t.test('health and reflection over gRPC', async (t) => {
     w.cancel();
     await stopping;
   });
+});
+
+t.test('without --grpc-port no gRPC listener is opened (the default is off)', async (t) => {
+  const s = await startSeeded();
+  t.teardown(() => s.stop());
+  t.equal(s.server.grpcPort, undefined);
+  t.equal(s.server.opts.grpcPort, 0);
 });
