@@ -108,6 +108,19 @@ t.test('watch over gRPC', async (t) => {
     t.equal((w.error as { status?: { message: string } }).status?.message, h.json.message);
   });
 
+  await t.test('a large initial state (past the stream high-water mark) arrives whole, paced by flow control', async (t) => {
+    await s.admin.post('/api/v1/namespaces', { metadata: { name: 'big' } });
+    const BIG: Ref = { ...CM, namespace: 'big' };
+    const payload = 'b'.repeat(2048);
+    for (let i = 0; i < 300; i += 30) await Promise.all(Array.from({ length: 30 }, (_, j) => s.g.create(BIG, { ...cm(`big-${i + j}`), data: { payload } })));
+    const w = new GrpcWatch(s.g, BIG, { options: { resourceVersion: '0' }, accept: 'application/json' });
+    const got = await w.take(300, 15_000);
+    w.cancel();
+    t.equal(got.length, 300, 'every object of the initial state, about 700 KB');
+    t.ok(got.every((e) => e.type === 'ADDED' && e.object.data.payload === payload));
+    t.equal(new Set(got.map((e) => e.object.metadata.name)).size, 300, 'each once');
+  });
+
   await t.test('a thousand watches multiplexed on one connection all get the event', async (t) => {
     const watches = Array.from({ length: 1000 }, () => new GrpcWatch(s.g, CM, { options: { resourceVersion: '0', labelSelector: 'many=yes' } }));
     await waitFor(() => s.server.openWatches >= 1000, 15_000);
