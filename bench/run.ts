@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn aliases overload rbac`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn aliases overload rbac grpc`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -15,6 +15,7 @@ import { overload } from './scenarios/overload.js';
 import { codecBench } from './scenarios/codecs.js';
 import { mediaTypes } from './scenarios/media.js';
 import { customResources } from './scenarios/crd.js';
+import { grpcSection } from './scenarios/grpc.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -177,6 +178,7 @@ async function main(): Promise<void> {
     const rows = (await overload(modes[1]!)).map((r) => [r.scenario, r.mode, r.observed, r.after, r.target]);
     sections.push(table(['overload case', 'mode', 'well-behaved traffic meanwhile', 'afterwards', 'target'], rows));
   }
+  if (want('grpc')) sections.push(await grpcSection(duration));
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);
 }

@@ -201,6 +201,12 @@ class AuditedSink implements ResponseSink {
     return this.inner.code;
   }
 
+  /** The transport's own watch framing (gRPC), when it has one. */
+  get watchFraming(): ResponseSink['watchFraming'] {
+    const inner = this.inner;
+    return inner.watchFraming && ((objectType: string) => inner.watchFraming!(objectType));
+  }
+
   get bytes(): number | undefined {
     return this.inner.bytes;
   }
