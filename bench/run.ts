@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn aliases overload rbac`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn aliases overload rbac audit`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -15,6 +15,7 @@ import { overload } from './scenarios/overload.js';
 import { codecBench } from './scenarios/codecs.js';
 import { mediaTypes } from './scenarios/media.js';
 import { customResources } from './scenarios/crd.js';
+import { auditCost } from './scenarios/audit.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -171,6 +172,18 @@ async function main(): Promise<void> {
       rows.push(['definition created -> Established / served', r.mode, '', `${fmt(r.establishedMs)} ms`, `${fmt(r.servedMs)} ms`, '', '']);
     }
     sections.push(table(['scenario', 'mode', 'req/s', 'p50', 'p99', 'vs ConfigMap', 'errors'], rows));
+  }
+  if (want('audit')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await auditCost(m, duration)) {
+        const ratio = (100 * r.audited.rps) / r.plain.rps;
+        console.log(`  ${r.scenario} [${r.mode}]: without audit ${fmt(r.plain.rps)}, Metadata to a file ${fmt(r.audited.rps)} req/s`);
+        const bad = r.audited.errors + r.audited.non2xx ? `${r.audited.errors} errors, ${r.audited.non2xx} non-2xx` : '';
+        rows.push([r.scenario, r.mode, fmt(r.plain.rps), fmt(r.audited.rps), `${fmt(r.audited.p99)} ms`, `${fmt(ratio)}%`, ratio >= 85 ? 'holds' : 'below 85%', bad]);
+      }
+    }
+    sections.push(table(['scenario (audit: Metadata, log file)', 'mode', 'without audit req/s', 'with audit req/s', 'audited p99', 'audited / plain', 'target >= 85%', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
