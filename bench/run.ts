@@ -178,12 +178,24 @@ async function main(): Promise<void> {
     for (const m of modes) {
       for (const r of await auditCost(m, duration)) {
         const ratio = (100 * r.audited.rps) / r.plain.rps;
+        const cpuRatio = (100 * r.plainCpuUs) / r.auditedCpuUs;
         console.log(`  ${r.scenario} [${r.mode}]: without audit ${fmt(r.plain.rps)}, Metadata to a file ${fmt(r.audited.rps)} req/s`);
         const bad = r.audited.errors + r.audited.non2xx ? `${r.audited.errors} errors, ${r.audited.non2xx} non-2xx` : '';
-        rows.push([r.scenario, r.mode, fmt(r.plain.rps), fmt(r.audited.rps), `${fmt(r.audited.p99)} ms`, `${fmt(ratio)}%`, ratio >= 85 ? 'holds' : 'below 85%', bad]);
+        rows.push([
+          r.scenario,
+          r.mode,
+          fmt(r.plain.rps),
+          fmt(r.audited.rps),
+          `${fmt(r.audited.p99)} ms`,
+          `${fmt(ratio)}%`,
+          `${fmt(r.plainCpuUs, 1)} / ${fmt(r.auditedCpuUs, 1)} us (${fmt(cpuRatio)}%)`,
+          fmt(r.logBytesPerRequest),
+          ratio >= 85 ? 'holds' : 'below 85%',
+          bad,
+        ]);
       }
     }
-    sections.push(table(['scenario (audit: Metadata, log file)', 'mode', 'without audit req/s', 'with audit req/s', 'audited p99', 'audited / plain', 'target >= 85%', 'errors'], rows));
+    sections.push(table(['scenario (audit: Metadata, log file)', 'mode', 'without audit req/s', 'with audit req/s', 'audited p99', 'audited / plain', 'server CPU per request: plain / audited', 'log bytes per request', 'target >= 85%', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards

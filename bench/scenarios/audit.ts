@@ -2,20 +2,44 @@
  * The cost of the audit log: GET one CSIDriver and CREATE ConfigMaps against a server writing every
  * request at Metadata level to a file (both stages, as a policy of `level: Metadata` writes them)
  * beside the same server without audit, in the same run. Both servers run side by side and the loads
- * alternate between them (two rounds each) so drift hits both alike.
+ * alternate between them (three rounds each) so drift hits both alike. Beside req/s, each server's
+ * CPU time per request (user + system, all its threads) is measured: on a machine shared with other
+ * work it is the steadier figure of what the audit costs.
  */
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AUTH as auth, type LoadResult, load, type Mode, SetupClient, startApiServer } from '../lib.js';
+import { AUTH as auth, cpuSeconds, type LoadResult, load, type Mode, type Proc, SetupClient, startApiServer, WARMUP_SECONDS } from '../lib.js';
 
 export interface AuditRow {
   scenario: string;
   mode: string;
   plain: LoadResult;
   audited: LoadResult;
-  /** Bytes of audit log written in all. */
-  logBytes: number;
+  /** Server CPU microseconds per request (warm-up included in both the time and the count). */
+  plainCpuUs: number;
+  auditedCpuUs: number;
+  /** Bytes of audit log written per audited request. */
+  logBytesPerRequest: number;
+}
+
+/** One load, with the server's CPU time per request. */
+interface Measured {
+  r: LoadResult;
+  cpuUs: number;
+  /** Audit log bytes per request, when the log grew without rotating meanwhile. */
+  logBytes?: number;
+}
+
+async function measured(s: Proc, duration: number, run: (s: Proc) => Promise<LoadResult>, log?: string): Promise<Measured> {
+  const before = cpuSeconds(s.proc.pid!);
+  const size = log ? logSize(log) : 0;
+  const r = await run(s);
+  const requests = Math.max(1, r.rps * (duration + WARMUP_SECONDS));
+  const m: Measured = { r, cpuUs: ((cpuSeconds(s.proc.pid!) - before) * 1e6) / requests };
+  const grew = log ? logSize(log) - size : 0;
+  if (grew > 0) m.logBytes = grew / requests;
+  return m;
 }
 
 const mean = (rs: LoadResult[]): LoadResult => ({
@@ -47,23 +71,26 @@ export async function auditCost(mode: Mode, duration: number): Promise<AuditRow[
       await c.send('POST', '/apis/storage.svc.io/v1/csidrivers', { metadata: { name: 'bench.csi.example.com' }, spec: { attachRequired: true } });
       c.close();
     }
-    const get = (s: typeof plain) => load({ url: `${s.url}/apis/storage.svc.io/v1/csidrivers/bench.csi.example.com`, headers: auth, duration, tlsOptions: { ca: s.ca } });
+    const get = (s: Proc) => load({ url: `${s.url}/apis/storage.svc.io/v1/csidrivers/bench.csi.example.com`, headers: auth, duration, tlsOptions: { ca: s.ca } });
     const body = JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } });
-    const create = (s: typeof plain) =>
+    const create = (s: Proc) =>
       load({ url: `${s.url}/api/v1/namespaces/default/configmaps`, method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body, duration, connections: 64, tlsOptions: { ca: s.ca } });
     const rows: AuditRow[] = [];
     for (const [scenario, run] of [
       ['GET one CSIDriver', get],
       ['CREATE ConfigMap (durable)', create],
     ] as const) {
-      const p: LoadResult[] = [];
-      const a: LoadResult[] = [];
-      const before = logSize(log);
-      for (let round = 0; round < 2; round++) {
-        p.push(await run(plain));
-        a.push(await run(audited));
+      const p: Measured[] = [];
+      const a: Measured[] = [];
+      for (let round = 0; round < 3; round++) {
+        p.push(await measured(plain, duration, run));
+        a.push(await measured(audited, duration, run, log));
       }
-      rows.push({ scenario, mode: mode.name, plain: mean(p), audited: mean(a), logBytes: Math.max(0, logSize(log) - before) });
+      const cpu = (xs: Measured[]) => xs.reduce((t, x) => t + x.cpuUs, 0) / xs.length;
+      // a round in which the log rotated reads as nothing written: it is left out of the figure
+      const sizes = a.flatMap((x) => (x.logBytes ? [x.logBytes] : []));
+      const logBytesPerRequest = sizes.length ? sizes.reduce((t, x) => t + x, 0) / sizes.length : 0;
+      rows.push({ scenario, mode: mode.name, plain: mean(p.map((x) => x.r)), audited: mean(a.map((x) => x.r)), plainCpuUs: cpu(p), auditedCpuUs: cpu(a), logBytesPerRequest });
     }
     return rows;
   } finally {

@@ -72,10 +72,27 @@ const firstHeader = (h: Headers, name: string): string | undefined => {
  * peer address unless it equals the last one; invalid addresses are skipped.
  */
 export function sourceIPs(headers: Headers, remoteAddress: string | undefined): string[] | undefined {
-  const out: string[] = [];
   const forwarded = firstHeader(headers, 'x-forwarded-for');
+  // the common case, a direct client: one list per peer address, shared (events only read it)
+  if (!forwarded && headers['x-real-ip'] === undefined && remoteAddress !== undefined) {
+    let ips = peerIPs.get(remoteAddress);
+    if (!ips) {
+      ips = listedIPs(undefined, undefined, remoteAddress) ?? [];
+      if (peerIPs.size >= PEER_CACHE_SIZE) peerIPs.clear();
+      peerIPs.set(remoteAddress, ips);
+    }
+    return ips.length ? ips : undefined;
+  }
+  return listedIPs(forwarded, firstHeader(headers, 'x-real-ip'), remoteAddress);
+}
+
+const PEER_CACHE_SIZE = 4096;
+const peerIPs = new Map<string, string[]>();
+
+function listedIPs(forwarded: string | undefined, realIP: string | undefined, remoteAddress: string | undefined): string[] | undefined {
+  const out: string[] = [];
   if (forwarded) for (const part of forwarded.split(',')) if (isIP(part.trim())) out.push(part.trim());
-  const real = firstHeader(headers, 'x-real-ip')?.trim();
+  const real = realIP?.trim();
   if (real && isIP(real) && !out.includes(real)) out.push(real);
   const remote = remoteAddress?.startsWith('::ffff:') && isIP(remoteAddress.slice(7)) === 4 ? remoteAddress.slice(7) : remoteAddress;
   if (remote && isIP(remote) && out[out.length - 1] !== remote) out.push(remote);
