@@ -114,20 +114,43 @@ export function microTime(epochMs: number): string {
   return `${lastMsText}${micros < 10 ? '00' : micros < 100 ? '0' : ''}${micros}Z`;
 }
 
+const timeOrigin = performance.timeOrigin;
+
 /** Now, with microseconds. */
-export const nowMicro = (): string => microTime(performance.timeOrigin + performance.now());
+export const nowMicro = (): string => microTime(timeOrigin + performance.now());
 
 /** The epoch time of a `performance.now()` reading. */
-export const epochOf = (perfNow: number): number => performance.timeOrigin + perfNow;
+export const epochOf = (perfNow: number): number => timeOrigin + perfNow;
 
 const str = JSON.stringify as (s: string) => string;
 
-/** A user's JSON, once per user object (authenticators hand out the same object for the same credential). */
-const userJsonCache = new WeakMap<object, string>();
+/**
+ * A user's JSON, made once per distinct user: authenticators hand out a fresh object per request, so
+ * the cache is keyed by name and checked field by field (cheaper than writing the JSON again).
+ */
+const userJsonCache = new Map<string, { user: Partial<UserInfo>; json: string }>();
+const USER_CACHE_SIZE = 1024;
+
+const sameList = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
+function sameUser(a: Partial<UserInfo>, b: Partial<UserInfo>): boolean {
+  // users with extra fields are compared by their JSON: rare enough
+  return a === b || (a.username === b.username && a.uid === b.uid && !a.extra && !b.extra && sameList(a.groups, b.groups));
+}
+
 function userJson(u: Partial<UserInfo>): string {
-  let j = userJsonCache.get(u);
-  if (j === undefined) userJsonCache.set(u, (j = JSON.stringify(u)));
-  return j;
+  const key = u.username ?? '';
+  const hit = userJsonCache.get(key);
+  if (hit && sameUser(hit.user, u)) return hit.json;
+  const json = JSON.stringify(u);
+  if (userJsonCache.size >= USER_CACHE_SIZE) userJsonCache.clear();
+  userJsonCache.set(key, { user: u, json });
+  return json;
 }
 
 /**

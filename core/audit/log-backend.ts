@@ -44,8 +44,8 @@ export class LogStartError extends StartError {}
 
 /** Where lines end up: a rotating file or stdout. */
 interface LineSink {
-  /** Writes the lines (each ending in \n); rejects when the write failed. */
-  write(lines: readonly string[]): Promise<void>;
+  /** Writes whole lines (each ending in \n); rejects when the write failed. */
+  write(text: string): Promise<void>;
   close(): void;
 }
 
@@ -90,15 +90,18 @@ class RotatingFile implements LineSink {
     this.size = fstatSync(this.fd).size;
   }
 
-  async write(lines: readonly string[]): Promise<void> {
-    const text = lines.join('');
-    const bytes = Buffer.byteLength(text);
-    // the common case: everything fits in the current file, one write
-    if (this.size + bytes <= this.max) return this.flush([Buffer.from(text, 'utf8')], bytes);
+  async write(text: string): Promise<void> {
+    // the common case: everything fits in the current file (3 bytes a UTF-16 unit at most), one write
+    if (this.size + text.length * 3 <= this.max) {
+      const b = Buffer.from(text, 'utf8');
+      return this.flush([b], b.length);
+    }
+    const lines = text.split('\n');
+    lines.pop();
     let chunk: Buffer[] = [];
     let chunkBytes = 0;
     for (const line of lines) {
-      const b = Buffer.from(line, 'utf8');
+      const b = Buffer.from(`${line}\n`, 'utf8');
       if (this.size + chunkBytes + b.length > this.max && this.size + chunkBytes > 0) {
         if (chunk.length) await this.flush(chunk, chunkBytes);
         chunk = [];
@@ -173,8 +176,8 @@ const exists = (p: string): boolean => {
 };
 
 class Stdout implements LineSink {
-  write(lines: readonly string[]): Promise<void> {
-    return new Promise((resolve, reject) => process.stdout.write(lines.join(''), (err) => (err ? reject(err) : resolve())));
+  write(text: string): Promise<void> {
+    return new Promise((resolve, reject) => process.stdout.write(text, (err) => (err ? reject(err) : resolve())));
   }
 
   close(): void {}
@@ -202,8 +205,9 @@ export class FailureLog {
 export class LogBackend implements Backend {
   readonly name = 'log' as const;
   readonly strict: boolean;
-  private queue: string[] = [];
-  private queuedBytes = 0;
+  /** Lines waiting, concatenated as they come (V8 joins them without copying until written). */
+  private queue = '';
+  private queuedLines = 0;
   private writing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
   private readonly out: LineSink;
@@ -221,16 +225,16 @@ export class LogBackend implements Backend {
   }
 
   process(line: string): boolean {
-    if (this.queue.length >= this.limit) {
+    if (this.queuedLines >= this.limit) {
       auditStats.errors.log++;
       auditStats.dropped.log++;
       this.failures.report(new Error('audit buffer queue blocked'), 1);
       return false;
     }
-    this.queue.push(line);
-    this.queuedBytes += line.length;
+    this.queue += line;
+    this.queuedLines++;
     if (!this.writing) this.writing = this.drain();
-    else if (this.queuedBytes >= COALESCE_BYTES) this.wake?.();
+    else if (this.queue.length >= COALESCE_BYTES) this.wake?.();
     return !(this.strict && this.failing);
   }
 
@@ -249,19 +253,20 @@ export class LogBackend implements Backend {
   /** Writes what is queued, in order, until nothing is left; a failed write loses its lines. */
   private async drain(): Promise<void> {
     // let the events of the next few milliseconds join the first write
-    if (this.queuedBytes < COALESCE_BYTES) await this.gather();
-    while (this.queue.length) {
-      const lines = this.queue;
-      this.queue = [];
-      this.queuedBytes = 0;
+    if (this.queue.length < COALESCE_BYTES) await this.gather();
+    while (this.queuedLines) {
+      const text = this.queue;
+      const count = this.queuedLines;
+      this.queue = '';
+      this.queuedLines = 0;
       try {
-        await this.out.write(lines);
-        auditStats.written.log += lines.length;
+        await this.out.write(text);
+        auditStats.written.log += count;
         this.failing = false;
       } catch (e) {
         this.failing = true;
-        auditStats.errors.log += lines.length;
-        this.failures.report(e, lines.length);
+        auditStats.errors.log += count;
+        this.failures.report(e, count);
       }
     }
     this.writing = undefined;
