@@ -192,3 +192,15 @@ t.test('every line of the log is one JSON event', async (t) => {
   t.ok(await waitFor(() => readEvents(log).length > 10));
   for (const e of readEvents(log)) t.equal(e.kind, 'Event', `line of ${e.auditID}`);
 });
+
+t.test('--audit-log-path=- writes the events to standard out, one JSON object a line', async (t) => {
+  const { spawnServer, freePort } = await import('../helpers/server.js');
+  const dir = tempDir('svc-audit-stdout-');
+  const srv = await spawnServer(dir, await freePort(), [`--audit-policy-file=${writePolicy(dir, POLICY)}`, '--audit-log-path=-']);
+  t.teardown(() => srv.kill());
+  const r = await srv.admin.get('/api/v1/namespaces/default/configmaps');
+  const id = r.headers['audit-id'] as string;
+  const lines = () => srv.output().split('\n').filter((l) => l.startsWith('{') && l.includes(id));
+  t.ok(await waitFor(() => lines().length === 2), 'both stages on stdout');
+  t.same(lines().map((l) => (JSON.parse(l) as Event).stage), ['RequestReceived', 'ResponseComplete']);
+});
