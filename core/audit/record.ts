@@ -13,6 +13,7 @@ import type { RequestScope, ResponseSink } from '../server/scope.js';
 import type { Auditor } from './auditor.js';
 import { type AuditEvent, authMethodsMessage, identityJson, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, sourceIPs, statusOf, withoutManagedFields } from './event.js';
 import { atLeast, type RequestAuditConfig, type Stage } from './policy.js';
+import { auditStats } from './stats.js';
 import { EVENT_API_VERSION } from './event.js';
 
 /** What later stages may do with the current request's event (scope.audit). */
@@ -255,6 +256,7 @@ class AuditedSink implements ResponseSink {
  */
 export function auditFailedAuthentication(a: Auditor, s: RequestScope): void {
   const cfg = a.policy.evaluate({ user: undefined, info: s.info, path: s.path });
+  auditStats.levels[cfg.level]++;
   if (cfg.level === 'None') return;
   const ev = newEvent(s, cfg, undefined);
   ev.responseStatus = { metadata: {}, message: authMethodsMessage(s.headers, s.query, !!s.peer?.certificate()), code: 401 };
