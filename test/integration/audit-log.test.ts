@@ -204,3 +204,23 @@ t.test('--audit-log-path=- writes the events to standard out, one JSON object a 
   t.ok(await waitFor(() => lines().length === 2), 'both stages on stdout');
   t.same(lines().map((l) => (JSON.parse(l) as Event).stage), ['RequestReceived', 'ResponseComplete']);
 });
+
+t.test('Request level: a patch is logged as the patch sent', async (t) => {
+  await s.admin.post('/api/v1/namespaces/req/configmaps', { metadata: { name: 'p' }, data: { k: 'v' } });
+  const patch = { data: { k: 'w' } };
+  const r = await s.admin.patch('/api/v1/namespaces/req/configmaps/p', patch, 'application/merge-patch+json');
+  t.equal(r.status, 200);
+  const done = (await eventsOf(log, idOf(r), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.equal(done.verb, 'patch');
+  t.same(done.requestObject, patch);
+});
+
+t.test('without --audit-policy-file nothing is audited, and every answer still carries Audit-Id', async (t) => {
+  const plain = await startServer();
+  t.teardown(() => plain.stop());
+  const r = await plain.admin.get('/api/v1/namespaces');
+  t.match(idOf(r), UUID);
+  const again = await plain.admin.get('/api/v1/namespaces');
+  t.not(idOf(again), idOf(r), 'a new ID for each request');
+  t.equal(idOf(await plain.anon.get('/api/v1/namespaces/default/secrets', { headers: { 'Audit-ID': 'mine' } })), 'mine', 'on errors too, the caller’s ID kept');
+});
