@@ -196,7 +196,7 @@ async function main(): Promise<void> {
         ]);
       }
     }
-    sections.push(table(['scenario (audit: Metadata, log file)', 'mode', 'without audit req/s', 'with audit req/s', 'audited p99', 'audited / plain', 'server CPU per request: plain / audited', 'log bytes per request', 'target >= 85%', 'errors'], rows));
+    sections.push(table(['scenario (audit: Metadata to a file, /metrics scraped every second)', 'mode', 'without audit req/s', 'with audit req/s', 'audited p99', 'audited / plain', 'server CPU per request: plain / audited', 'log bytes per request', 'target >= 85%', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
