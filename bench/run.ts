@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn aliases overload rbac etcd`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn aliases overload rbac audit grpc etcd`; `--duration=N` seconds per load (default 10).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -16,6 +16,8 @@ import { codecBench } from './scenarios/codecs.js';
 import { mediaTypes } from './scenarios/media.js';
 import { customResources } from './scenarios/crd.js';
 import { etcdBesideLmdb } from './scenarios/etcd.js';
+import { grpcSection } from './scenarios/grpc.js';
+import { auditCost } from './scenarios/audit.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -187,11 +189,36 @@ async function main(): Promise<void> {
     }
     sections.push(table(['scenario', 'store', 'mode', 'req/s', 'p50', 'p99', 'vs lmdb', 'target', 'errors'], rows));
   }
+  if (want('audit')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await auditCost(m, duration)) {
+        const ratio = (100 * r.audited.rps) / r.plain.rps;
+        const cpuRatio = (100 * r.plainCpuUs) / r.auditedCpuUs;
+        console.log(`  ${r.scenario} [${r.mode}]: without audit ${fmt(r.plain.rps)}, Metadata to a file ${fmt(r.audited.rps)} req/s`);
+        const bad = r.audited.errors + r.audited.non2xx ? `${r.audited.errors} errors, ${r.audited.non2xx} non-2xx` : '';
+        rows.push([
+          r.scenario,
+          r.mode,
+          fmt(r.plain.rps),
+          fmt(r.audited.rps),
+          `${fmt(r.audited.p99)} ms`,
+          `${fmt(ratio)}%`,
+          `${fmt(r.plainCpuUs, 1)} / ${fmt(r.auditedCpuUs, 1)} us (${fmt(cpuRatio)}%)`,
+          fmt(r.logBytesPerRequest),
+          ratio >= 85 ? 'holds' : 'below 85%',
+          bad,
+        ]);
+      }
+    }
+    sections.push(table(['scenario (audit: Metadata to a file, /metrics scraped every second)', 'mode', 'without audit req/s', 'with audit req/s', 'audited p99', 'audited / plain', 'server CPU per request: plain / audited', 'log bytes per request', 'target >= 85%', 'errors'], rows));
+  }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
     const rows = (await overload(modes[1]!)).map((r) => [r.scenario, r.mode, r.observed, r.after, r.target]);
     sections.push(table(['overload case', 'mode', 'well-behaved traffic meanwhile', 'afterwards', 'target'], rows));
   }
+  if (want('grpc')) sections.push(await grpcSection(duration));
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);
 }

@@ -39,6 +39,7 @@ async function main(): Promise<void> {
     throw e;
   }
   console.log(`svc-apiserver: serving on ${server.url} (data in ${opts.dataDir}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'})`);
+  if (server.grpcPort) console.log(`svc-apiserver: serving gRPC (svc.api.v1.Resources) on port ${server.grpcPort}`);
   if (server.tls.kubeconfigPath) console.log(`svc-apiserver: admin kubeconfig: ${server.tls.kubeconfigPath}`);
   let stopping = false;
   const stop = (signal: string): void => {

@@ -6,7 +6,7 @@
  */
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { Backend } from './backend.js';
-import { type AuditEvent, nowMicro } from './event.js';
+import { type AuditEvent, eventLine, identityJson, nowMicro } from './event.js';
 import { LogBackend } from './log-backend.js';
 import type { AuditOptions } from './options.js';
 import { loadPolicyFile, type Policy, type Stage } from './policy.js';
@@ -23,7 +23,7 @@ export class Auditor {
    * Writes `ev` at `stage` to every backend, unless the stage is omitted. False when a blocking-strict
    * backend could not store it; a promise only when a blocking webhook is sending.
    */
-  process(ev: AuditEvent, stage: Stage, omit: ReadonlySet<Stage>): MaybePromise<boolean> {
+  process(ev: AuditEvent, stage: Stage, omit: ReadonlySet<Stage>, identity = identityJson(ev)): MaybePromise<boolean> {
     if (omit.has(stage)) return true;
     ev.stage = stage;
     ev.stageTimestamp = stage === 'RequestReceived' ? ev.requestReceivedTimestamp : nowMicro();
@@ -35,7 +35,7 @@ export class Auditor {
     for (const b of this.backends) {
       if (b.apiVersion !== lineVersion) {
         ev.apiVersion = lineVersion = b.apiVersion;
-        line = `${JSON.stringify(ev)}\n`;
+        line = eventLine(ev, identity);
       }
       const r = b.process(line);
       if (typeof r === 'boolean') {

@@ -72,29 +72,127 @@ const firstHeader = (h: Headers, name: string): string | undefined => {
  * peer address unless it equals the last one; invalid addresses are skipped.
  */
 export function sourceIPs(headers: Headers, remoteAddress: string | undefined): string[] | undefined {
-  const out: string[] = [];
   const forwarded = firstHeader(headers, 'x-forwarded-for');
+  // the common case, a direct client: one list per peer address, shared (events only read it)
+  if (!forwarded && headers['x-real-ip'] === undefined && remoteAddress !== undefined) {
+    let ips = peerIPs.get(remoteAddress);
+    if (!ips) {
+      ips = listedIPs(undefined, undefined, remoteAddress) ?? [];
+      if (peerIPs.size >= PEER_CACHE_SIZE) peerIPs.clear();
+      peerIPs.set(remoteAddress, ips);
+    }
+    return ips.length ? ips : undefined;
+  }
+  return listedIPs(forwarded, firstHeader(headers, 'x-real-ip'), remoteAddress);
+}
+
+const PEER_CACHE_SIZE = 4096;
+const peerIPs = new Map<string, string[]>();
+
+function listedIPs(forwarded: string | undefined, realIP: string | undefined, remoteAddress: string | undefined): string[] | undefined {
+  const out: string[] = [];
   if (forwarded) for (const part of forwarded.split(',')) if (isIP(part.trim())) out.push(part.trim());
-  const real = firstHeader(headers, 'x-real-ip')?.trim();
+  const real = realIP?.trim();
   if (real && isIP(real) && !out.includes(real)) out.push(real);
   const remote = remoteAddress?.startsWith('::ffff:') && isIP(remoteAddress.slice(7)) === 4 ? remoteAddress.slice(7) : remoteAddress;
   if (remote && isIP(remote) && out[out.length - 1] !== remote) out.push(remote);
   return out.length ? out : undefined;
 }
 
+/** The millisecond part of the last time written (many events share a millisecond: one toISOString). */
+let lastMs = -1;
+let lastMsText = '';
+
 /** RFC 3339 with microseconds (metav1.MicroTime). */
 export function microTime(epochMs: number): string {
   const whole = Math.floor(epochMs);
-  const iso = new Date(whole).toISOString(); // 2026-01-02T03:04:05.678Z
+  if (whole !== lastMs) {
+    lastMs = whole;
+    lastMsText = new Date(whole).toISOString().slice(0, 23); // 2026-01-02T03:04:05.678
+  }
   const micros = Math.floor((epochMs - whole) * 1000);
-  return `${iso.slice(0, 23)}${String(micros).padStart(3, '0')}Z`;
+  return `${lastMsText}${micros < 10 ? '00' : micros < 100 ? '0' : ''}${micros}Z`;
 }
 
+const timeOrigin = performance.timeOrigin;
+
 /** Now, with microseconds. */
-export const nowMicro = (): string => microTime(performance.timeOrigin + performance.now());
+export const nowMicro = (): string => microTime(timeOrigin + performance.now());
 
 /** The epoch time of a `performance.now()` reading. */
-export const epochOf = (perfNow: number): number => performance.timeOrigin + perfNow;
+export const epochOf = (perfNow: number): number => timeOrigin + perfNow;
+
+const str = JSON.stringify as (s: string) => string;
+
+/**
+ * A user's JSON, made once per distinct user: authenticators hand out a fresh object per request, so
+ * the cache is keyed by name and checked field by field (cheaper than writing the JSON again).
+ */
+const userJsonCache = new Map<string, { user: Partial<UserInfo>; json: string }>();
+const USER_CACHE_SIZE = 1024;
+
+const sameList = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => {
+  if (a === b) return true;
+  if (!a || !b || a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+};
+
+function sameUser(a: Partial<UserInfo>, b: Partial<UserInfo>): boolean {
+  // users with extra fields are compared by their JSON: rare enough
+  return a === b || (a.username === b.username && a.uid === b.uid && !a.extra && !b.extra && sameList(a.groups, b.groups));
+}
+
+function userJson(u: Partial<UserInfo>): string {
+  const key = u.username ?? '';
+  const hit = userJsonCache.get(key);
+  if (hit && sameUser(hit.user, u)) return hit.json;
+  const json = JSON.stringify(u);
+  if (userJsonCache.size >= USER_CACHE_SIZE) userJsonCache.clear();
+  userJsonCache.set(key, { user: u, json });
+  return json;
+}
+
+/**
+ * The part of an event's line that does not change between its stages: requestURI through
+ * userAgent. Kept by the request's record and reused for each stage written.
+ */
+export function identityJson(ev: AuditEvent): string {
+  let out = `"requestURI":${str(ev.requestURI)},"verb":${str(ev.verb)},"user":${userJson(ev.user)}`;
+  if (ev.impersonatedUser) out += `,"impersonatedUser":${userJson(ev.impersonatedUser)}`;
+  if (ev.sourceIPs) out += `,"sourceIPs":${JSON.stringify(ev.sourceIPs)}`;
+  if (ev.userAgent !== undefined) out += `,"userAgent":${str(ev.userAgent)}`;
+  return out;
+}
+
+function objectRefJson(r: ObjectReference): string {
+  let out = '{';
+  let sep = '';
+  for (const k of refFields) {
+    const v = r[k];
+    if (v === undefined) continue;
+    out += `${sep}"${k}":${str(v)}`;
+    sep = ',';
+  }
+  return `${out}}`;
+}
+const refFields = ['resource', 'namespace', 'name', 'uid', 'apiGroup', 'apiVersion', 'resourceVersion', 'subresource'] as const;
+
+/**
+ * One event as a JSON line, in upstream's field order: what JSON.stringify would write, built from
+ * the pieces that stay the same across a request's stages (`identity`) and those that change.
+ */
+export function eventLine(ev: AuditEvent, identity: string): string {
+  let out = `{"kind":"Event","apiVersion":"${ev.apiVersion}","level":"${ev.level}","auditID":${str(ev.auditID)},"stage":"${ev.stage}",${identity}`;
+  if (ev.objectRef) out += `,"objectRef":${objectRefJson(ev.objectRef)}`;
+  const st = ev.responseStatus;
+  if (st) out += st.status === undefined && st.message === undefined ? `,"responseStatus":{"metadata":{},"code":${st.code}}` : `,"responseStatus":${JSON.stringify(st)}`;
+  if (ev.requestObject !== undefined) out += `,"requestObject":${JSON.stringify(ev.requestObject)}`;
+  if (ev.responseObject !== undefined) out += `,"responseObject":${JSON.stringify(ev.responseObject)}`;
+  out += `,"requestReceivedTimestamp":"${ev.requestReceivedTimestamp}","stageTimestamp":"${ev.stageTimestamp}"`;
+  if (ev.annotations) out += `,"annotations":${JSON.stringify(ev.annotations)}`;
+  return `${out}}\n`;
+}
 
 /** The objectRef of a resource request; none for non-resource requests, as upstream. */
 export function objectRefOf(info: RequestInfo): ObjectReference | undefined {

@@ -19,6 +19,15 @@ import { auditStats } from './stats.js';
 import type { Backend } from './backend.js';
 
 const MB = 1024 * 1024;
+/**
+ * How long the first queued event waits for others to join its write, and how many bytes make a
+ * write leave at once: one write syscall (and thread-pool round trip) for many events keeps the
+ * request path's cost per event to a string and an array push.
+ */
+const COALESCE_MS = 5;
+const COALESCE_BYTES = 256 * 1024;
+/** Each of the two write buffers; one grows past it when a burst outruns a write. */
+const INITIAL_BUFFER_BYTES = 512 * 1024;
 /** lumberjack's size limit when none is given. */
 const DEFAULT_MAX_MB = 100;
 const DAY_MS = 24 * 3600 * 1000;
@@ -37,8 +46,8 @@ export class LogStartError extends StartError {}
 
 /** Where lines end up: a rotating file or stdout. */
 interface LineSink {
-  /** Writes the lines (each ending in \n); rejects when the write failed. */
-  write(lines: readonly string[]): Promise<void>;
+  /** Writes whole lines (each ending in \n); rejects when the write failed. */
+  write(bytes: Buffer): Promise<void>;
   close(): void;
 }
 
@@ -83,26 +92,27 @@ class RotatingFile implements LineSink {
     this.size = fstatSync(this.fd).size;
   }
 
-  async write(lines: readonly string[]): Promise<void> {
-    let chunk: Buffer[] = [];
-    let chunkBytes = 0;
-    for (const line of lines) {
-      const b = Buffer.from(line, 'utf8');
-      if (this.size + chunkBytes + b.length > this.max && this.size + chunkBytes > 0) {
-        if (chunk.length) await this.flush(chunk, chunkBytes);
-        chunk = [];
-        chunkBytes = 0;
+  async write(bytes: Buffer): Promise<void> {
+    // the common case: everything fits in the current file, one write
+    if (this.size + bytes.length <= this.max) return this.flush(bytes);
+    // rotation falls between lines: write up to the last line that fits, rotate, go on
+    let start = 0;
+    let end = 0;
+    while (end < bytes.length) {
+      const next = bytes.indexOf(10, end) + 1 || bytes.length;
+      if (this.size + (next - start) > this.max && this.size + (end - start) > 0) {
+        if (end > start) await this.flush(bytes.subarray(start, end));
+        start = end;
         this.rotate();
       }
-      chunk.push(b);
-      chunkBytes += b.length;
+      end = next;
     }
-    if (chunk.length) await this.flush(chunk, chunkBytes);
+    if (end > start) await this.flush(bytes.subarray(start, end));
   }
 
-  private async flush(chunk: Buffer[], bytes: number): Promise<void> {
-    await writeFd(this.fd, chunk.length === 1 ? chunk[0]! : Buffer.concat(chunk, bytes));
-    this.size += bytes;
+  private async flush(bytes: Buffer): Promise<void> {
+    await writeFd(this.fd, bytes);
+    this.size += bytes.length;
   }
 
   /** Renames the file to a backup, opens a new one and prunes old backups (rare: synchronous is fine). */
@@ -162,8 +172,9 @@ const exists = (p: string): boolean => {
 };
 
 class Stdout implements LineSink {
-  write(lines: readonly string[]): Promise<void> {
-    return new Promise((resolve, reject) => process.stdout.write(lines.join(''), (err) => (err ? reject(err) : resolve())));
+  write(bytes: Buffer): Promise<void> {
+    // stdout may keep the chunk until written: it gets its own copy, the backend reuses its buffer
+    return new Promise((resolve, reject) => process.stdout.write(Buffer.from(bytes), (err) => (err ? reject(err) : resolve())));
   }
 
   close(): void {}
@@ -191,8 +202,16 @@ export class FailureLog {
 export class LogBackend implements Backend {
   readonly name = 'log' as const;
   readonly strict: boolean;
-  private queue: string[] = [];
+  /**
+   * Lines waiting, encoded as they come into a buffer that is reused: the event strings die young
+   * and no large buffer is allocated per write. While one buffer is written, the other fills.
+   */
+  private filling: Buffer = Buffer.allocUnsafe(INITIAL_BUFFER_BYTES);
+  private spare: Buffer | undefined = Buffer.allocUnsafe(INITIAL_BUFFER_BYTES);
+  private used = 0;
+  private queuedLines = 0;
   private writing: Promise<void> | undefined;
+  private wake: (() => void) | undefined;
   private readonly out: LineSink;
   private failing = false;
   private readonly failures = new FailureLog('log write failed');
@@ -208,38 +227,69 @@ export class LogBackend implements Backend {
   }
 
   process(line: string): boolean {
-    if (this.queue.length >= this.limit) {
+    if (this.queuedLines >= this.limit) {
       auditStats.errors.log++;
       auditStats.dropped.log++;
       this.failures.report(new Error('audit buffer queue blocked'), 1);
       return false;
     }
-    this.queue.push(line);
+    // UTF-8 takes at most 3 bytes a UTF-16 unit
+    if (this.used + line.length * 3 > this.filling.length) this.grow(line.length * 3);
+    this.used += this.filling.write(line, this.used, 'utf8');
+    this.queuedLines++;
     if (!this.writing) this.writing = this.drain();
+    else if (this.used >= COALESCE_BYTES) this.wake?.();
     return !(this.strict && this.failing);
+  }
+
+  private grow(atLeast: number): void {
+    const bigger = Buffer.allocUnsafe(Math.max(this.filling.length * 2, this.used + atLeast));
+    this.filling.copy(bigger, 0, 0, this.used);
+    this.filling = bigger;
+  }
+
+  /** Resolves after COALESCE_MS, or sooner when enough is queued or the backend shuts down. */
+  private gather(): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => this.wake?.(), COALESCE_MS);
+      this.wake = () => {
+        clearTimeout(timer);
+        this.wake = undefined;
+        resolve();
+      };
+    });
   }
 
   /** Writes what is queued, in order, until nothing is left; a failed write loses its lines. */
   private async drain(): Promise<void> {
-    // let the rest of this tick's events join the first write
-    await new Promise<void>((r) => setImmediate(r));
-    while (this.queue.length) {
-      const lines = this.queue;
-      this.queue = [];
+    // let the events of the next few milliseconds join the first write
+    if (this.used < COALESCE_BYTES) await this.gather();
+    while (this.queuedLines) {
+      const full = this.filling;
+      const bytes = full.subarray(0, this.used);
+      const count = this.queuedLines;
+      // the spare buffer fills while this one is written (a new one when the last grew past it)
+      this.filling = this.spare && this.spare.length >= INITIAL_BUFFER_BYTES ? this.spare : Buffer.allocUnsafe(INITIAL_BUFFER_BYTES);
+      this.spare = undefined;
+      this.used = 0;
+      this.queuedLines = 0;
       try {
-        await this.out.write(lines);
-        auditStats.written.log += lines.length;
+        await this.out.write(bytes);
+        auditStats.written.log += count;
         this.failing = false;
       } catch (e) {
         this.failing = true;
-        auditStats.errors.log += lines.length;
-        this.failures.report(e, lines.length);
+        auditStats.errors.log += count;
+        this.failures.report(e, count);
       }
+      // a buffer grown for a burst is not kept
+      this.spare = full.length <= 4 * INITIAL_BUFFER_BYTES ? full : undefined;
     }
     this.writing = undefined;
   }
 
   async shutdown(): Promise<void> {
+    this.wake?.();
     while (this.writing) await this.writing;
     this.out.close();
   }

@@ -11,8 +11,9 @@ import { StatusError } from '../api/status.js';
 import type { UserInfo } from '../api/types.js';
 import type { RequestScope, ResponseSink } from '../server/scope.js';
 import type { Auditor } from './auditor.js';
-import { type AuditEvent, authMethodsMessage, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, sourceIPs, statusOf, withoutManagedFields } from './event.js';
+import { type AuditEvent, authMethodsMessage, identityJson, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, sourceIPs, statusOf, withoutManagedFields } from './event.js';
 import { atLeast, type RequestAuditConfig, type Stage } from './policy.js';
+import { auditStats } from './stats.js';
 import { EVENT_API_VERSION } from './event.js';
 
 /** What later stages may do with the current request's event (scope.audit). */
@@ -79,9 +80,15 @@ export class AuditRecord implements AuditAnnotator {
     (this.event.annotations ??= {})[key] = value;
   }
 
+  /** The event's unchanging part as JSON, made once (again if impersonation changed the user). */
+  private identity: string | undefined;
+
   private process(stage: Stage): MaybePromise<boolean> {
-    if (this.s.user !== this.authenticated) this.event.impersonatedUser = this.s.user;
-    return this.a.process(this.event, stage, this.cfg.omitStages);
+    if (this.s.user !== this.authenticated && this.event.impersonatedUser !== this.s.user) {
+      this.event.impersonatedUser = this.s.user;
+      this.identity = undefined;
+    }
+    return this.a.process(this.event, stage, this.cfg.omitStages, (this.identity ??= identityJson(this.event)));
   }
 
   /** Writes RequestReceived; false (or a promise of it) when a strict backend could not take it. */
@@ -201,6 +208,12 @@ class AuditedSink implements ResponseSink {
     return this.inner.code;
   }
 
+  /** The transport's own watch framing (gRPC), when it has one. */
+  get watchFraming(): ResponseSink['watchFraming'] {
+    const inner = this.inner;
+    return inner.watchFraming && ((objectType: string) => inner.watchFraming!(objectType));
+  }
+
   get bytes(): number | undefined {
     return this.inner.bytes;
   }
@@ -257,6 +270,7 @@ class AuditedSink implements ResponseSink {
  */
 export function auditFailedAuthentication(a: Auditor, s: RequestScope): void {
   const cfg = a.policy.evaluate({ user: undefined, info: s.info, path: s.path });
+  auditStats.levels[cfg.level]++;
   if (cfg.level === 'None') return;
   const ev = newEvent(s, cfg, undefined);
   ev.responseStatus = { metadata: {}, message: authMethodsMessage(s.headers, s.query, !!s.peer?.certificate()), code: 401 };

@@ -246,6 +246,11 @@ function chainOf(sock: TLSSocket): readonly Buffer[] {
 function peerOf(req: Req): PeerIdentity | undefined {
   const sock = req.socket as TLSSocket | undefined;
   if (!sock || typeof sock.getPeerCertificate !== 'function') return undefined;
+  return peerOfSocket(sock);
+}
+
+/** The verified identity of a TLS connection, whichever transport runs on it (HTTP, gRPC). */
+export function peerOfSocket(sock: TLSSocket): PeerIdentity {
   let p = peers.get(sock);
   if (!p) {
     p = {
@@ -352,10 +357,10 @@ function headersOf(req: Req): Req['headers'] {
 }
 
 const EMPTY_QUERY = new URLSearchParams();
-const JSON_FORM: ResponseForm = Object.freeze({ mediaType: 'application/json', contentType: 'application/json', pretty: false });
+export const JSON_FORM: ResponseForm = Object.freeze({ mediaType: 'application/json', contentType: 'application/json', pretty: false });
 /** Placeholders until the stages that set them have run. */
 export const NO_USER: UserInfo = Object.freeze({ username: '', groups: [] }) as UserInfo;
-const NO_INFO: RequestInfo = Object.freeze({
+export const NO_INFO: RequestInfo = Object.freeze({
   isResourceRequest: false,
   path: '',
   verb: '',

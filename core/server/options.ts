@@ -13,6 +13,10 @@ import { type LoggingFormat, loggingFormats } from '../log/logger.js';
 
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions, StorageFlags {
   securePort: number;
+  /** Port of the gRPC API (svc.api.v1.Resources); 0: not served. */
+  grpcPort: number;
+  /** Calls one gRPC connection may have open at once. */
+  grpcMaxStreamsPerConnection: number;
   bindAddress: string;
   dataDir: string;
   tlsCertFile: string;
@@ -87,6 +91,8 @@ interface FlagSpec {
 
 const flags: FlagSpec[] = [
   { name: 'secure-port', key: 'securePort', kind: 'int', def: 6443, help: 'The port on which to serve HTTPS with authentication and authorization.' },
+  { name: 'grpc-port', key: 'grpcPort', kind: 'int', def: 0, help: 'The port on which to serve the resource API over gRPC (svc.api.v1.Resources, TLS, HTTP/2) with the same authentication and authorization; 0 turns it off.' },
+  { name: 'grpc-max-streams-per-connection', key: 'grpcMaxStreamsPerConnection', kind: 'int', def: 10000, help: 'Calls (watches included) one gRPC connection may have open at once; one more is answered RESOURCE_EXHAUSTED.' },
   { name: 'bind-address', key: 'bindAddress', kind: 'string', def: '127.0.0.1', help: 'The IP address on which to listen for the --secure-port port.' },
   { name: 'data-dir', key: 'dataDir', kind: 'string', def: './.svc-data', help: 'Directory of the embedded store, generated certificates and admin.kubeconfig.' },
   { name: 'tls-cert-file', key: 'tlsCertFile', kind: 'string', def: '', help: 'File containing the default x509 serving certificate (generated in --data-dir when unset).' },

@@ -40,6 +40,18 @@ export interface ResponseSink {
   abort(): void;
   /** Called once when the client is gone or the answer ended, whichever comes first. */
   onClose(fn: () => void): void;
+  /**
+   * How this transport frames watch events, when not as the serializer's own stream (HTTP): gRPC
+   * writes each event as a message holding the event type and the encoded object. `objectType` is the
+   * Content-Type of the encoded objects.
+   */
+  watchFraming?(objectType: string): WatchFraming;
+}
+
+/** One transport's framing of watch events; frames are memoized per event under `key`. */
+export interface WatchFraming {
+  readonly key: string;
+  encodeWatchFrame(type: string, object: Uint8Array): Uint8Array;
 }
 
 export interface RequestScope {

@@ -59,6 +59,7 @@ import { resourceEndpoint } from './endpoints/resource.js';
 import { type VirtualHandler, virtualId } from './endpoints/virtual.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
+import { GrpcServer } from '../grpc/server.js';
 import { byGeneration, followTypesInCache } from './type-followers.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
 import { SecureListener } from './listener.js';
@@ -122,6 +123,7 @@ function continueKeyHex(dataDir: string): string {
 
 export class ApiServer {
   private listener!: SecureListener;
+  private grpc: GrpcServer | undefined;
   private readonly watches = new Set<WatchStream>();
   private shuttingDown = false;
   readonly health: Health;
@@ -198,6 +200,16 @@ export class ApiServer {
 
   get port(): number {
     return this.listener.port;
+  }
+
+  /** Watches open now, over either transport. */
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
+  /** The gRPC port (undefined when --grpc-port is 0). */
+  get grpcPort(): number | undefined {
+    return this.grpc?.port;
   }
 
   get url(): string {
@@ -451,12 +463,26 @@ export class ApiServer {
     );
 
     this.serve = httpAdapter(chain, featureGates.APIResponseCompression === true);
+    if (o.grpcPort) await this.startGrpc(chain);
     if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
     bound({ url: this.url, caPem: this.tls.servingCA ?? this.tls.cert });
     // servers sharing a store publish their identity to one another (upstream's APIServerIdentity)
     if (!this.store.singleProcess && featureGates.APIServerIdentity) {
       this.identityLeases = startIdentityLeases({ client, listers, types }, `${o.bindAddress}:${this.port}`, (name, done) => this.health.addPostStartHook(name, done));
     }
+  }
+
+  /** The second transport: the same chain behind the gRPC adapter, on the same certificates. */
+  private async startGrpc(chain: ReturnType<typeof buildChain>): Promise<void> {
+    const o = this.opts;
+    this.grpc = new GrpcServer({
+      tls: { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
+      chain,
+      health: this.health,
+      maxRequestBodyBytes: o.maxRequestBodyBytes,
+      maxStreamsPerConnection: o.grpcMaxStreamsPerConnection,
+    });
+    await this.grpc.listen(o.grpcPort, o.bindAddress);
   }
 
   /** Graceful shutdown: readiness fails first, then (after the delay) listener, watches, pool, store. */
@@ -466,6 +492,7 @@ export class ApiServer {
     if (this.opts.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.opts.shutdownDelayMs));
     const closed = this.listener.close();
     for (const w of [...this.watches]) w.close('');
+    await this.grpc?.close();
     for (const s of this.listener.sessions) s.close();
     for (const sock of this.listener.sockets) sock.end();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);

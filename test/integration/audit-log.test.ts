@@ -192,3 +192,35 @@ t.test('every line of the log is one JSON event', async (t) => {
   t.ok(await waitFor(() => readEvents(log).length > 10));
   for (const e of readEvents(log)) t.equal(e.kind, 'Event', `line of ${e.auditID}`);
 });
+
+t.test('--audit-log-path=- writes the events to standard out, one JSON object a line', async (t) => {
+  const { spawnServer, freePort } = await import('../helpers/server.js');
+  const dir = tempDir('svc-audit-stdout-');
+  const srv = await spawnServer(dir, await freePort(), [`--audit-policy-file=${writePolicy(dir, POLICY)}`, '--audit-log-path=-']);
+  t.teardown(() => srv.kill());
+  const r = await srv.admin.get('/api/v1/namespaces/default/configmaps');
+  const id = r.headers['audit-id'] as string;
+  const lines = () => srv.output().split('\n').filter((l) => l.startsWith('{') && l.includes(id));
+  t.ok(await waitFor(() => lines().length === 2), 'both stages on stdout');
+  t.same(lines().map((l) => (JSON.parse(l) as Event).stage), ['RequestReceived', 'ResponseComplete']);
+});
+
+t.test('Request level: a patch is logged as the patch sent', async (t) => {
+  await s.admin.post('/api/v1/namespaces/req/configmaps', { metadata: { name: 'p' }, data: { k: 'v' } });
+  const patch = { data: { k: 'w' } };
+  const r = await s.admin.patch('/api/v1/namespaces/req/configmaps/p', patch, 'application/merge-patch+json');
+  t.equal(r.status, 200);
+  const done = (await eventsOf(log, idOf(r), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.equal(done.verb, 'patch');
+  t.same(done.requestObject, patch);
+});
+
+t.test('without --audit-policy-file nothing is audited, and every answer still carries Audit-Id', async (t) => {
+  const plain = await startServer();
+  t.teardown(() => plain.stop());
+  const r = await plain.admin.get('/api/v1/namespaces');
+  t.match(idOf(r), UUID);
+  const again = await plain.admin.get('/api/v1/namespaces');
+  t.not(idOf(again), idOf(r), 'a new ID for each request');
+  t.equal(idOf(await plain.anon.get('/api/v1/namespaces/default/secrets', { headers: { 'Audit-ID': 'mine' } })), 'mine', 'on errors too, the caller’s ID kept');
+});

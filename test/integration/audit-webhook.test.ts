@@ -60,6 +60,18 @@ t.test('blocking mode: each event is sent on its own', async (t) => {
   for (const r of w.reviews) t.equal((r.body.items as unknown[]).length, 1, 'one event a list');
 });
 
+t.test('--audit-webhook-version=audit.k8s.io/v1 spells the EventList and its events as upstream', async (t) => {
+  const w = await TestWebhook.start();
+  t.teardown(() => w.stop());
+  const dir = tempDir('svc-audit-wh-');
+  const s = await startServer([`--audit-policy-file=${writePolicy(dir, POLICY)}`, `--audit-webhook-config-file=${w.kubeconfig(dir)}`, '--audit-webhook-mode=blocking', '--audit-webhook-version=audit.k8s.io/v1']);
+  t.teardown(() => s.stop());
+  const id = (await s.admin.get('/version')).headers['audit-id'] as string;
+  t.ok(await waitFor(() => received(w).filter((e) => e.auditID === id).length === 2));
+  t.equal(w.reviews[0]!.body.apiVersion, 'audit.k8s.io/v1');
+  t.same([...new Set(received(w).map((e) => e.apiVersion))], ['audit.k8s.io/v1']);
+});
+
 t.test('a dead webhook fails no request: the lost events are counted', async (t) => {
   const dir = tempDir('svc-audit-wh-');
   const w = await TestWebhook.start();

@@ -45,16 +45,15 @@ function serve(next: Handler, s: RequestScope, rec: AuditRecord, stored: boolean
         return b;
       });
   }
-  const answer = (e: unknown): void => void sendStatus(s, e);
   let r;
   try {
     r = next(s);
   } catch (e) {
-    return rec.failed(e, answer);
+    return rec.failed(e, (err) => void sendStatus(s, err));
   }
   if (!isPromise(r)) return rec.settled();
   return r.then(
     () => rec.settled(),
-    (e: unknown) => rec.failed(e, answer),
+    (e: unknown) => rec.failed(e, (err) => void sendStatus(s, err)),
   );
 }

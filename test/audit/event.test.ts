@@ -1,0 +1,71 @@
+import t from 'tap';
+import { type AuditEvent, authMethodsMessage, eventLine, identityJson, microTime, sourceIPs, statusOf, withoutManagedFields } from '../../core/audit/event.js';
+
+t.test('sourceIPs: X-Forwarded-For entries, then X-Real-Ip unless listed, then the peer unless last, invalid ones skipped', async (t) => {
+  const cases: [string, Record<string, string>, string | undefined, string[] | undefined][] = [
+    ['a direct client', {}, '10.0.0.9', ['10.0.0.9']],
+    ['an IPv4-mapped peer address is written as IPv4', {}, '::ffff:10.0.0.9', ['10.0.0.9']],
+    ['forwarded chain then peer', { 'x-forwarded-for': '1.1.1.1, 2.2.2.2' }, '10.0.0.9', ['1.1.1.1', '2.2.2.2', '10.0.0.9']],
+    ['the peer is not repeated when it is the last forwarded', { 'x-forwarded-for': '1.1.1.1, 10.0.0.9' }, '10.0.0.9', ['1.1.1.1', '10.0.0.9']],
+    ['X-Real-Ip after the forwarded list', { 'x-forwarded-for': '1.1.1.1', 'x-real-ip': '3.3.3.3' }, '10.0.0.9', ['1.1.1.1', '3.3.3.3', '10.0.0.9']],
+    ['X-Real-Ip already listed is not repeated', { 'x-forwarded-for': '3.3.3.3', 'x-real-ip': '3.3.3.3' }, '10.0.0.9', ['3.3.3.3', '10.0.0.9']],
+    ['invalid entries are skipped', { 'x-forwarded-for': 'nonsense, 1.1.1.1, 999.1.1.1', 'x-real-ip': 'bad' }, '10.0.0.9', ['1.1.1.1', '10.0.0.9']],
+    ['IPv6 is kept', { 'x-forwarded-for': '2001:db8::1' }, '::1', ['2001:db8::1', '::1']],
+    ['nothing at all', {}, undefined, undefined],
+  ];
+  for (const [what, headers, peer, want] of cases) t.same(sourceIPs(headers, peer), want, what);
+});
+
+t.test('microTime: RFC 3339 with six fraction digits, in UTC', async (t) => {
+  t.equal(microTime(Date.UTC(2026, 0, 2, 3, 4, 5, 678) + 0.0125), '2026-01-02T03:04:05.678012Z');
+  t.equal(microTime(Date.UTC(2026, 0, 2, 3, 4, 5, 0)), '2026-01-02T03:04:05.000000Z');
+  t.equal(microTime(Date.UTC(2026, 0, 2, 3, 4, 5, 1) + 0.999), '2026-01-02T03:04:05.001999Z');
+});
+
+t.test('eventLine writes what JSON.stringify writes, in upstream field order, for any field content', async (t) => {
+  const ev: AuditEvent = {
+    kind: 'Event',
+    apiVersion: 'audit.svc.io/v1',
+    level: 'RequestResponse',
+    auditID: 'id with "quotes" and \\ backslash',
+    stage: 'ResponseComplete',
+    requestURI: '/api/v1/namespaces/a/configmaps?labelSelector=x%3Dy',
+    verb: 'create',
+    user: { username: 'ünïcode\nuser', groups: ['g'] },
+    impersonatedUser: { username: 'bob', groups: ['system:authenticated'] },
+    sourceIPs: ['127.0.0.1'],
+    userAgent: 'agent/1.0 "quoted"',
+    objectRef: { resource: 'configmaps', namespace: 'a', name: 'n', apiGroup: '', apiVersion: 'v1' },
+    responseStatus: { metadata: {}, status: 'Failure', message: 'm', reason: 'Conflict', code: 409 },
+    requestObject: { metadata: { name: 'n' } },
+    responseObject: { kind: 'Status' },
+    requestReceivedTimestamp: '2026-01-02T03:04:05.678012Z',
+    stageTimestamp: '2026-01-02T03:04:05.679012Z',
+    annotations: { 'authorization.svc.io/decision': 'allow', 'authorization.svc.io/reason': 'line\nbreak' },
+  };
+  const line = eventLine(ev, identityJson(ev));
+  t.ok(line.endsWith('}\n'), 'one line');
+  t.equal(line.indexOf('\n'), line.length - 1, 'no newline inside');
+  t.equal(line, `${JSON.stringify(ev)}\n`, 'byte for byte what JSON.stringify writes');
+  const bare: AuditEvent = { ...ev, impersonatedUser: undefined, sourceIPs: undefined, userAgent: undefined, objectRef: undefined, responseStatus: { metadata: {}, code: 200 }, requestObject: undefined, responseObject: undefined, annotations: undefined };
+  t.equal(eventLine(bare, identityJson(bare)), `${JSON.stringify(bare)}\n`, 'absent fields are left out');
+});
+
+t.test('statusOf copies the bounded fields of a Status answer, code last', async (t) => {
+  t.same(statusOf(200, { kind: 'ConfigMap' }), { metadata: {}, code: 200 });
+  const st = statusOf(404, { kind: 'Status', apiVersion: 'v1', metadata: {}, status: 'Failure', message: 'x not found', reason: 'NotFound', details: { name: 'x' }, code: 404 });
+  t.equal(JSON.stringify(st), '{"metadata":{},"status":"Failure","message":"x not found","reason":"NotFound","details":{"name":"x"},"code":404}');
+});
+
+t.test('withoutManagedFields drops managedFields from an object and from every item of a list', async (t) => {
+  const mf = [{ manager: 'm' }];
+  t.same(withoutManagedFields({ metadata: { name: 'a', managedFields: mf } }), { metadata: { name: 'a' } });
+  t.same(withoutManagedFields({ kind: 'List', items: [{ metadata: { managedFields: mf } }, { metadata: { name: 'b' } }] }), { kind: 'List', items: [{ metadata: {} }, { metadata: { name: 'b' } }] });
+});
+
+t.test('the failed-authentication message names the credentials tried, as upstream', async (t) => {
+  const q = new URLSearchParams();
+  t.equal(authMethodsMessage({}, q, false), 'Authentication failed, no credentials provided');
+  t.equal(authMethodsMessage({ authorization: 'Bearer abc' }, q, false), 'Authentication failed, attempted: bearer');
+  t.equal(authMethodsMessage({ authorization: 'Basic YTpi' }, new URLSearchParams('access_token=x'), true), 'Authentication failed, attempted: basic, access_token, x509');
+});
