@@ -27,8 +27,10 @@ async function main(): Promise<void> {
     throw e;
   }
   const server = new ApiServer(opts);
+  // with --logging-format=json every line the process writes is one JSON object
+  if (opts.loggingFormat === 'json') server.log.captureConsole();
   try {
-    await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));
+    await server.start((registry, settings, timings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings, timings) : new InlineExecutor(registry)));
   } catch (e) {
     if (e instanceof EnablementError || e instanceof DataDirLockedError || e instanceof StartError) {
       console.error(`Error: ${e.message}`);
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
     throw e;
   }
   console.log(`svc-apiserver: serving on ${server.url} (data in ${opts.dataDir}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'})`);
+  if (server.grpcPort) console.log(`svc-apiserver: serving gRPC (svc.api.v1.Resources) on port ${server.grpcPort}`);
   if (server.tls.kubeconfigPath) console.log(`svc-apiserver: admin kubeconfig: ${server.tls.kubeconfigPath}`);
   let stopping = false;
   const stop = (signal: string): void => {

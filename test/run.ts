@@ -41,6 +41,8 @@ function ensureClientModules(): void {
 }
 
 ensureDebianPackage('python3-kubernetes', '/usr/bin/python3 -c "import kubernetes"');
+// the Prometheus project's own text-format parser reads the /metrics scrapes
+ensureDebianPackage('python3-prometheus-client', '/usr/bin/python3 -c "import prometheus_client"');
 ensureClientModules();
 
 const files = process.argv.slice(2);

@@ -7,13 +7,16 @@ import { Registry } from '../core/registry/registry.js';
 import { buildRegistryContext, type RegistrySettings } from '../core/registry/build-context.js';
 import { openStore, type StorageOptions } from '../core/storage/factory.js';
 import { type ApiTask, type ApiTaskResult, movableBytes } from '../core/registry/task.js';
+import { StoreTimingBuffer, TimedStore } from '../core/storage/timed-store.js';
 
 export interface WorkerSettings extends RegistrySettings {
   storage: StorageOptions;
 }
 
 const settings = workerData as WorkerSettings;
-const registry = new Registry(buildRegistryContext(openStore(settings.storage), settings));
+// store timings ride back to the main thread's metrics with each task's result
+const timings = new StoreTimingBuffer();
+const registry = new Registry(buildRegistryContext(new TimedStore(openStore(settings.storage), timings), settings));
 
 /** Transfers the body's memory back to the main thread when it owns its ArrayBuffer (no copy). */
 function transferable(r: ApiTaskResult): unknown {
@@ -30,5 +33,8 @@ function transferable(r: ApiTaskResult): unknown {
 }
 
 export default async function run(task: ApiTask): Promise<unknown> {
-  return transferable(await registry.run(task));
+  const r = await registry.run(task);
+  const t = timings.drain();
+  if (t) r.storeTimings = t;
+  return transferable(r);
 }

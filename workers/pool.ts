@@ -6,6 +6,7 @@
 import { Piscina } from 'piscina';
 import type { Registry } from '../core/registry/registry.js';
 import { type ApiTask, type ApiTaskResult, type Executor, movableBytes } from '../core/registry/task.js';
+import type { StoreTimingSink } from '../core/storage/timed-store.js';
 import type { WorkerSettings } from './api.worker.js';
 
 export class InlineExecutor implements Executor {
@@ -18,7 +19,7 @@ export class InlineExecutor implements Executor {
 
 export class PoolExecutor implements Executor {
   private readonly pool: Piscina;
-  constructor(threads: number, settings: WorkerSettings) {
+  constructor(threads: number, settings: WorkerSettings, private readonly timings?: StoreTimingSink) {
     this.pool = new Piscina({
       filename: new URL('./api.worker.js', import.meta.url).href,
       minThreads: threads,
@@ -31,9 +32,14 @@ export class PoolExecutor implements Executor {
     });
   }
 
-  run(task: ApiTask): Promise<ApiTaskResult> {
+  async run(task: ApiTask): Promise<ApiTaskResult> {
     const body = task.body;
-    return this.pool.run(task, movableBytes(body) ? { transferList: [body.buffer as ArrayBuffer] } : {});
+    const r: ApiTaskResult = await this.pool.run(task, movableBytes(body) ? { transferList: [body.buffer as ArrayBuffer] } : {});
+    if (r.storeTimings) {
+      if (this.timings) for (const [op, type, seconds] of r.storeTimings) this.timings.observe(op, type, seconds);
+      delete r.storeTimings;
+    }
+    return r;
   }
 
   async close(): Promise<void> {

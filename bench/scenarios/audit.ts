@@ -1,7 +1,7 @@
 /**
  * The cost of the audit log: GET one CSIDriver and CREATE ConfigMaps against a server writing every
- * request at Metadata level to a file (both stages, as a policy of `level: Metadata` writes them)
- * beside the same server without audit, in the same run. Both servers run side by side and the loads
+ * request at Metadata level to a file (both stages, as a policy of `level: Metadata` writes them) and
+ * scraped for /metrics every second, beside the same server without audit and unscraped, in the same run. Both servers run side by side and the loads
  * alternate between them (three rounds each) so drift hits both alike. Beside req/s, each server's
  * CPU time per request (user + system, all its threads) is measured: on a machine shared with other
  * work it is the steadier figure of what the audit costs.
@@ -31,10 +31,30 @@ interface Measured {
   logBytes?: number;
 }
 
+/** Scrapes /metrics every second while `during` runs, as a Prometheus server would (the audited side's load). */
+async function scrapedEverySecond<T>(s: Proc, during: Promise<T>): Promise<T> {
+  const c = new SetupClient(s.url, s.ca);
+  let scrapes = 0;
+  const timer = setInterval(() => {
+    c.send('GET', '/metrics').then(
+      (r) => (r.status === 200 ? scrapes++ : console.warn(`  audit bench: a scrape answered ${r.status}`)),
+      (e: Error) => console.warn(`  audit bench: a scrape failed: ${e.message}`),
+    );
+  }, 1000);
+  try {
+    return await during;
+  } finally {
+    clearInterval(timer);
+    c.close();
+    if (scrapes === 0) console.warn('  audit bench: no scrape completed');
+  }
+}
+
 async function measured(s: Proc, duration: number, run: (s: Proc) => Promise<LoadResult>, log?: string): Promise<Measured> {
   const before = cpuSeconds(s.proc.pid!);
   const size = log ? logSize(log) : 0;
-  const r = await run(s);
+  // the audited server is also scraped every second: the row is "audit and metrics" against neither
+  const r = await (log ? scrapedEverySecond(s, run(s)) : run(s));
   const requests = Math.max(1, r.rps * (duration + WARMUP_SECONDS));
   const m: Measured = { r, cpuUs: ((cpuSeconds(s.proc.pid!) - before) * 1e6) / requests };
   const grew = log ? logSize(log) - size : 0;

@@ -26,6 +26,7 @@ export interface WatchStep {
 
 export interface WatchResult {
   mode: string;
+  format: WatchFormat;
   steps: WatchStep[];
   peakRssMiB: number;
   connectSeconds: number;
@@ -33,9 +34,18 @@ export interface WatchResult {
 
 const RV = /"resourceVersion":"(\d+)"/g;
 
-class Watcher {
-  private tail = '';
+/** The media type a watch stream is asked in. */
+export type WatchFormat = 'json' | 'protobuf';
+
+interface Watcher {
+  readonly sock: TLSSocket;
   /** Receive time (ms) of each resourceVersion seen. */
+  readonly seen: Map<number, number>;
+}
+
+/** A JSON stream: resourceVersions found by a scan of the text (cheap for the client). */
+class JsonWatcher implements Watcher {
+  private tail = '';
   readonly seen = new Map<number, number>();
   constructor(readonly sock: TLSSocket) {
     sock.setEncoding('utf8');
@@ -54,11 +64,108 @@ class Watcher {
   }
 }
 
-function openWatcher(url: URL, ca: string, path: string): Promise<Watcher> {
+/** Reads a protobuf varint at `i`: [value, next index], or undefined past the end. */
+function varint(b: Buffer, i: number, end: number): [number, number] | undefined {
+  let v = 0;
+  let shift = 0;
+  while (i < end) {
+    const byte = b[i++]!;
+    v += (byte & 0x7f) * 2 ** shift;
+    if (byte < 0x80) return [v, i];
+    shift += 7;
+  }
+  return undefined;
+}
+
+/** The bytes of length-delimited field `field` of the message in b[start, end). */
+function field(b: Buffer, start: number, end: number, want: number): [number, number] | undefined {
+  let i = start;
+  while (i < end) {
+    const tag = varint(b, i, end);
+    if (!tag) return undefined;
+    i = tag[1];
+    const wire = tag[0] & 7;
+    if (wire === 0) {
+      const v = varint(b, i, end);
+      if (!v) return undefined;
+      i = v[1];
+    } else if (wire === 2) {
+      const len = varint(b, i, end);
+      if (!len) return undefined;
+      if (tag[0] >>> 3 === want) return [len[1], len[1] + len[0]];
+      i = len[1] + len[0];
+    } else if (wire === 5) i += 4;
+    else if (wire === 1) i += 8;
+    else return undefined;
+  }
+  return undefined;
+}
+
+/**
+ * A protobuf stream (;stream=watch): 4-byte length frames, each a WatchEvent whose object is the
+ * enveloped ConfigMap; the resourceVersion is read by walking to metadata.resourceVersion (WatchEvent
+ * 2 -> RawExtension 1 -> magic + Unknown 2 -> ConfigMap 1 -> ObjectMeta 6), no full decode.
+ */
+class ProtobufWatcher implements Watcher {
+  private buf: Buffer = Buffer.alloc(0);
+  private body = false;
+  readonly seen = new Map<number, number>();
+  constructor(readonly sock: TLSSocket) {
+    sock.on('data', (chunk: Buffer) => this.take(chunk, performance.now()));
+  }
+
+  private take(chunk: Buffer, now: number): void {
+    this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+    if (!this.body) {
+      const head = this.buf.indexOf('\r\n\r\n');
+      if (head < 0) return;
+      this.buf = this.buf.subarray(head + 4);
+      this.body = true;
+    }
+    // chunked transfer encoding: strip chunk headers as they come
+    for (;;) {
+      const eol = this.buf.indexOf('\r\n');
+      if (eol < 0) return;
+      const size = parseInt(this.buf.toString('latin1', 0, eol), 16);
+      if (this.buf.length < eol + 2 + size + 2) return;
+      this.pending = this.pending.length ? Buffer.concat([this.pending, this.buf.subarray(eol + 2, eol + 2 + size)]) : this.buf.subarray(eol + 2, eol + 2 + size);
+      this.buf = this.buf.subarray(eol + 2 + size + 2);
+      this.frames(now);
+    }
+  }
+
+  private pending: Buffer = Buffer.alloc(0);
+
+  private frames(now: number): void {
+    const b = this.pending;
+    let i = 0;
+    while (b.length - i >= 4) {
+      const len = b.readUInt32BE(i);
+      if (b.length - i - 4 < len) break;
+      const rv = this.resourceVersion(b, i + 4, i + 4 + len);
+      if (rv !== undefined) this.seen.set(rv, now);
+      i += 4 + len;
+    }
+    this.pending = b.subarray(i);
+  }
+
+  private resourceVersion(b: Buffer, start: number, end: number): number | undefined {
+    const object = field(b, start, end, 2);
+    const raw = object && field(b, object[0], object[1], 1);
+    const unknown = raw && field(b, raw[0] + 4, raw[1], 2);
+    const meta = unknown && field(b, unknown[0], unknown[1], 1);
+    const rv = meta && field(b, meta[0], meta[1], 6);
+    return rv ? Number(b.toString('latin1', rv[0], rv[1])) : undefined;
+  }
+}
+
+const acceptOf: Record<WatchFormat, string> = { json: 'application/json', protobuf: 'application/vnd.svc.protobuf' };
+
+function openWatcher(url: URL, ca: string, path: string, format: WatchFormat): Promise<Watcher> {
   return new Promise((resolve, reject) => {
     const sock = connect({ host: url.hostname, port: Number(url.port), ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => {
-      sock.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: application/json\r\n\r\n`);
-      resolve(new Watcher(sock));
+      sock.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: ${acceptOf[format]}\r\n\r\n`);
+      resolve(format === 'json' ? new JsonWatcher(sock) : new ProtobufWatcher(sock));
     });
     sock.on('error', reject);
   });
@@ -66,7 +173,8 @@ function openWatcher(url: URL, ca: string, path: string): Promise<Watcher> {
 
 const percentile = (sorted: number[], p: number): number => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! : 0);
 
-export async function watchFanout(mode: Mode, opts: { watchers: number; rates: number[]; seconds: number; targetP99Ms: number }): Promise<WatchResult> {
+export async function watchFanout(mode: Mode, opts: { watchers: number; rates: number[]; seconds: number; targetP99Ms: number; format?: WatchFormat }): Promise<WatchResult> {
+  const format = opts.format ?? 'json';
   const s = await startApiServer([...mode.flags, '--watch-cache-size=100000']);
   const pid = s.proc.pid!;
   const url = new URL(s.url);
@@ -77,7 +185,7 @@ export async function watchFanout(mode: Mode, opts: { watchers: number; rates: n
     const t0 = performance.now();
     const path = '/api/v1/namespaces/fanout/configmaps?watch=1&resourceVersion=0&timeoutSeconds=3600';
     for (let i = 0; i < opts.watchers; i += 50) {
-      const batch = await Promise.all(Array.from({ length: Math.min(50, opts.watchers - i) }, () => openWatcher(url, s.ca, path)));
+      const batch = await Promise.all(Array.from({ length: Math.min(50, opts.watchers - i) }, () => openWatcher(url, s.ca, path, format)));
       watchers.push(...batch);
     }
     const connectSeconds = (performance.now() - t0) / 1000;
@@ -86,11 +194,11 @@ export async function watchFanout(mode: Mode, opts: { watchers: number; rates: n
     for (const rate of opts.rates) {
       const step = await runStep(c, watchers, rate, opts.seconds, pid, opts.targetP99Ms);
       steps.push(step);
-      console.log(`  watch fan-out [${mode.name}] ${opts.watchers} watchers x ${rate} writes/s (achieved ${step.achievedRate.toFixed(0)}/s): p50 ${step.p50.toFixed(1)} ms, p99 ${step.p99.toFixed(1)} ms, ${step.delivered}/${step.expected} delivered, server CPU ${step.cpuPercent.toFixed(0)}%`);
+      console.log(`  watch fan-out [${mode.name}, ${format}] ${opts.watchers} watchers x ${rate} writes/s (achieved ${step.achievedRate.toFixed(0)}/s): p50 ${step.p50.toFixed(1)} ms, p99 ${step.p99.toFixed(1)} ms, ${step.delivered}/${step.expected} delivered, server CPU ${step.cpuPercent.toFixed(0)}%`);
       if (!step.holds) break;
     }
     c.close();
-    return { mode: mode.name, steps, peakRssMiB: peakRssMiB(pid), connectSeconds };
+    return { mode: mode.name, format, steps, peakRssMiB: peakRssMiB(pid), connectSeconds };
   } finally {
     for (const w of watchers) w.sock.destroy();
     await s.stop();

@@ -219,6 +219,20 @@ class AuditedSink implements ResponseSink {
     return this.inner.buffered;
   }
 
+  get code(): number | undefined {
+    return this.inner.code;
+  }
+
+  /** The transport's own watch framing (gRPC), when it has one. */
+  get watchFraming(): ResponseSink['watchFraming'] {
+    const inner = this.inner;
+    return inner.watchFraming && ((objectType: string) => inner.watchFraming!(objectType));
+  }
+
+  get bytes(): number | undefined {
+    return this.inner.bytes;
+  }
+
   send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     if (!this.inner.started && !this.inner.closed) this.rec.answer(code, contentType, body, false);
     this.inner.send(code, contentType, body, headers, warnings);

@@ -8,7 +8,7 @@
  * AuthenticationConfigStatus, the figures behind upstream's
  * apiserver_authentication_config_controller_* metrics.
  */
-import { createHash } from 'node:crypto';
+import { ConfigReloadStatus, type ReloadOutcome } from '../api/config-reload-status.js';
 import { type FSWatcher, readFileSync, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import {
@@ -28,30 +28,10 @@ export const RELOAD_TIMESTAMP_METRIC = 'apiserver_authentication_config_controll
 export const RELOADS_TOTAL_METRIC = 'apiserver_authentication_config_controller_automatic_reloads_total';
 export const LAST_CONFIG_INFO_METRIC = 'apiserver_authentication_config_controller_last_config_info';
 
-export type ReloadOutcome = 'success' | 'failure';
+export type { ReloadOutcome } from '../api/config-reload-status.js';
 
 /** The outcome of automatic reloads of --authentication-config. */
-export class AuthenticationConfigStatus {
-  /** Seconds since the epoch of the last reload with each outcome. */
-  readonly lastTimestampSeconds: Partial<Record<ReloadOutcome, number>> = {};
-  readonly reloadsTotal: Record<ReloadOutcome, number> = { success: 0, failure: 0 };
-  /** sha256 of the configuration in force (upstream's last_config_info hash label). */
-  configHash = '';
-  lastError = '';
-
-  constructor(private readonly now: () => number = Date.now) {}
-
-  loaded(data: string): void {
-    this.configHash = `sha256:${createHash('sha256').update(data).digest('hex')}`;
-  }
-
-  record(outcome: ReloadOutcome, data?: string, error?: string): void {
-    this.lastTimestampSeconds[outcome] = this.now() / 1000;
-    this.reloadsTotal[outcome]++;
-    if (outcome === 'success' && data !== undefined) this.loaded(data);
-    this.lastError = error ?? '';
-  }
-
+export class AuthenticationConfigStatus extends ConfigReloadStatus {
   /** Samples of the timestamp gauge, as /metrics prints them. */
   samples(): { name: string; labels: Record<string, string>; value: number }[] {
     return (Object.entries(this.lastTimestampSeconds) as [ReloadOutcome, number][]).map(([status, value]) => ({ name: RELOAD_TIMESTAMP_METRIC, labels: { status }, value }));

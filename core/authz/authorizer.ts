@@ -75,6 +75,8 @@ export interface RulesResult {
 
 export interface Authorizer {
   readonly name: string;
+  /** The authorizer's type when it differs from its name (members of --authorization-config: type Webhook, name its own). */
+  readonly type?: string;
   authorize(a: Attributes): MaybePromise<AuthorizerDecision>;
   /** The rules this authorizer grants `user` in `namespace` ('' for cluster-wide only), when it can list them. */
   rulesFor?(user: UserInfo, namespace: string): MaybePromise<RulesResult>;
@@ -98,6 +100,19 @@ function noOpinion(reasons: string[], errs: string[]): AuthorizerDecision {
   return d;
 }
 
+export type DecisionObserver = (z: Authorizer, decision: 'allowed' | 'denied') => void;
+
+/**
+ * Told of every terminal decision a chain member makes (apiserver_authorization_decisions_total).
+ * Process-wide, as upstream's legacy registry: each running server adds its observer.
+ */
+export const decisionObservers = new Set<DecisionObserver>();
+
+function decided(z: Authorizer, d: AuthorizerDecision): AuthorizerDecision {
+  if (decisionObservers.size) for (const o of decisionObservers) o(z, d.decision === 'allow' ? 'allowed' : 'denied');
+  return d;
+}
+
 /** Asks each authorizer in order; the first that allows or denies decides (with its own reason and error). */
 export function chain(authorizers: readonly Authorizer[]): Authorizer {
   /** Asks from index `i` on; stays synchronous until an authorizer returns a promise. */
@@ -106,14 +121,15 @@ export function chain(authorizers: readonly Authorizer[]): Authorizer {
       const d = authorizers[i]!.authorize(a);
       if (isPromise(d)) {
         const next = i + 1;
+        const z = authorizers[i]!;
         return d.then((v) => {
-          if (v.decision !== 'no-opinion') return v;
+          if (v.decision !== 'no-opinion') return decided(z, v);
           if (v.reason) reasons.push(v.reason);
           if (v.error) errs.push(v.error);
           return askFrom(a, next, reasons, errs);
         });
       }
-      if (d.decision !== 'no-opinion') return d;
+      if (d.decision !== 'no-opinion') return decided(authorizers[i]!, d);
       if (d.reason) reasons.push(d.reason);
       if (d.error) errs.push(d.error);
     }

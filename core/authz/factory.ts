@@ -22,6 +22,7 @@ import { nodeAuthorizer } from './node.js';
 import { rbacAuthorizer } from './rbac/authorizer.js';
 import { rbacKindsOf, rbacResolverFor } from './rbac/resolver.js';
 import { ReloadingAuthorizer } from './reload.js';
+import type { ConfigReloadStatus } from '../api/config-reload-status.js';
 import { WebhookAuthorizer } from './webhook.js';
 import { loadWebhookKubeconfig, WebhookConfigError } from './webhook-client.js';
 
@@ -40,6 +41,8 @@ export interface AuthorizationOptions {
 
 /** What authorizers may need from the running server. */
 export interface AuthorizerDeps {
+  /** Where --authorization-config reload outcomes are recorded (metrics). */
+  configStatus?: ConfigReloadStatus;
   /** The effective feature gates (AuthorizeWithSelectors, AuthorizeNodeWithSelectors). */
   featureGates?: Readonly<Record<string, boolean>>;
   /** Listers over the watch cache (RBAC reads roles and bindings through them). */
@@ -186,7 +189,7 @@ export function buildAuthorizer(o: AuthorizationOptions, d: AuthorizerDeps): Aut
   const modes = o.authorizationConfig
     ? asStartError(`--authorization-config ${o.authorizationConfig}`, () => {
         const files = fileChainBuilder(o, d);
-        return new ReloadingAuthorizer(o.authorizationConfig, files.build, files.closeShared);
+        return new ReloadingAuthorizer(o.authorizationConfig, files.build, files.closeShared, undefined, d.configStatus);
       })
     : asStartError('authorization', () => chain(o.authorizationMode.map((mode) => authorizationModes[mode]!(o, d))));
   return chain([privilegedGroups(['system:masters']), modes]);

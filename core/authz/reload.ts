@@ -8,6 +8,7 @@
 import { type FSWatcher, watch } from 'node:fs';
 import { basename, dirname } from 'node:path';
 import type { Attributes, Authorizer, RulesResult } from './authorizer.js';
+import { ConfigReloadStatus } from '../api/config-reload-status.js';
 import { readConfigFile } from './authz-config.js';
 
 const RELOAD_INTERVAL_MS = 60_000;
@@ -35,9 +36,12 @@ export class ReloadingAuthorizer implements Authorizer {
     private readonly build: (text: string) => Authorizer,
     private readonly onClose: () => void = () => undefined,
     intervalMs = RELOAD_INTERVAL_MS,
+    /** Reload outcomes (apiserver_authorization_config_controller_* metrics). */
+    private readonly status = new ConfigReloadStatus(),
   ) {
     this.text = readConfigFile(path);
     this.current = build(this.text);
+    status.loaded(this.text);
     this.timer = setInterval(() => this.reload(), intervalMs);
     this.timer.unref();
     try {
@@ -86,6 +90,7 @@ export class ReloadingAuthorizer implements Authorizer {
     this.current = next;
     this.text = text;
     this.badText = undefined;
+    this.status.record('success', text);
     console.log(`svc-apiserver: authorization config ${this.path} reloaded`);
     const t = setTimeout(() => {
       this.retiring.delete(t);
@@ -98,6 +103,7 @@ export class ReloadingAuthorizer implements Authorizer {
   /** Logs a failed reload once per bad text (or read error). */
   private refuse(key: string, err: Error): void {
     if (key === this.badText) return;
+    this.status.record('failure', undefined, err.message);
     this.badText = key;
     console.error(`svc-apiserver: reloading authorization config ${this.path} failed, keeping the last good configuration: ${err.message}`);
   }

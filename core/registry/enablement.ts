@@ -10,7 +10,7 @@ import { apiVersionOf, type ResourceType } from './resource-type.js';
 export class EnablementError extends Error {}
 
 interface GateSpec {
-  stage: 'ALPHA' | 'BETA' | 'GA';
+  stage: 'ALPHA' | 'BETA' | 'GA' | 'DEPRECATED';
   default: boolean;
   /** GA gates are locked to their default: setting the other value is an error. */
   locked?: boolean;
@@ -30,6 +30,17 @@ export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
   ServerSideApply: { stage: 'GA', default: true, locked: true },
   ServerSideFieldValidation: { stage: 'GA', default: true, locked: true },
 };
+
+/** What setting these gates warns at start (spec rule 10): GA gates are non-operational, deprecated ones go away. */
+export function featureGateWarnings(requested: Readonly<Record<string, boolean>>): string[] {
+  const out: string[] = [];
+  for (const [name, value] of Object.entries(requested)) {
+    const stage = knownFeatureGates[name]?.stage;
+    if (stage === 'GA') out.push(`Setting GA feature gate ${name}=${value}. It will be removed in a future release.`);
+    else if (stage === 'DEPRECATED') out.push(`Setting deprecated feature gate ${name}=${value}. It will be removed in a future release.`);
+  }
+  return out;
+}
 
 /** The effective gates: defaults overridden by --feature-gates; unknown or locked gates are errors. */
 export function resolveFeatureGates(requested: Readonly<Record<string, boolean>>): Record<string, boolean> {

@@ -185,6 +185,8 @@ export interface ResourceType {
 
   /** Every request to this version gets this Warning header (a deprecated version). */
   deprecationWarning?: string;
+  /** The release that stops serving this deprecated version (`1.35`), for the warning and apiserver_requested_deprecated_apis. */
+  removedRelease?: string;
 
   /** Set for the kinds of custom resource definitions: storage version, conversion, the definition's revision. */
   custom?: CustomResourceStorage;

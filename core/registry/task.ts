@@ -5,6 +5,7 @@
  * implements Executor; core never imports it.
  */
 import type { UserInfo } from '../api/types.js';
+import type { StoreTiming } from '../storage/timed-store.js';
 import type { Respelling } from '../codec/respell.js';
 import type { TransformRequest } from './transform.js';
 
@@ -50,6 +51,8 @@ export interface ApiTaskResult {
   /** Revision the task committed, so the main thread can pull the watch feed right away. */
   revision?: number;
   headers?: Record<string, string>;
+  /** Store requests the task's thread timed since its last result (pool workers), for the main thread's metrics. */
+  storeTimings?: StoreTiming[];
 }
 
 /**

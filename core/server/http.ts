@@ -56,6 +56,8 @@ class HttpSink implements ResponseSink {
   private over = false;
   /** An answer is being compressed: it has started though no header is out yet. */
   private compressing = false;
+  code = 0;
+  bytes = 0;
 
   constructor(
     private readonly res: Res,
@@ -76,6 +78,8 @@ class HttpSink implements ResponseSink {
   send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     const res = this.res;
     if (this.started || res.writableEnded) return;
+    this.code = code;
+    this.bytes = body.byteLength;
     if (this.gzip && body.byteLength >= GZIP_THRESHOLD) return this.sendGzipped(code, contentType, body, headers, warnings);
     // a flat [name, value, ...] list: no per-response header object to build and walk
     // a route may set its own cache-control (discovery documents are public); one header either way
@@ -122,13 +126,18 @@ class HttpSink implements ResponseSink {
       size += r.value.byteLength;
     }
     if (r.done) return this.send(code, contentType, head.length === 1 ? head[0]! : Buffer.concat(head), undefined, warnings);
+    this.code = code;
+    this.bytes = size;
     const h = this.headerList(contentType, warnings);
     if (this.gzip) h.push('content-encoding', 'gzip', 'vary', 'Accept-Encoding');
     this.res.writeHead(code, h as never);
     const out = this.gzip ? this.gzipStream() : undefined;
     const write = (c: Uint8Array): boolean | Promise<boolean> => (out ? out.write(c) || this.drainedStream(out) : this.paced(c));
     for (const c of head) if (!(await write(c))) return;
-    for (; !r.done; r = it.next()) if (!(await write(r.value))) return;
+    for (; !r.done; r = it.next()) {
+      this.bytes += r.value.byteLength;
+      if (!(await write(r.value))) return;
+    }
     if (out) out.end();
     else this.res.end();
   }
@@ -160,11 +169,13 @@ class HttpSink implements ResponseSink {
   }
 
   openStream(contentType: string): void {
+    this.code = 200;
     this.res.writeHead(200, ['audit-id', this.auditID, 'cache-control', CACHE_CONTROL, 'content-type', contentType] as never);
     (this.res as { flushHeaders?: () => void }).flushHeaders?.();
   }
 
   write(frame: Uint8Array): boolean {
+    this.bytes += frame.byteLength;
     return (this.res as ServerResponse).write(frame);
   }
 
@@ -235,6 +246,11 @@ function chainOf(sock: TLSSocket): readonly Buffer[] {
 function peerOf(req: Req): PeerIdentity | undefined {
   const sock = req.socket as TLSSocket | undefined;
   if (!sock || typeof sock.getPeerCertificate !== 'function') return undefined;
+  return peerOfSocket(sock);
+}
+
+/** The verified identity of a TLS connection, whichever transport runs on it (HTTP, gRPC). */
+export function peerOfSocket(sock: TLSSocket): PeerIdentity {
   let p = peers.get(sock);
   if (!p) {
     p = {
@@ -341,10 +357,10 @@ function headersOf(req: Req): Req['headers'] {
 }
 
 const EMPTY_QUERY = new URLSearchParams();
-const JSON_FORM: ResponseForm = Object.freeze({ mediaType: 'application/json', contentType: 'application/json', pretty: false });
+export const JSON_FORM: ResponseForm = Object.freeze({ mediaType: 'application/json', contentType: 'application/json', pretty: false });
 /** Placeholders until the stages that set them have run. */
 export const NO_USER: UserInfo = Object.freeze({ username: '', groups: [] }) as UserInfo;
-const NO_INFO: RequestInfo = Object.freeze({
+export const NO_INFO: RequestInfo = Object.freeze({
   isResourceRequest: false,
   path: '',
   verb: '',

@@ -14,6 +14,7 @@ import type { ResourceType } from '../registry/resource-type.js';
 import { type TransformRequest, transformObject } from '../registry/transform.js';
 import { canonicalize } from '../schema/structural.js';
 import type { CachedObject, FrameVariant, WatchEventType } from '../storage/watch-cache.js';
+import type { WatchFraming } from './scope.js';
 
 /** The list-item JSON of a cached version (no TypeMeta, resourceVersion stamped). */
 export function itemBytes(o: CachedObject): Buffer {
@@ -93,15 +94,20 @@ export interface WatchForm {
   transform?: TransformRequest;
   /** The request's group spelling (an upstream alias). */
   respell?: Respelling;
+  /** The transport's own event framing (gRPC); absent: the serializer's stream framing. */
+  framing?: WatchFraming;
 }
+
+/** One frame of a watch form: the transport's framing if it has one, else the serializer's. */
+const frameOf = (f: WatchForm, type: string, object: Uint8Array): Uint8Array => (f.framing ?? f.serializer).encodeWatchFrame(type, object);
 
 /** The frame encoder of a watch form, keyed so that watches with the same form share frames. */
 export function frameVariant(rt: ResourceType, f: WatchForm): FrameVariant {
   const t = f.transform;
-  const key = `${f.serializer.id}|${f.typeInfo.apiVersion}|${t ? `${t.as}:${t.group}:${t.includeObject}` : ''}${rt.custom ? `|${rt.custom.revision}` : ''}`;
+  const key = `${f.serializer.id}|${f.typeInfo.apiVersion}|${t ? `${t.as}:${t.group}:${t.includeObject}` : ''}${rt.custom ? `|${rt.custom.revision}` : ''}${f.framing ? `|${f.framing.key}` : ''}`;
   return {
     key,
-    encode: (type: WatchEventType, o: CachedObject) => f.serializer.encodeWatchFrame(type, objectBytes(rt, f, cachedSource(o, rt))),
+    encode: (type: WatchEventType, o: CachedObject) => frameOf(f, type, objectBytes(rt, f, cachedSource(o, rt))),
   };
 }
 
@@ -119,7 +125,7 @@ export function bookmarkFrame(rt: ResourceType, f: WatchForm, revision: number, 
   // a bookmark is written as the object itself, whatever the transform (upstream does the same)
   const value = f.transform?.as === 'PartialObjectMetadata' ? { kind: 'PartialObjectMetadata', apiVersion: `${f.transform.group}/${f.transform.version}`, metadata: canonical.metadata } : canonical;
   const bytes = f.transform?.as === 'PartialObjectMetadata' ? f.serializer.encodeValue(value, { pretty: false }) : f.serializer.encodeObject(valueOnly(value), f.typeInfo, { pretty: false });
-  return f.serializer.encodeWatchFrame('BOOKMARK', bytes);
+  return frameOf(f, 'BOOKMARK', bytes);
 }
 
 const valueOnly = (v: Record<string, unknown>): ObjectSource => ({
@@ -131,10 +137,10 @@ const valueOnly = (v: Record<string, unknown>): ObjectSource => ({
 
 /** An ERROR event carrying a Status. */
 export function errorFrame(f: WatchForm, status: Status): Uint8Array {
-  return f.serializer.encodeWatchFrame('ERROR', f.serializer.encodeValue(status as unknown as Record<string, unknown>, { pretty: false }));
+  return frameOf(f, 'ERROR', f.serializer.encodeValue(status as unknown as Record<string, unknown>, { pretty: false }));
 }
 
 /** An initial-state ADDED frame (not memoized on an event: each watch builds its own snapshot). */
 export function addedFrame(rt: ResourceType, f: WatchForm, o: CachedObject): Uint8Array {
-  return f.serializer.encodeWatchFrame('ADDED', objectBytes(rt, f, cachedSource(o, rt)));
+  return frameOf(f, 'ADDED', objectBytes(rt, f, cachedSource(o, rt)));
 }

@@ -8,9 +8,15 @@ import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationFlagError, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
 import { type StorageBackend, storageBackends } from '../storage/factory.js';
+import { MetricsFlagError, showHiddenMetricsFor } from '../metrics/registry.js';
+import { type LoggingFormat, loggingFormats } from '../log/logger.js';
 
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions {
   securePort: number;
+  /** Port of the gRPC API (svc.api.v1.Resources); 0: not served. */
+  grpcPort: number;
+  /** Calls one gRPC connection may have open at once. */
+  grpcMaxStreamsPerConnection: number;
   bindAddress: string;
   dataDir: string;
   tlsCertFile: string;
@@ -40,6 +46,14 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
   featureGates: Record<string, boolean>;
+  /** text (klog-like lines) or json (one object per line). */
+  loggingFormat: LoggingFormat;
+  /** Log verbosity (-v): lines of a level above it are not written; 3 logs every request. */
+  verbosity: number;
+  /** Deprecated flags that were used, as warnings to log at start (spec rule 6). */
+  flagWarnings: string[];
+  /** The previous minor release ('1.31'): metrics hidden in this release are shown again. */
+  showHiddenMetricsForVersion: string;
   runtimeConfig: Record<string, boolean>;
   /** Largest request body accepted, in bytes (upstream: 3 MiB). */
   maxRequestBodyBytes: number;
@@ -64,10 +78,14 @@ interface FlagSpec {
   kind: Kind;
   def: unknown;
   help: string;
+  /** Set for a deprecated flag: it still works, and using it logs this warning (spec rule 6). */
+  deprecated?: string;
 }
 
 const flags: FlagSpec[] = [
   { name: 'secure-port', key: 'securePort', kind: 'int', def: 6443, help: 'The port on which to serve HTTPS with authentication and authorization.' },
+  { name: 'grpc-port', key: 'grpcPort', kind: 'int', def: 0, help: 'The port on which to serve the resource API over gRPC (svc.api.v1.Resources, TLS, HTTP/2) with the same authentication and authorization; 0 turns it off.' },
+  { name: 'grpc-max-streams-per-connection', key: 'grpcMaxStreamsPerConnection', kind: 'int', def: 10000, help: 'Calls (watches included) one gRPC connection may have open at once; one more is answered RESOURCE_EXHAUSTED.' },
   { name: 'bind-address', key: 'bindAddress', kind: 'string', def: '127.0.0.1', help: 'The IP address on which to listen for the --secure-port port.' },
   { name: 'data-dir', key: 'dataDir', kind: 'string', def: './.svc-data', help: 'Directory of the embedded store, generated certificates and admin.kubeconfig.' },
   { name: 'tls-cert-file', key: 'tlsCertFile', kind: 'string', def: '', help: 'File containing the default x509 serving certificate (generated in --data-dir when unset).' },
@@ -97,6 +115,10 @@ const flags: FlagSpec[] = [
   { name: 'livez-grace-period', key: 'livezGracePeriodMs', kind: 'duration', def: 0, help: 'Time during which /livez reports ok while post-start hooks complete.' },
   { name: 'shutdown-delay-duration', key: 'shutdownDelayMs', kind: 'duration', def: 0, help: 'Time to keep serving after a termination signal, with /readyz failing.' },
   { name: 'feature-gates', key: 'featureGates', kind: 'map', def: {}, help: 'Comma-separated key=true|false pairs of feature gates.' },
+  { name: 'logging-format', key: 'loggingFormat', kind: 'string', def: 'text', help: 'Sets the log format. Permitted formats: "json", "text".' },
+  { name: 'v', key: 'verbosity', kind: 'int', def: 0, help: 'Number for the log level verbosity (also -v); 3 logs every request.' },
+  { name: 'service-account-api-audiences', key: 'apiAudiences', kind: 'csv', def: [], help: 'Identifiers of the API. Deprecated: use --api-audiences.', deprecated: 'use --api-audiences' },
+  { name: 'show-hidden-metrics-for-version', key: 'showHiddenMetricsForVersion', kind: 'string', def: '', help: "The previous minor version for which you want to show hidden metrics (only '1.31' is allowed): metrics deprecated three releases ago are hidden unless it is given." },
   { name: 'runtime-config', key: 'runtimeConfig', kind: 'map', def: {}, help: 'Comma-separated <group>/<version>[=true|false] pairs enabling or disabling API versions.' },
   { name: 'event-ttl', key: 'eventTtlMs', kind: 'duration', def: 3_600_000, help: 'Amount of time to retain events after their last write. 0 keeps them forever.' },
   { name: 'upstream-group-aliases', key: 'upstreamGroupAliases', kind: 'bool', def: true, help: 'Serve every <name>.svc.io group also as <name>.k8s.io (listed in discovery after it), for clients and manifests written for upstream; false serves the svc.io names only (the authentication and authorization reviews stay reachable under both).' },
@@ -194,6 +216,7 @@ function parseValue(spec: FlagSpec, raw: string): unknown {
 export function defaultOptions(): ServerOptions {
   const o: Record<string, unknown> = {};
   for (const f of flags) o[f.key] = structuredClone(f.def);
+  o.flagWarnings = [];
   return o as unknown as ServerOptions;
 }
 
@@ -202,13 +225,16 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   const o = defaultOptions() as unknown as Record<string, unknown>;
   const repeated = new Set<string>();
   const given = new Set<string>();
+  const warnings: string[] = [];
   for (let i = 0; i < argv.length; i++) {
-    const arg = argv[i]!;
+    // -v is the one short flag, as upstream's pflag shorthand for --v
+    const arg = argv[i] === '-v' || argv[i]!.startsWith('-v=') ? `-${argv[i]}` : argv[i]!;
     if (!arg.startsWith('--')) throw new FlagError(`unexpected argument ${JSON.stringify(arg)}`);
     const eq = arg.indexOf('=');
     const name = arg.slice(2, eq < 0 ? undefined : eq);
     const spec = flags.find((f) => f.name === name);
     if (!spec) throw new FlagError(`unknown flag: --${name}`);
+    if (spec.deprecated) warnings.push(`Flag --${name} has been deprecated, ${spec.deprecated}`);
     let raw: string;
     if (eq >= 0) raw = arg.slice(eq + 1);
     else if (spec.kind === 'bool') raw = 'true';
@@ -227,7 +253,18 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
     given.add(spec.name);
   }
   const opts = o as unknown as ServerOptions;
+  opts.flagWarnings = warnings;
+  if (!loggingFormats.includes(opts.loggingFormat)) {
+    throw new FlagError(`invalid value ${JSON.stringify(opts.loggingFormat)} for --logging-format: Unsupported value: permitted formats: ${loggingFormats.map((f) => JSON.stringify(f)).join(', ')}`);
+  }
+  if (opts.verbosity < 0) throw new FlagError('-v must be 0 or more');
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
+  try {
+    showHiddenMetricsFor(opts.showHiddenMetricsForVersion);
+  } catch (e) {
+    if (e instanceof MetricsFlagError) throw new FlagError(e.message);
+    throw e;
+  }
   if (!storageBackends.includes(opts.storageBackend)) {
     throw new FlagError(`--storage-backend: unsupported value ${JSON.stringify(opts.storageBackend)}: supported values: ${storageBackends.map((b) => JSON.stringify(b)).join(', ')}`);
   }

@@ -26,6 +26,10 @@ export interface ResponseSink {
   openStream(contentType: string): void;
   /** Writes one frame now, however full the buffer is; false when the buffer is past its mark (see drained()). */
   write(frame: Uint8Array): boolean;
+  /** The status code of the answer once it has started (0 before); for metrics and audit. */
+  readonly code?: number;
+  /** Body bytes handed to the transport so far (before compression); for metrics. */
+  readonly bytes?: number;
   /** Bytes written but not yet taken by the client. */
   readonly buffered: number;
   /** Resolves once the buffer has drained (true) or the client is gone (false). */
@@ -36,6 +40,18 @@ export interface ResponseSink {
   abort(): void;
   /** Called once when the client is gone or the answer ended, whichever comes first. */
   onClose(fn: () => void): void;
+  /**
+   * How this transport frames watch events, when not as the serializer's own stream (HTTP): gRPC
+   * writes each event as a message holding the event type and the encoded object. `objectType` is the
+   * Content-Type of the encoded objects.
+   */
+  watchFraming?(objectType: string): WatchFraming;
+}
+
+/** One transport's framing of watch events; frames are memoized per event under `key`. */
+export interface WatchFraming {
+  readonly key: string;
+  encodeWatchFrame(type: string, object: Uint8Array): Uint8Array;
 }
 
 export interface RequestScope {

@@ -5,11 +5,13 @@
  *   listener (HTTP/2 with HTTP/1.1 fallback, ALPN).
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildAuthenticator } from '../authn/factory.js';
 import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
+import { ConfigReloadStatus } from '../api/config-reload-status.js';
 import { issuerDiscoveryRoutes } from '../authn/issuer-discovery.js';
 import { selfSubjectReview, tokenReview } from '../authn/reviews.js';
 import { resolveServiceAccountKeys } from '../authn/service-account-keys.js';
@@ -31,7 +33,7 @@ import { EventTTLController } from '../controllers/event-ttl.js';
 import { DefinitionController } from '../apiextensions/controller.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
-import { resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
+import { featureGateWarnings, resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
 import { resourceId } from '../registry/context.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
@@ -52,6 +54,7 @@ import { resourceEndpoint } from './endpoints/resource.js';
 import { type VirtualHandler, virtualId } from './endpoints/virtual.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
+import { GrpcServer } from '../grpc/server.js';
 import { byGeneration, followTypesInCache } from './type-followers.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
 import { SecureListener } from './listener.js';
@@ -65,10 +68,19 @@ import { withAuthorization } from './stages/authorize.js';
 import { withImpersonation } from './stages/impersonate.js';
 import { InflightCounter, withMaxInFlight } from './stages/max-in-flight.js';
 import { withRequestInfo } from './stages/request-info.js';
+import { withMetrics } from './stages/metrics.js';
+import { REQUEST_LOG_LEVEL, withRequestLog } from './stages/request-log.js';
+import { Logger } from '../log/logger.js';
+import { auditStats } from '../audit/stats.js';
+import { ApiserverMetrics } from '../metrics/apiserver.js';
+import { showHiddenMetricsFor } from '../metrics/registry.js';
+import { metricsRoute, watchMeter } from '../metrics/endpoint.js';
+import { TimedStore, type StoreTimingSink } from '../storage/timed-store.js';
+import { decisionObservers, type DecisionObserver } from '../authz/authorizer.js';
 import { DeadlineSweeper, withTimeout } from './stages/timeout.js';
 
 /** Creates the executor once the registry settings are known (the pool lives in workers/). */
-export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storage: StorageOptions }) => Executor;
+export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & { storage: StorageOptions }, storeTimings: StoreTimingSink) => Executor;
 
 function loadTls(o: ServerOptions): TlsMaterial {
   if (!!o.tlsCertFile !== !!o.tlsPrivateKeyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
@@ -101,6 +113,7 @@ function continueKeyHex(dataDir: string): string {
 
 export class ApiServer {
   private listener!: SecureListener;
+  private grpc: GrpcServer | undefined;
   private readonly watches = new Set<WatchStream>();
   private shuttingDown = false;
   readonly health: Health;
@@ -113,6 +126,10 @@ export class ApiServer {
   private eventTTL: EventTTLController | undefined;
   private readonly deadlines = new DeadlineSweeper();
   private authorizer: Authorizer | undefined;
+  readonly log: Logger;
+  /** What /metrics prints. */
+  metrics!: ApiserverMetrics;
+  private readonly inflight: { readOnly: InflightCounter; mutating: InflightCounter };
   private auditor: Auditor | undefined;
   tls!: TlsMaterial;
   /** The served resource types (custom resource definitions put and remove theirs here). */
@@ -120,6 +137,8 @@ export class ApiServer {
   private releaseDataDir: () => void = () => undefined;
   /** Outcome of --authentication-config reloads (the figures behind the reload metrics). */
   readonly authenticationConfigStatus = new AuthenticationConfigStatus();
+  /** Outcome of --authorization-config reloads. */
+  readonly authorizationConfigStatus = new ConfigReloadStatus();
   /** Background work of the authenticators, stopped with the server. */
   private readonly stopHooks: (() => void)[] = [];
 
@@ -129,10 +148,51 @@ export class ApiServer {
 
   constructor(readonly opts: ServerOptions) {
     this.health = new Health(opts.livezGracePeriodMs);
+    this.log = new Logger(opts.loggingFormat, opts.verbosity);
+    this.inflight = { readOnly: new InflightCounter(opts.maxRequestsInflight), mutating: new InflightCounter(opts.maxMutatingRequestsInflight) };
+  }
+
+  private readonly observeDecision: DecisionObserver = (z, decision) => this.metrics.decision(z.type ?? z.name, z.type ? z.name : z.name.toLowerCase(), decision);
+
+  /** The metrics and the parts they read at scrape time. */
+  private makeMetrics(): ApiserverMetrics {
+    const o = this.opts;
+    const m = new ApiserverMetrics(
+      { showHidden: showHiddenMetricsFor(o.showHiddenMetricsForVersion) },
+      {
+        storedObjects: () => this.storedObjectCounts(),
+        inflight: () => ({ readOnly: this.inflight.readOnly.takePeak(), mutating: this.inflight.mutating.takePeak() }),
+        authnConfigReloads: () => (this.opts.authenticationConfig ? this.authenticationConfigStatus : undefined),
+        audit: () => auditStats,
+        authzConfigReloads: () => (this.opts.authorizationConfig ? this.authorizationConfigStatus : undefined),
+        apiserverIdHash: `sha256:${createHash('sha256').update(`${hostname()}:${o.bindAddress}:${o.securePort}`).digest('hex')}`,
+      },
+    );
+    decisionObservers.add(this.observeDecision);
+    return m;
+  }
+
+  /** Objects per resource, from the watch caches (apiserver_storage_objects). */
+  private *storedObjectCounts(): Iterable<[string, number]> {
+    if (!this.types || !this.cacher) return;
+    for (const rt of this.types.all()) {
+      const prefix = resourcePrefix(rt);
+      if (this.cacher.has(prefix)) yield [rt.group ? `${rt.plural}.${rt.group}` : rt.plural, this.cacher.cacheFor(prefix).size];
+    }
   }
 
   get port(): number {
     return this.listener.port;
+  }
+
+  /** Watches open now, over either transport. */
+  get openWatches(): number {
+    return this.watches.size;
+  }
+
+  /** The gRPC port (undefined when --grpc-port is 0). */
+  get grpcPort(): number | undefined {
+    return this.grpc?.port;
   }
 
   get url(): string {
@@ -143,6 +203,8 @@ export class ApiServer {
     const o = this.opts;
     // bad policy / webhook / authorization-config files stop the start before anything is opened
     checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
+    const metrics = (this.metrics = this.makeMetrics());
+    for (const w of [...o.flagWarnings, ...featureGateWarnings(o.featureGates)]) this.log.warn(w);
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
     this.releaseDataDir = lockDataDir(o.dataDir);
@@ -184,7 +246,7 @@ export class ApiServer {
     }
     const storage: StorageOptions = { backend: o.storageBackend, path: join(o.dataDir, 'store') };
     if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
-    this.store = openStore(storage);
+    this.store = new TimedStore(openStore(storage), { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
     const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));
     // the served types: built-in kinds now; types that appear later are followed by everything below
@@ -206,12 +268,12 @@ export class ApiServer {
     this.health.addPostStartHook('storage-readiness', cacheReady);
     await cacheReady;
 
-    this.executor = makeExecutor(registry, { ...settings, storage });
+    this.executor = makeExecutor(registry, { ...settings, storage }, { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
     const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types);
     // built before anything writes: RBAC writes (bootstrap policy, aggregation) pass its escalation check
-    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates, listers, types: types.all() }));
+    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates, listers, types: types.all(), configStatus: this.authorizationConfigStatus }));
     const rbacKinds = rbacKindsOf(types.all());
     if (rbacKinds) {
       // RBAC writes are checked against escalation where the authorizer and listers live: this thread
@@ -313,10 +375,17 @@ export class ApiServer {
         bufferLimitBytes: o.watchBufferBytes,
         watchList: featureGates.WatchList === true,
         track: { open: (w) => this.watches.add(w), close: (w) => this.watches.delete(w) },
+        meter: (rt) => watchMeter(metrics, rt),
       },
       registry: client,
       maxRequestBodyBytes: o.maxRequestBodyBytes,
       cbor: featureGates.CBORServingAndStorage === true,
+      deprecated: (s, r) => {
+        metrics.deprecatedApis.with(r.rt.group, r.rt.version, r.rt.plural, r.subresource, r.rt.removedRelease ?? '').set(1);
+        // upstream's k8s.io/deprecated and k8s.io/removed-release, brand swapped
+        s.audit?.annotate('svc.io/deprecated', 'true');
+        if (r.rt.removedRelease) s.audit?.annotate('svc.io/removed-release', r.rt.removedRelease);
+      },
       virtual: {
         handlers: virtualHandlers,
         knownKinds: () => types.knownKinds,
@@ -328,18 +397,20 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes])),
+      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes, ['/metrics', metricsRoute(metrics)]])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const auditor = this.auditor;
     const chain = buildChain(
       [
+        withMetrics(metrics, (group, version, resource) => types.has(`${group}/${version}/${resource}`)),
+        ...(this.log.enabled(REQUEST_LOG_LEVEL) ? [withRequestLog(this.log)] : []),
         withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines),
-        withAuthentication(authenticator, o.anonymousAuth, auditor && ((s) => auditFailedAuthentication(auditor, s))),
+        withAuthentication(authenticator, o.anonymousAuth, { metrics, ...(auditor ? { onUnauthorized: (s) => auditFailedAuthentication(auditor, s) } : {}) }),
         ...(auditor ? [withAudit(auditor)] : []),
         withImpersonation(authorizer),
-        withMaxInFlight(new InflightCounter(o.maxRequestsInflight), new InflightCounter(o.maxMutatingRequestsInflight)),
+        withMaxInFlight(this.inflight.readOnly, this.inflight.mutating),
         withAuthorization(authorizer),
       ],
       route(resources, nonResources),
@@ -350,8 +421,22 @@ export class ApiServer {
       httpAdapter(chain, featureGates.APIResponseCompression === true),
     );
     await this.listener.listen(o.securePort, o.bindAddress);
+    if (o.grpcPort) await this.startGrpc(chain);
     if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
     bound({ url: this.url, caPem: this.tls.servingCA ?? this.tls.cert });
+  }
+
+  /** The second transport: the same chain behind the gRPC adapter, on the same certificates. */
+  private async startGrpc(chain: ReturnType<typeof buildChain>): Promise<void> {
+    const o = this.opts;
+    this.grpc = new GrpcServer({
+      tls: { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
+      chain,
+      health: this.health,
+      maxRequestBodyBytes: o.maxRequestBodyBytes,
+      maxStreamsPerConnection: o.grpcMaxStreamsPerConnection,
+    });
+    await this.grpc.listen(o.grpcPort, o.bindAddress);
   }
 
   /** Graceful shutdown: readiness fails first, then (after the delay) listener, watches, pool, store. */
@@ -361,6 +446,7 @@ export class ApiServer {
     if (this.opts.shutdownDelayMs > 0) await new Promise((r) => setTimeout(r, this.opts.shutdownDelayMs));
     const closed = this.listener.close();
     for (const w of [...this.watches]) w.close('');
+    await this.grpc?.close();
     for (const s of this.listener.sessions) s.close();
     for (const sock of this.listener.sockets) sock.end();
     await Promise.race([closed, new Promise((r) => setTimeout(r, 2000))]);
@@ -368,6 +454,7 @@ export class ApiServer {
     this.deadlines.stop();
     this.runStopHooks();
     this.authorizer?.close?.();
+    decisionObservers.delete(this.observeDecision);
     this.controllers?.stop();
     this.definitions?.stop();
     this.compactor?.stop();

@@ -3,9 +3,11 @@
  * transformers it names, applied to stored bytes under a store's keys. The first provider of a rule
  * writes; every provider of the rule can read, so keys rotate by reordering. Stored prefixes are
  * upstream's (k8s:enc:<provider>:v1:<key name>:) so a raw store never shows plaintext of an
- * encrypted resource. Crypto is node:crypto's; nothing here implements a cipher.
+ * encrypted resource. Crypto is node:crypto's (AES) and @noble/ciphers' (secretbox: XSalsa20-Poly1305,
+ * NaCl's construction, which node:crypto lacks); nothing here implements a cipher.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
 import { parse as parseYaml } from 'yaml';
 
 export class EncryptionConfigError extends Error {}
@@ -68,8 +70,31 @@ function aesgcm(name: string, secret: Buffer): Transformer {
   };
 }
 
+/** secretbox: a 24-byte random nonce, then NaCl's sealed box (Poly1305 tag, XSalsa20 ciphertext), as upstream stores it. */
+function secretbox(name: string, secret: Buffer): Transformer {
+  const prefix = `k8s:enc:secretbox:v1:${name}:`;
+  return {
+    prefix,
+    encrypt(plain) {
+      const nonce = randomBytes(24);
+      return Buffer.concat([enc.encode(prefix), nonce, xsalsa20poly1305(secret, nonce).encrypt(plain)]);
+    },
+    decrypt(stored) {
+      const body = Buffer.from(stored).subarray(prefix.length);
+      if (body.length < 24 + 16) throw new Error('the stored value is too short');
+      return Buffer.from(xsalsa20poly1305(secret, body.subarray(0, 24)).decrypt(body.subarray(24)));
+    },
+  };
+}
+
 const aesKeyLengths = new Set([16, 24, 32]);
-const keyedProviders: Record<string, (name: string, secret: Buffer) => Transformer> = { aescbc, aesgcm };
+const keyedProviders: Record<string, (name: string, secret: Buffer) => Transformer> = { aescbc, aesgcm, secretbox };
+/** Key lengths each keyed provider accepts. */
+const keyLengths: Record<string, { ok: ReadonlySet<number>; words: string }> = {
+  aescbc: { ok: aesKeyLengths, words: '16, 24 or 32 byte' },
+  aesgcm: { ok: aesKeyLengths, words: '16, 24 or 32 byte' },
+  secretbox: { ok: new Set([32]), words: '32 byte' },
+};
 
 function providerTransformers(p: Record<string, unknown>, field: string): Transformer[] {
   const kinds = Object.keys(p ?? {});
@@ -77,7 +102,7 @@ function providerTransformers(p: Record<string, unknown>, field: string): Transf
   const kind = kinds[0]!;
   if (kind === 'identity') return [identity];
   const make = keyedProviders[kind];
-  if (!make) throw new EncryptionConfigError(`${field}.${kind}: unsupported provider (supported: identity, aescbc, aesgcm)`);
+  if (!make) throw new EncryptionConfigError(`${field}.${kind}: unsupported provider (supported: identity, aescbc, aesgcm, secretbox)`);
   const keys = (p[kind] as { keys?: { name?: string; secret?: string }[] })?.keys;
   if (!Array.isArray(keys) || keys.length === 0) throw new EncryptionConfigError(`${field}.${kind}.keys: at least one key is required`);
   return keys.map((k, i) => {
@@ -85,8 +110,8 @@ function providerTransformers(p: Record<string, unknown>, field: string): Transf
     if (!k?.name) throw new EncryptionConfigError(`${f}.name: Required value`);
     if (k.name.includes(':')) throw new EncryptionConfigError(`${f}.name: must not contain ':'`);
     const secret = Buffer.from(k.secret ?? '', 'base64');
-    if (!aesKeyLengths.has(secret.length))
-      throw new EncryptionConfigError(`${f}.secret: must be a base64 encoded 16, 24 or 32 byte key (got ${secret.length} bytes)`);
+    const lengths = keyLengths[kind]!;
+    if (!lengths.ok.has(secret.length)) throw new EncryptionConfigError(`${f}.secret: must be a base64 encoded ${lengths.words} key (got ${secret.length} bytes)`);
     return make(k.name, secret);
   });
 }

@@ -50,7 +50,7 @@ export async function startServer(extraFlags: string[] = [], keepDir?: string): 
   const flags = [`--data-dir=${dataDir}`, '--secure-port=0', `--token-auth-file=${writeTokenFile(dataDir)}`, '--workers=0', ...extraFlags];
   const opts: ServerOptions = parseFlags(flags);
   const server = new ApiServer(opts);
-  await server.start((registry, settings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings) : new InlineExecutor(registry)));
+  await server.start((registry, settings, timings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings, timings) : new InlineExecutor(registry)));
   const ca = readFileSync(join(dataDir, 'ca.crt'), 'utf8');
   const url = server.url;
   const admin = new Client({ url, ca, token: ADMIN_TOKEN });

@@ -18,6 +18,7 @@ resources:
 ${providers}`;
 const cbc = (name: string, secret: string) => `      - aescbc:\n          keys:\n            - {name: ${name}, secret: "${secret}"}\n`;
 const gcm = (name: string, secret: string) => `      - aesgcm:\n          keys:\n            - {name: ${name}, secret: "${secret}"}\n`;
+const box = (name: string, secret: string) => `      - secretbox:\n          keys:\n            - {name: ${name}, secret: "${secret}"}\n`;
 const ident = '      - identity: {}\n';
 
 /** The error `fn` throws (undefined when it does not), to check its class and wording. */
@@ -32,7 +33,7 @@ function thrown(fn: () => unknown): Error | undefined {
 
 const text = (b: Uint8Array) => Buffer.from(b).toString('latin1');
 
-for (const [provider, make] of [['aescbc', cbc], ['aesgcm', gcm]] as const) {
+for (const [provider, make] of [['aescbc', cbc], ['aesgcm', gcm], ['secretbox', box]] as const) {
   t.test(`${provider}: the first provider writes with upstream's prefix and no plaintext; the value reads back`, async (t) => {
     const tr = parseEncryptionConfig(config(make('k1', keyA) + ident));
     const stored = tr.encrypt(secretKey, plain);
@@ -102,3 +103,24 @@ for (const [name, doc, message] of bad) {
     t.match(e?.message, message);
   });
 }
+
+t.test('secretbox stores prefix, a 24-byte nonce and NaCl\'s sealed box (16-byte tag first), as upstream', async (t) => {
+  const tr = parseEncryptionConfig(config(box('k1', keyA)));
+  const stored = tr.encrypt(secretKey, plain);
+  const prefix = 'k8s:enc:secretbox:v1:k1:';
+  t.equal(stored.length, prefix.length + 24 + 16 + plain.length);
+  const tampered = Buffer.from(stored);
+  tampered[tampered.length - 1]! ^= 1;
+  const err = thrown(() => tr.decrypt(secretKey, tampered));
+  t.ok(err instanceof TransformError, 'a damaged value does not read');
+  t.match(err?.message, /failed to decrypt \/registry\/core\/secrets\/default\/db with k8s:enc:secretbox:v1:k1/);
+  t.match(thrown(() => parseEncryptionConfig(config(box('k1', randomBytes(16).toString('base64'))))), /secretbox\.keys\[0\]\.secret: must be a base64 encoded 32 byte key \(got 16 bytes\)/);
+});
+
+t.test('a value written by one provider is read after rotating to another (secretbox first, aesgcm still listed)', async (t) => {
+  const before = parseEncryptionConfig(config(gcm('old', keyA)));
+  const after = parseEncryptionConfig(config(box('new', keyB) + gcm('old', keyA)));
+  const stored = before.encrypt(secretKey, plain);
+  t.same(Buffer.from(after.decrypt(secretKey, stored)), Buffer.from(plain));
+  t.ok(text(after.encrypt(secretKey, plain)).startsWith('k8s:enc:secretbox:v1:new:'));
+});

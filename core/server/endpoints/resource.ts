@@ -34,6 +34,8 @@ export interface ResourceEndpointDeps {
   virtual: VirtualDeps;
   /** CBOR is served (feature gate CBORServingAndStorage). */
   cbor: boolean;
+  /** Told of every request to a deprecated version (metrics, audit annotations). */
+  deprecated?: (s: RequestScope, r: ResolvedRequest) => void;
 }
 
 /** A resource request after routing and negotiation. */
@@ -111,6 +113,12 @@ export function negotiate(s: RequestScope, rt: ResourceType, verb: Verb, cbor: b
   s.form = form;
 }
 
+/** The Content-Type of each object in a watch stream of `streamType` (its stream parameter dropped). */
+export function objectContentType(streamType: string): string {
+  const t = streamType.replace(/;stream=watch/, '');
+  return t.startsWith('application/cbor-seq') ? `application/cbor${t.slice('application/cbor-seq'.length)}` : t;
+}
+
 export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
   const taskFor = (s: RequestScope, r: ResolvedRequest, verb: TaskVerb, body: Buffer | undefined): ApiTask => {
     const task: ApiTask = {
@@ -153,6 +161,7 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
     const form: WatchForm = { serializer: serializerOf(s.form), typeInfo: typeInfoOf(r.rt, s.form.respell), pretty: false };
     if (s.form.transform) form.transform = s.form.transform;
     if (s.form.respell) form.respell = s.form.respell;
+    if (s.sink.watchFraming) form.framing = s.sink.watchFraming(objectContentType(s.form.contentType));
     const t = { rt: r.rt, namespace: r.namespace, name: r.name, form, contentType: s.form.contentType };
     return new WatchStream(d.watch, t, o, watchFilter(t, o), s.sink).start();
   };
@@ -165,7 +174,10 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
 
   return (s) => {
     const r = resolve(d.types, s);
-    if (r.rt.deprecationWarning) s.warnings.push(r.rt.deprecationWarning);
+    if (r.rt.deprecationWarning) {
+      s.warnings.push(r.rt.deprecationWarning);
+      d.deprecated?.(s, r);
+    }
     negotiate(s, r.rt, r.verb, d.cbor);
     switch (r.verb) {
       case 'get':

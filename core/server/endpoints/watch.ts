@@ -34,6 +34,12 @@ export interface WatchSettings {
   watchList: boolean;
   /** Called when a watch opens and closes (for metrics and shutdown). */
   track?: { open(w: WatchStream): void; close(w: WatchStream): void };
+  /** A counter of the frames sent to watchers of a type (apiserver_watch_events_*), made once per watch. */
+  meter?: (rt: ResourceType) => WatchMeter;
+}
+
+export interface WatchMeter {
+  sent(bytes: number): void;
 }
 
 export interface WatchTarget {
@@ -60,6 +66,7 @@ export class WatchStream implements CacheWatcher {
   private readonly converting: boolean;
   private readonly convertQueue: CacheEvent[] = [];
   private pumping = false;
+  private readonly meter: WatchMeter | undefined;
 
   constructor(
     private readonly s: WatchSettings,
@@ -71,12 +78,14 @@ export class WatchStream implements CacheWatcher {
     this.cache = s.cacher.cacheFor(resourcePrefix(t.rt));
     this.variant = frameVariant(t.rt, t.form);
     this.converting = t.rt.custom?.webhook === true;
+    this.meter = s.meter?.(t.rt);
     sink.onClose(() => this.close(''));
   }
 
   private write(frame: Uint8Array): boolean {
     if (this.closed) return false;
     this.sink.write(frame);
+    this.meter?.sent(frame.byteLength);
     if (this.sink.buffered > this.s.bufferLimitBytes) {
       this.close('watcher is too slow');
       return false;
@@ -236,6 +245,7 @@ export class WatchStream implements CacheWatcher {
   /** Writes a frame, waiting for the socket to drain when its buffer is full. */
   private async writePaced(frame: Uint8Array): Promise<boolean> {
     if (this.closed) return false;
+    this.meter?.sent(frame.byteLength);
     if (!this.sink.write(frame) && !(await this.sink.drained())) return false;
     return !this.closed;
   }

@@ -14,7 +14,20 @@ const mutatingVerbs = new Set(['create', 'update', 'patch', 'delete', 'deletecol
 
 export class InflightCounter {
   current = 0;
+  /** The most in flight since the last read of it (apiserver_current_inflight_requests reports the peak). */
+  private peak = 0;
   constructor(readonly limit: number) {}
+
+  acquire(): void {
+    if (++this.current > this.peak) this.peak = this.current;
+  }
+
+  /** The peak since the last call, starting the next period at the current count. */
+  takePeak(): number {
+    const p = Math.max(this.peak, this.current);
+    this.peak = this.current;
+    return p;
+  }
 }
 
 export function withMaxInFlight(readonly: InflightCounter, mutating: InflightCounter): Stage {
@@ -22,7 +35,7 @@ export function withMaxInFlight(readonly: InflightCounter, mutating: InflightCou
     if (isLongRunning(s) || isHealthProbe(s) || s.user.groups.includes('system:masters')) return next(s);
     const counter = mutatingVerbs.has(s.info.verb) ? mutating : readonly;
     if (counter.limit > 0 && counter.current >= counter.limit) throw errors.tooManyRequests('Too many requests, please try again later.', 1);
-    counter.current++;
+    counter.acquire();
     let held = true;
     const release = (): void => {
       if (!held) return;

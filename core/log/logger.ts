@@ -1,0 +1,83 @@
+/**
+ * The server's log: upstream-like text lines by default (klog's `I1127 07:05:00.123456 <pid> ...]`
+ * header, then the message and key="value" pairs) or, with --logging-format=json, one JSON object per
+ * line (`ts`, `caller`, `msg`, `v`, the pairs; `err` on errors), as upstream's structured logging.
+ * `-v` sets the verbosity: a line of level n is written when n <= v; nothing per request at the default.
+ */
+import { format as formatArgs } from 'node:util';
+
+export type LoggingFormat = 'text' | 'json';
+export const loggingFormats: readonly LoggingFormat[] = ['text', 'json'];
+
+export type Severity = 'I' | 'W' | 'E';
+export type LogPairs = Readonly<Record<string, unknown>>;
+
+const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
+
+/** klog's header: severity, MMDD, time with microseconds, pid. */
+function klogHeader(sev: Severity, d: Date): string {
+  const us = pad(d.getUTCMilliseconds(), 3) + '000';
+  return `${sev}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${us} ${String(process.pid).padStart(7)} svc-apiserver]`;
+}
+
+function textValue(v: unknown): string {
+  if (typeof v === 'string') return JSON.stringify(v);
+  if (v instanceof Error) return JSON.stringify(v.message);
+  if (typeof v === 'number' || typeof v === 'boolean') return String(v);
+  return JSON.stringify(v) ?? 'null';
+}
+
+export class Logger {
+  constructor(
+    readonly format: LoggingFormat = 'text',
+    readonly verbosity = 0,
+    /** Where lines go: info to stdout, warnings and errors to stderr, unless told otherwise. */
+    private readonly out: (line: string, severity: Severity) => void = (l, sev) => (sev === 'I' ? process.stdout : process.stderr).write(`${l}\n`),
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  /** Whether lines of level `level` are written. */
+  enabled(level: number): boolean {
+    return level <= this.verbosity;
+  }
+
+  info(msg: string, pairs?: LogPairs, level = 0): void {
+    if (level <= this.verbosity) this.write('I', msg, pairs, level);
+  }
+
+  warn(msg: string, pairs?: LogPairs): void {
+    this.write('W', msg, pairs, 0);
+  }
+
+  error(msg: string, err?: unknown, pairs?: LogPairs): void {
+    this.write('E', msg, err === undefined ? pairs : { ...pairs, err: err instanceof Error ? err.message : String(err) }, 0);
+  }
+
+  private write(sev: Severity, msg: string, pairs: LogPairs | undefined, level: number): void {
+    const d = this.now();
+    if (this.format === 'json') {
+      const o: Record<string, unknown> = { ts: d.getTime() / 1000, caller: 'svc-apiserver', msg };
+      // upstream's JSON: errors carry `err` and no `v`; info lines carry their verbosity
+      if (sev !== 'E') o.v = level;
+      if (pairs) for (const k in pairs) o[k] = pairs[k] instanceof Error ? (pairs[k] as Error).message : pairs[k];
+      this.out(JSON.stringify(o), sev);
+      return;
+    }
+    let line = `${klogHeader(sev, d)} ${JSON.stringify(msg)}`;
+    if (pairs) for (const k in pairs) line += ` ${k}=${textValue(pairs[k])}`;
+    this.out(line, sev);
+  }
+
+  /**
+   * Sends console output through this logger, so every line the process writes has the chosen format
+   * (parts that print with console.* keep working, and a JSON log stays one object per line).
+   */
+  captureConsole(): () => void {
+    const saved = { log: console.log, info: console.info, warn: console.warn, error: console.error };
+    console.log = (...a: unknown[]) => this.info(formatArgs(...a));
+    console.info = (...a: unknown[]) => this.info(formatArgs(...a));
+    console.warn = (...a: unknown[]) => this.warn(formatArgs(...a));
+    console.error = (...a: unknown[]) => this.error(formatArgs(...a));
+    return () => Object.assign(console, saved);
+  }
+}

@@ -1,0 +1,289 @@
+/**
+ * The server's metrics, with upstream's names, labels, buckets and stability classes. Declared once
+ * here; the request stages, the watch stream, the store wrapper and the scrape-time collectors feed
+ * them. Hot paths hold a cached child and pay an increment or a bucket search, nothing more.
+ */
+import { collectDefaultMetrics, Registry as PromRegistry, type Registry } from 'prom-client';
+import { exponentialBuckets, type GaugeMetric, StabilityRegistry, type RegistryOptions } from './registry.js';
+
+/** upstream's request latency buckets (seconds). */
+export const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
+const REQUEST_LABELS = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'];
+
+export interface ReloadFigures {
+  lastTimestampSeconds: Partial<Record<string, number>>;
+  reloadsTotal: Record<string, number>;
+  configHash: string;
+}
+
+/** Figures read at scrape time from parts that keep their own counts. */
+export interface MetricSources {
+  /** Objects stored per resource (`<plural>` or `<plural>.<group>`), from the watch cache. */
+  storedObjects?: () => Iterable<[string, number]>;
+  /** In-flight requests now and the most seen since the last scrape. */
+  inflight?: () => { readOnly: number; mutating: number };
+  /** --authentication-config reload outcomes. */
+  authnConfigReloads?: () => ReloadFigures | undefined;
+  /** --authorization-config reload outcomes. */
+  authzConfigReloads?: () => ReloadFigures | undefined;
+  /** Audit events generated, errors by backend plugin, policy levels, requests refused for want of an audit event. */
+  audit?: () => { events: number; errors: Record<string, number>; levels: Record<string, number>; requestsRejected: number };
+  /** sha256 of this server's identity (upstream's apiserver_id_hash label). */
+  apiserverIdHash?: string;
+}
+
+/** What the authentication stage reports. */
+export interface AuthenticationMetrics {
+  attempt(result: 'success' | 'failure' | 'error', seconds: number): void;
+  user(username: string): void;
+}
+
+let processRegistriesOnce: { text: Registry; openMetrics: Registry } | undefined;
+
+/**
+ * process_* and nodejs_* (upstream's process_* and go_*), printed without a stability class as upstream
+ * prints them. One pair per process: their collectors watch the process, not a server.
+ */
+function processRegistries(): { text: Registry; openMetrics: Registry } {
+  if (!processRegistriesOnce) {
+    const text = new PromRegistry();
+    const openMetrics = new PromRegistry();
+    openMetrics.setContentType(PromRegistry.OPENMETRICS_CONTENT_TYPE as never);
+    collectDefaultMetrics({ register: text });
+    collectDefaultMetrics({ register: openMetrics });
+    processRegistriesOnce = { text, openMetrics };
+  }
+  return processRegistriesOnce;
+}
+
+export class ApiserverMetrics implements AuthenticationMetrics {
+  readonly registry: StabilityRegistry;
+  readonly requests;
+  readonly requestDuration;
+  readonly responseSizes;
+  readonly longRunning;
+  readonly terminations;
+  readonly watchEvents;
+  readonly watchEventSizes;
+  readonly storeDuration;
+  readonly deprecatedApis;
+  readonly authorizationDecisions;
+  readonly authenticationAttempts;
+  readonly authenticationDuration;
+  readonly authenticatedUsers;
+
+  constructor(o: RegistryOptions = {}, private readonly sources: MetricSources = {}) {
+    const r = (this.registry = new StabilityRegistry(o));
+    this.requests = r.counter({
+      name: 'apiserver_request_total',
+      stability: 'STABLE',
+      help: 'Counter of apiserver requests broken out for each verb, dry run value, group, version, resource, scope, component, and HTTP response code.',
+      labelNames: [...REQUEST_LABELS, 'code'],
+    });
+    this.requestDuration = r.histogram({
+      name: 'apiserver_request_duration_seconds',
+      stability: 'STABLE',
+      help: 'Response latency distribution in seconds for each verb, dry run value, group, version, resource, subresource, scope and component.',
+      labelNames: REQUEST_LABELS,
+      buckets: REQUEST_DURATION_BUCKETS,
+    });
+    this.responseSizes = r.histogram({
+      name: 'apiserver_response_sizes',
+      stability: 'STABLE',
+      help: 'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.',
+      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
+      buckets: exponentialBuckets(1000, 10, 8),
+    });
+    r.gauge({
+      name: 'apiserver_current_inflight_requests',
+      stability: 'STABLE',
+      help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
+      labelNames: ['request_kind'],
+      collect: (g) => this.collectInflight(g),
+    });
+    this.longRunning = r.gauge({
+      name: 'apiserver_longrunning_requests',
+      stability: 'STABLE',
+      help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.',
+      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
+    });
+    this.terminations = r.counter({
+      name: 'apiserver_request_terminations_total',
+      stability: 'ALPHA',
+      help: 'Number of requests which apiserver terminated in self-defense.',
+      labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code'],
+    });
+    this.watchEvents = r.counter({
+      name: 'apiserver_watch_events_total',
+      stability: 'ALPHA',
+      help: 'Number of events sent in watch clients',
+      labelNames: ['group', 'version', 'kind'],
+    });
+    this.watchEventSizes = r.histogram({
+      name: 'apiserver_watch_events_sizes',
+      stability: 'ALPHA',
+      help: 'Watch event size distribution in bytes',
+      labelNames: ['group', 'version', 'kind'],
+      buckets: exponentialBuckets(1024, 2, 8),
+    });
+    r.gauge({
+      name: 'apiserver_storage_objects',
+      stability: 'STABLE',
+      help: 'Number of stored objects at the time of last check split by kind.',
+      labelNames: ['resource'],
+      collect: (g) => {
+        g.prom.reset();
+        for (const [resource, n] of this.sources.storedObjects?.() ?? []) g.with(resource).set(n);
+      },
+    });
+    // upstream's etcd_request_duration_seconds, named for what it times whichever backend runs
+    this.storeDuration = r.histogram({
+      name: 'apiserver_storage_request_duration_seconds',
+      stability: 'ALPHA',
+      help: 'Storage request latency in seconds for each operation and object type.',
+      labelNames: ['operation', 'type'],
+      buckets: REQUEST_DURATION_BUCKETS,
+    });
+    this.deprecatedApis = r.gauge({
+      name: 'apiserver_requested_deprecated_apis',
+      stability: 'STABLE',
+      help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
+      labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'],
+    });
+    this.authorizationDecisions = r.counter({
+      name: 'apiserver_authorization_decisions_total',
+      stability: 'ALPHA',
+      help: 'Total number of terminal decisions made by an authorizer split by authorizer type, name, and decision.',
+      labelNames: ['type', 'name', 'decision'],
+    });
+    this.authenticationAttempts = r.counter({
+      name: 'authentication_attempts',
+      stability: 'ALPHA',
+      help: 'Counter of authenticated attempts.',
+      labelNames: ['result'],
+    });
+    this.authenticationDuration = r.histogram({
+      name: 'authentication_duration_seconds',
+      stability: 'ALPHA',
+      help: 'Authentication duration in seconds broken out by result.',
+      labelNames: ['result'],
+      buckets: exponentialBuckets(0.001, 2, 15),
+    });
+    this.authenticatedUsers = r.counter({
+      name: 'authenticated_user_requests',
+      stability: 'ALPHA',
+      help: 'Counter of authenticated requests broken out by username.',
+      labelNames: ['username'],
+    });
+    this.declareAuditMetrics();
+    this.declareReloadMetrics('authentication', () => this.sources.authnConfigReloads?.());
+    this.declareReloadMetrics('authorization', () => this.sources.authzConfigReloads?.());
+  }
+
+  /** Members of a chain that only pass on another chain's decision are not counted again. */
+  private static readonly relays = new Set(['chain', 'authorization-config', 'privileged-groups']);
+
+  /** apiserver_authorization_decisions_total for one decision; type as upstream spells modes (RBAC, Node, Webhook...). */
+  decision(authorizerType: string, name: string, decision: 'allowed' | 'denied'): void {
+    if (ApiserverMetrics.relays.has(name)) return;
+    this.authorizationDecisions.with(authorizerType, name, decision).inc();
+  }
+
+  /** The exposition, with the process-wide runtime metrics. */
+  async expose(openMetrics: boolean): Promise<{ contentType: string; body: string }> {
+    const own = await this.registry.expose(openMetrics);
+    const proc = processRegistries();
+    const extra = await (openMetrics ? proc.openMetrics : proc.text).metrics();
+    if (!openMetrics) return { contentType: own.contentType, body: own.body + extra };
+    // one OpenMetrics document: the process families go before the single # EOF
+    return { contentType: own.contentType, body: own.body.replace(/# EOF\n?$/, '') + extra };
+  }
+
+  attempt(result: 'success' | 'failure' | 'error', seconds: number): void {
+    this.authenticationAttempts.with(result).inc();
+    this.authenticationDuration.with(result).observe(seconds);
+  }
+
+  /** upstream's authenticated_user_requests: the admin user apart, everyone else as "other" (bounded labels). */
+  user(username: string): void {
+    this.authenticatedUsers.with(username === 'admin' ? 'admin' : 'other').inc();
+  }
+
+  private collectInflight(g: GaugeMetric): void {
+    const now = this.sources.inflight?.();
+    if (!now) return;
+    g.with('readOnly').set(now.readOnly);
+    g.with('mutating').set(now.mutating);
+  }
+
+  private declareAuditMetrics(): void {
+    const r = this.registry;
+    r.counter({
+      name: 'apiserver_audit_event_total',
+      stability: 'ALPHA',
+      help: 'Counter of audit events generated and sent to the audit backend.',
+      collect: (c) => c.inc(this.sources.audit?.().events ?? 0),
+    });
+    r.counter({
+      name: 'apiserver_audit_error_total',
+      stability: 'ALPHA',
+      help: 'Counter of audit events that failed to be audited properly. Plugin identifies the plugin affected by the error.',
+      labelNames: ['plugin'],
+      collect: (g) => {
+        for (const [plugin, n] of Object.entries(this.sources.audit?.().errors ?? {})) g.with(plugin).inc(n);
+      },
+    });
+    r.counter({
+      name: 'apiserver_audit_level_total',
+      stability: 'ALPHA',
+      help: 'Counter of policy levels for audit events (1 per request).',
+      labelNames: ['level'],
+      collect: (c) => {
+        for (const [level, n] of Object.entries(this.sources.audit?.().levels ?? {})) if (n) c.with(level).inc(n);
+      },
+    });
+    r.counter({
+      name: 'apiserver_audit_requests_rejected_total',
+      stability: 'ALPHA',
+      help: 'Counter of apiserver requests rejected due to an error in audit logging backend.',
+      collect: (c) => c.inc(this.sources.audit?.().requestsRejected ?? 0),
+    });
+  }
+
+  /** apiserver_<what>_config_controller_*: reloads of --authentication-config or --authorization-config. */
+  private declareReloadMetrics(what: 'authentication' | 'authorization', figures: () => ReloadFigures | undefined): void {
+    const r = this.registry;
+    const id = this.sources.apiserverIdHash ?? '';
+    r.gauge({
+      name: `apiserver_${what}_config_controller_automatic_reload_last_timestamp_seconds`,
+      stability: 'ALPHA',
+      help: `Timestamp of the last automatic reload of ${what} configuration split by status and apiserver identity.`,
+      labelNames: ['status', 'apiserver_id_hash'],
+      collect: (g) => {
+        const s = figures();
+        for (const [status, t] of Object.entries(s?.lastTimestampSeconds ?? {})) if (t !== undefined) g.with(status, id).set(t);
+      },
+    });
+    r.counter({
+      name: `apiserver_${what}_config_controller_automatic_reloads_total`,
+      stability: 'ALPHA',
+      help: `Total number of automatic reloads of ${what} configuration split by status and apiserver identity.`,
+      labelNames: ['status', 'apiserver_id_hash'],
+      collect: (g) => {
+        const s = figures();
+        for (const [status, n] of Object.entries(s?.reloadsTotal ?? {})) if (n) g.with(status, id).inc(n);
+      },
+    });
+    r.gauge({
+      name: `apiserver_${what}_config_controller_last_config_info`,
+      stability: 'ALPHA',
+      help: `Information about the last applied ${what} configuration with hash as label, split by apiserver identity.`,
+      labelNames: ['apiserver_id_hash', 'hash'],
+      collect: (g) => {
+        g.prom.reset();
+        const hash = figures()?.configHash;
+        if (hash) g.with(id, hash).set(1);
+      },
+    });
+  }
+}

@@ -1,0 +1,244 @@
+/**
+ * A thin layer over prom-client that adds upstream's metric stability classes (spec "Versioning"
+ * rule 8): the help text carries `[ALPHA]`, `[BETA]` or `[STABLE]`, a deprecated metric's help the
+ * `(Deprecated from x.y)` prefix and a warning when it is registered, and a metric deprecated three
+ * minor releases ago is hidden unless --show-hidden-metrics-for-version names the previous minor.
+ *
+ * Every metric is registered twice, in a Prometheus text registry and an OpenMetrics one, so a scrape
+ * gets the format it asks for from the same samples. Labelled metrics hand out children cached by
+ * their label values, so a hot path pays one Map lookup, not prom-client's label hashing.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+
+export type StabilityLevel = 'ALPHA' | 'BETA' | 'STABLE';
+
+/** The release whose policy this server follows (metrics are hidden relative to it). */
+export const CURRENT_MINOR: Readonly<{ major: number; minor: number }> = { major: 1, minor: 32 };
+
+export interface MetricOpts {
+  name: string;
+  help: string;
+  stability: StabilityLevel;
+  labelNames?: readonly string[];
+  /** `x.y`: the release the metric was deprecated in. */
+  deprecatedVersion?: string;
+}
+
+export interface HistogramOpts extends MetricOpts {
+  buckets: readonly number[];
+}
+
+export class MetricsFlagError extends Error {}
+
+/** `major.minor` of a version text (`1.29`, `1.29.0`, `v1.29`); undefined when it is not one. */
+export function parseMinor(v: string): { major: number; minor: number } | undefined {
+  const m = /^v?(\d+)\.(\d+)(?:\.\d+)?$/.exec(v.trim());
+  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
+}
+
+/**
+ * Checks --show-hidden-metrics-for-version as upstream: empty, or exactly the previous minor release.
+ * Returns whether hidden metrics are shown.
+ */
+export function showHiddenMetricsFor(value: string, current = CURRENT_MINOR): boolean {
+  if (!value) return false;
+  const v = parseMinor(value);
+  const previous = `${current.major}.${current.minor - 1}`;
+  if (!v || v.major !== current.major || v.minor !== current.minor - 1) {
+    throw new MetricsFlagError(`--show-hidden-metrics-for-version must be omitted or have the value '${previous}'. Only the previous minor version is allowed`);
+  }
+  return true;
+}
+
+export type Visibility = 'shown' | 'hidden' | 'removed';
+
+/**
+ * Where a metric stands under the policy: deprecated three minors ago it is hidden (shown again by
+ * the flag); deprecated earlier than that it is gone for good (upstream deletes it one release later).
+ */
+export function visibilityOf(deprecatedVersion: string | undefined, current = CURRENT_MINOR): Visibility {
+  if (!deprecatedVersion) return 'shown';
+  const d = parseMinor(deprecatedVersion);
+  if (!d) throw new Error(`metric deprecatedVersion ${JSON.stringify(deprecatedVersion)} is not a major.minor version`);
+  const age = (current.major - d.major) * 1000 + (current.minor - d.minor);
+  if (age < 3) return 'shown';
+  return age === 3 ? 'hidden' : 'removed';
+}
+
+/** The help text as the endpoint prints it. */
+export function helpText(o: MetricOpts): string {
+  const d = o.deprecatedVersion ? `(Deprecated from ${parseMinor(o.deprecatedVersion) ? shortVersion(o.deprecatedVersion) : o.deprecatedVersion}) ` : '';
+  return `[${o.stability}] ${d}${o.help}`;
+}
+
+const shortVersion = (v: string): string => {
+  const p = parseMinor(v)!;
+  return `${p.major}.${p.minor}`;
+};
+
+/** A labelled metric's children by label values (one Map lookup per use). */
+class Children<C> {
+  private readonly byKey = new Map<string, C>();
+  constructor(private readonly make: (values: string[]) => C) {}
+
+  get(values: string[]): C {
+    const key = values.length === 1 ? values[0]! : values.join('\u0000');
+    let c = this.byKey.get(key);
+    if (!c) this.byKey.set(key, (c = this.make(values)));
+    return c;
+  }
+}
+
+export interface CounterChild {
+  inc(n?: number): void;
+}
+export interface GaugeChild {
+  set(v: number): void;
+  inc(n?: number): void;
+  dec(n?: number): void;
+}
+export interface HistogramChild {
+  observe(v: number): void;
+}
+
+export class CounterMetric {
+  private readonly children: Children<CounterChild>;
+  constructor(readonly prom: Counter<string>) {
+    this.children = new Children((v) => prom.labels(...v));
+  }
+  with(...values: string[]): CounterChild {
+    return this.children.get(values);
+  }
+  inc(n = 1): void {
+    this.prom.inc(n);
+  }
+}
+
+export class GaugeMetric {
+  private readonly children: Children<GaugeChild>;
+  constructor(readonly prom: Gauge<string>) {
+    this.children = new Children((v) => prom.labels(...v));
+  }
+  with(...values: string[]): GaugeChild {
+    return this.children.get(values);
+  }
+  set(v: number): void {
+    this.prom.set(v);
+  }
+}
+
+export class HistogramMetric {
+  private readonly children: Children<HistogramChild>;
+  constructor(readonly prom: Histogram<string>) {
+    this.children = new Children((v) => prom.labels(...v));
+  }
+  with(...values: string[]): HistogramChild {
+    return this.children.get(values);
+  }
+  observe(v: number): void {
+    this.prom.observe(v);
+  }
+}
+
+export interface RegistryOptions {
+  /** --show-hidden-metrics-for-version was given (and valid): hidden metrics are registered. */
+  showHidden?: boolean;
+  current?: { major: number; minor: number };
+  /** Where registration warnings go (deprecated metrics). */
+  warn?: (msg: string) => void;
+}
+
+export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
+export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
+
+/** The metrics of one server: what /metrics prints. */
+export class StabilityRegistry {
+  readonly text = new Registry();
+  readonly openMetrics = new Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>();
+  /** Metrics the policy keeps off the endpoint, by name. */
+  readonly hidden = new Set<string>();
+
+  constructor(private readonly o: RegistryOptions = {}) {
+    this.openMetrics.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+  }
+
+  /** The registries a metric goes into (none when hidden); warns for deprecated ones. */
+  private registersFor(o: MetricOpts): Registry[] {
+    const v = visibilityOf(o.deprecatedVersion, this.o.current ?? CURRENT_MINOR);
+    if (o.deprecatedVersion) (this.o.warn ?? console.warn)(`metric ${o.name} is deprecated since ${o.deprecatedVersion}${v === 'shown' ? '' : ' and hidden'}`);
+    if (v === 'removed' || (v === 'hidden' && !this.o.showHidden)) {
+      this.hidden.add(o.name);
+      return [];
+    }
+    return [this.text, this.openMetrics as unknown as Registry];
+  }
+
+  /** `collect`: for counts kept elsewhere, set at scrape time (the counter is reset, then raised to the count). */
+  counter(o: MetricOpts & { collect?: (c: CounterMetric) => void }): CounterMetric {
+    const collect = o.collect;
+    let self: CounterMetric;
+    const c = new Counter({
+      name: o.name,
+      help: helpText(o),
+      labelNames: o.labelNames ?? [],
+      registers: this.registersFor(o),
+      ...(collect
+        ? {
+            collect: () => {
+              self.prom.reset();
+              collect(self);
+            },
+          }
+        : {}),
+    });
+    self = new CounterMetric(c);
+    return self;
+  }
+
+  gauge(o: MetricOpts & { collect?: (g: GaugeMetric) => void | Promise<void> }): GaugeMetric {
+    const collect = o.collect;
+    let self: GaugeMetric;
+    const g = new Gauge({
+      name: o.name,
+      help: helpText(o),
+      labelNames: o.labelNames ?? [],
+      registers: this.registersFor(o),
+      ...(collect ? { collect: () => collect(self) } : {}),
+    });
+    self = new GaugeMetric(g);
+    return self;
+  }
+
+  histogram(o: HistogramOpts): HistogramMetric {
+    return new HistogramMetric(new Histogram({ name: o.name, help: helpText(o), labelNames: o.labelNames ?? [], buckets: [...o.buckets], registers: this.registersFor(o) }));
+  }
+
+  /** The exposition: OpenMetrics when asked for, the Prometheus text format otherwise. */
+  async expose(openMetrics: boolean): Promise<{ contentType: string; body: string }> {
+    if (openMetrics) return { contentType: OPENMETRICS_CONTENT_TYPE, body: await this.openMetrics.metrics() };
+    return { contentType: PROMETHEUS_CONTENT_TYPE, body: await this.text.metrics() };
+  }
+}
+
+/** Whether an Accept header asks for OpenMetrics (as Prometheus sends it, first or with the higher q). */
+export function wantsOpenMetrics(accept: string | undefined): boolean {
+  if (!accept) return false;
+  let best = '';
+  let bestQ = -1;
+  for (const part of accept.split(',')) {
+    const [type = '', ...params] = part.trim().split(';');
+    const q = Number(params.map((p) => p.trim()).find((p) => p.startsWith('q='))?.slice(2) ?? '1');
+    if (q > bestQ) {
+      bestQ = q;
+      best = type.trim().toLowerCase();
+    }
+  }
+  return best === 'application/openmetrics-text';
+}
+
+/** Buckets as upstream's prometheus.ExponentialBuckets(start, factor, count). */
+export function exponentialBuckets(start: number, factor: number, count: number): number[] {
+  const out: number[] = [];
+  for (let i = 0, v = start; i < count; i++, v *= factor) out.push(v);
+  return out;
+}

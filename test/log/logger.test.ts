@@ -1,0 +1,38 @@
+import t from 'tap';
+import { Logger } from '../../core/log/logger.js';
+
+const at = new Date(Date.UTC(2026, 10, 27, 7, 5, 9, 123));
+
+function capture(format: 'text' | 'json', v = 0): { log: Logger; lines: [string, string][] } {
+  const lines: [string, string][] = [];
+  return { log: new Logger(format, v, (l, sev) => lines.push([sev, l]), () => at), lines };
+}
+
+t.test('text lines carry klog\'s header, the quoted message and key="value" pairs', async (t) => {
+  const { log, lines } = capture('text');
+  log.info('HTTP', { verb: 'GET', resp: 200, ok: true });
+  log.error('failed', new Error('disk full'), { path: '/x' });
+  t.match(lines[0]![1], new RegExp(`^I1127 07:05:09\\.123000 +${process.pid} svc-apiserver\\] "HTTP" verb="GET" resp=200 ok=true$`));
+  t.match(lines[1]![1], /^E1127 07:05:09\.123000 .* "failed" path="\/x" err="disk full"$/);
+  t.same(lines.map((l) => l[0]), ['I', 'E']);
+});
+
+t.test('json lines are one object each: ts, caller, msg, v, the pairs; errors carry err and no v', async (t) => {
+  const { log, lines } = capture('json', 2);
+  log.info('hello', { a: 'b' }, 2);
+  log.error('bad', new Error('boom'));
+  log.warn('careful');
+  const [info, err, warn] = lines.map((l) => JSON.parse(l[1]));
+  t.same(info, { ts: at.getTime() / 1000, caller: 'svc-apiserver', msg: 'hello', v: 2, a: 'b' });
+  t.same(err, { ts: at.getTime() / 1000, caller: 'svc-apiserver', msg: 'bad', err: 'boom' });
+  t.equal(warn.v, 0);
+});
+
+t.test('a line above the verbosity is not written', async (t) => {
+  const { log, lines } = capture('text', 2);
+  log.info('shown', undefined, 2);
+  log.info('hidden', undefined, 3);
+  t.equal(lines.length, 1);
+  t.equal(log.enabled(3), false);
+  t.equal(new Logger('text', 3).enabled(3), true);
+});
