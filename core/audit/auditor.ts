@@ -23,8 +23,10 @@ export class Auditor {
    * Writes `ev` at `stage` to every backend, unless the stage is omitted. False when a blocking-strict
    * backend could not store it; a promise only when a blocking webhook is sending.
    */
-  process(ev: AuditEvent, stage: Stage, omit: ReadonlySet<Stage>, identity = identityJson(ev)): MaybePromise<boolean> {
+  process(ev: AuditEvent, stage: Stage, omit: ReadonlySet<Stage>, parts?: { identity(): string; annotations(): string | undefined }): MaybePromise<boolean> {
     if (omit.has(stage)) return true;
+    const identity = parts ? parts.identity() : identityJson(ev);
+    const annotations = parts ? parts.annotations() : ev.annotations && JSON.stringify(ev.annotations);
     ev.stage = stage;
     ev.stageTimestamp = stage === 'RequestReceived' ? ev.requestReceivedTimestamp : nowMicro();
     auditStats.events++;
@@ -35,7 +37,7 @@ export class Auditor {
     for (const b of this.backends) {
       if (b.apiVersion !== lineVersion) {
         ev.apiVersion = lineVersion = b.apiVersion;
-        line = eventLine(ev, identity);
+        line = eventLine(ev, identity, annotations);
       }
       const r = b.process(line);
       if (typeof r === 'boolean') {

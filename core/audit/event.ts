@@ -154,43 +154,34 @@ function userJson(u: Partial<UserInfo>): string {
 }
 
 /**
- * The part of an event's line that does not change between its stages: requestURI through
- * userAgent. Kept by the request's record and reused for each stage written.
+ * The part of an event's line that rarely changes between its stages: requestURI through objectRef.
+ * Kept by the request's record and reused for each stage written (made again when impersonation or
+ * the request body changed one of them).
  */
 export function identityJson(ev: AuditEvent): string {
   let out = `"requestURI":${str(ev.requestURI)},"verb":${str(ev.verb)},"user":${userJson(ev.user)}`;
   if (ev.impersonatedUser) out += `,"impersonatedUser":${userJson(ev.impersonatedUser)}`;
-  if (ev.sourceIPs) out += `,"sourceIPs":${JSON.stringify(ev.sourceIPs)}`;
+  if (ev.sourceIPs) out += `,"sourceIPs":${ev.sourceIPs.length === 1 ? `[${str(ev.sourceIPs[0]!)}]` : JSON.stringify(ev.sourceIPs)}`;
   if (ev.userAgent !== undefined) out += `,"userAgent":${str(ev.userAgent)}`;
+  if (ev.objectRef) out += `,"objectRef":${objectRefJson(ev.objectRef)}`;
   return out;
 }
 
-function objectRefJson(r: ObjectReference): string {
-  let out = '{';
-  let sep = '';
-  for (const k of refFields) {
-    const v = r[k];
-    if (v === undefined) continue;
-    out += `${sep}"${k}":${str(v)}`;
-    sep = ',';
-  }
-  return `${out}}`;
-}
-const refFields = ['resource', 'namespace', 'name', 'uid', 'apiGroup', 'apiVersion', 'resourceVersion', 'subresource'] as const;
+/** Field order is upstream's; objectRefOf builds it in that order, completeObjectRef keeps it. */
+const objectRefJson = (r: ObjectReference): string => JSON.stringify(r);
 
 /**
  * One event as a JSON line, in upstream's field order: what JSON.stringify would write, built from
  * the pieces that stay the same across a request's stages (`identity`) and those that change.
  */
-export function eventLine(ev: AuditEvent, identity: string): string {
+export function eventLine(ev: AuditEvent, identity: string, annotations = ev.annotations && JSON.stringify(ev.annotations)): string {
   let out = `{"kind":"Event","apiVersion":"${ev.apiVersion}","level":"${ev.level}","auditID":${str(ev.auditID)},"stage":"${ev.stage}",${identity}`;
-  if (ev.objectRef) out += `,"objectRef":${objectRefJson(ev.objectRef)}`;
   const st = ev.responseStatus;
   if (st) out += st.status === undefined && st.message === undefined ? `,"responseStatus":{"metadata":{},"code":${st.code}}` : `,"responseStatus":${JSON.stringify(st)}`;
   if (ev.requestObject !== undefined) out += `,"requestObject":${JSON.stringify(ev.requestObject)}`;
   if (ev.responseObject !== undefined) out += `,"responseObject":${JSON.stringify(ev.responseObject)}`;
   out += `,"requestReceivedTimestamp":"${ev.requestReceivedTimestamp}","stageTimestamp":"${ev.stageTimestamp}"`;
-  if (ev.annotations) out += `,"annotations":${JSON.stringify(ev.annotations)}`;
+  if (annotations) out += `,"annotations":${annotations}`;
   return `${out}}\n`;
 }
 

@@ -78,17 +78,28 @@ export class AuditRecord implements AuditAnnotator {
 
   annotate(key: string, value: string): void {
     (this.event.annotations ??= {})[key] = value;
+    this.annotationsText = undefined;
   }
 
-  /** The event's unchanging part as JSON, made once (again if impersonation changed the user). */
-  private identity: string | undefined;
+  /** The event's rarely changing parts as JSON, made when first written and again after they change. */
+  private identityText: string | undefined;
+  private annotationsText: string | undefined;
+
+  identity(): string {
+    return (this.identityText ??= identityJson(this.event));
+  }
+
+  annotations(): string | undefined {
+    const a = this.event.annotations;
+    return a && (this.annotationsText ??= JSON.stringify(a));
+  }
 
   private process(stage: Stage): MaybePromise<boolean> {
     if (this.s.user !== this.authenticated && this.event.impersonatedUser !== this.s.user) {
       this.event.impersonatedUser = this.s.user;
-      this.identity = undefined;
+      this.identityText = undefined;
     }
-    return this.a.process(this.event, stage, this.cfg.omitStages, (this.identity ??= identityJson(this.event)));
+    return this.a.process(this.event, stage, this.cfg.omitStages, this);
   }
 
   /** Writes RequestReceived; false (or a promise of it) when a strict backend could not take it. */
@@ -118,8 +129,12 @@ export class AuditRecord implements AuditAnnotator {
     const ref = this.event.objectRef;
     const meta = (value as { metadata?: { name?: unknown; namespace?: unknown } } | null)?.metadata;
     if (!ref || typeof meta !== 'object' || meta === null) return;
-    if (!ref.namespace && typeof meta.namespace === 'string' && meta.namespace) ref.namespace = meta.namespace;
-    if (!ref.name && typeof meta.name === 'string' && meta.name) ref.name = meta.name;
+    // keys in upstream's order: the objectRef is rebuilt rather than given keys at its end
+    const namespace = ref.namespace || (typeof meta.namespace === 'string' && meta.namespace) || undefined;
+    const name = ref.name || (typeof meta.name === 'string' && meta.name) || undefined;
+    if (namespace === ref.namespace && name === ref.name) return;
+    this.event.objectRef = { resource: ref.resource, namespace, name, apiGroup: ref.apiGroup, apiVersion: ref.apiVersion, subresource: ref.subresource };
+    this.identityText = undefined;
   }
 
   /** The answer starts: its code, its status for failures, its object at RequestResponse. */
