@@ -26,6 +26,8 @@ export interface MetricSources {
   authnConfigReloads?: () => ReloadFigures | undefined;
   /** --authorization-config reload outcomes. */
   authzConfigReloads?: () => ReloadFigures | undefined;
+  /** --encryption-provider-config reload outcomes (automatic reload on). */
+  encryptionConfigReloads?: () => ReloadFigures | undefined;
   /** Audit events generated, errors by backend plugin, policy levels, requests refused for want of an audit event. */
   audit?: () => { events: number; errors: Record<string, number>; levels: Record<string, number>; requestsRejected: number };
   /** sha256 of this server's identity (upstream's apiserver_id_hash label). */
@@ -178,6 +180,7 @@ export class ApiserverMetrics implements AuthenticationMetrics {
     this.declareAuditMetrics();
     this.declareReloadMetrics('authentication', () => this.sources.authnConfigReloads?.());
     this.declareReloadMetrics('authorization', () => this.sources.authzConfigReloads?.());
+    this.declareReloadMetrics('encryption', () => this.sources.encryptionConfigReloads?.());
   }
 
   /** Members of a chain that only pass on another chain's decision are not counted again. */
@@ -251,7 +254,7 @@ export class ApiserverMetrics implements AuthenticationMetrics {
   }
 
   /** apiserver_<what>_config_controller_*: reloads of --authentication-config or --authorization-config. */
-  private declareReloadMetrics(what: 'authentication' | 'authorization', figures: () => ReloadFigures | undefined): void {
+  private declareReloadMetrics(what: 'authentication' | 'authorization' | 'encryption', figures: () => ReloadFigures | undefined): void {
     const r = this.registry;
     const id = this.sources.apiserverIdHash ?? '';
     r.gauge({

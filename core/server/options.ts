@@ -36,6 +36,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   leaderElectRetryPeriodMs: number;
   /** EncryptionConfiguration file for encryption at rest; empty: none. */
   encryptionProviderConfig: string;
+  /** Follow --encryption-provider-config for changes (each thread reloads it). */
+  encryptionProviderConfigAutomaticReload: boolean;
   /** Compaction interval in ms: each run compacts to the revision seen one interval earlier (history kept one to two intervals); 0 disables compaction. */
   compactionIntervalMs: number;
   /** Events kept per resource in the watch cache ring. */
@@ -115,7 +117,8 @@ const flags: FlagSpec[] = [
   { name: 'etcd-cafile', key: 'etcdCafile', kind: 'string', def: '', help: 'SSL Certificate Authority file used to secure etcd communication.' },
   { name: 'etcd-certfile', key: 'etcdCertfile', kind: 'string', def: '', help: 'SSL certification file used to secure etcd communication.' },
   { name: 'etcd-keyfile', key: 'etcdKeyfile', kind: 'string', def: '', help: 'SSL key file used to secure etcd communication.' },
-  { name: 'encryption-provider-config', key: 'encryptionProviderConfig', kind: 'string', def: '', help: 'File with an EncryptionConfiguration (apiserver.config.svc.io/v1): how resources are encrypted in the store (identity, aescbc, aesgcm).' },
+  { name: 'encryption-provider-config', key: 'encryptionProviderConfig', kind: 'string', def: '', help: 'File with an EncryptionConfiguration (apiserver.config.svc.io/v1): how resources are encrypted in the store (identity, aescbc, aesgcm, secretbox).' },
+  { name: 'encryption-provider-config-automatic-reload', key: 'encryptionProviderConfigAutomaticReload', kind: 'bool', def: false, help: 'Reload --encryption-provider-config when it changes (a change that does not parse is logged and the last good configuration stays).' },
   { name: 'etcd-compaction-interval', key: 'compactionIntervalMs', kind: 'duration', def: 5 * 60_000, help: 'Interval of compaction. Each run compacts the store to the revision seen one interval earlier, so continue tokens, Exact lists and watch resumptions older than one interval may still be served and those older than two intervals are answered 410 Expired. 0 disables compaction.' },
   { name: 'watch-cache-size', key: 'watchCacheSize', kind: 'int', def: 10_000, help: 'Events kept per resource in the watch cache ring (older resumptions read the store history).' },
   { name: 'watch-bookmark-interval', key: 'watchBookmarkIntervalMs', kind: 'duration', def: 60_000, help: 'How often watches that allow bookmarks receive one.' },

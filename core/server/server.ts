@@ -150,6 +150,8 @@ export class ApiServer {
   readonly authenticationConfigStatus = new AuthenticationConfigStatus();
   /** Outcome of --authorization-config reloads. */
   readonly authorizationConfigStatus = new ConfigReloadStatus();
+  /** Outcome of --encryption-provider-config reloads (with automatic reload). */
+  readonly encryptionConfigStatus = new ConfigReloadStatus();
   /** Background work of the authenticators, stopped with the server. */
   private readonly stopHooks: (() => void)[] = [];
 
@@ -182,6 +184,7 @@ export class ApiServer {
         authnConfigReloads: () => (this.opts.authenticationConfig ? this.authenticationConfigStatus : undefined),
         audit: () => auditStats,
         authzConfigReloads: () => (this.opts.authorizationConfig ? this.authorizationConfigStatus : undefined),
+        encryptionConfigReloads: () => (this.opts.encryptionProviderConfigAutomaticReload && this.opts.encryptionProviderConfig ? this.encryptionConfigStatus : undefined),
         apiserverIdHash: `sha256:${createHash('sha256').update(`${hostname()}:${o.bindAddress}:${o.securePort}`).digest('hex')}`,
       },
     );
@@ -284,7 +287,8 @@ export class ApiServer {
     }
     const storage: StorageOptions = storageOptionsFrom(o);
     if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
-    this.store = new TimedStore(openStore(storage), { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
+    if (o.encryptionProviderConfig && o.encryptionProviderConfigAutomaticReload) storage.encryptionConfigReloadPath = resolve(o.encryptionProviderConfig);
+    this.store = new TimedStore(openStore(storage, { encryptionReloads: this.encryptionConfigStatus }), { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
     const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
     const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));
     // the served types: built-in kinds now; types that appear later are followed by everything below

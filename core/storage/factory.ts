@@ -8,6 +8,8 @@ import { LmdbStore } from './lmdb/store.js';
 import { Etcd3Store } from './etcd3/store.js';
 import { parseEncryptionConfig } from './encryption.js';
 import { TransformingStore } from './transforming-store.js';
+import { EncryptionConfigReloader } from './encryption-reload.js';
+import type { ConfigReloadStatus } from '../api/config-reload-status.js';
 
 export type StorageBackend = 'lmdb' | 'etcd3';
 
@@ -31,6 +33,14 @@ export interface StorageOptions {
   callTimeoutMs?: number;
   /** EncryptionConfiguration text (--encryption-provider-config, read once on the main thread); absent: values stored as they are. */
   encryptionConfig?: string;
+  /** With --encryption-provider-config-automatic-reload: the file each thread follows. */
+  encryptionConfigReloadPath?: string;
+}
+
+/** What only the opening thread holds (not plain data: not sent to workers). */
+export interface StoreHooks {
+  /** Where the outcome of encryption config reloads is recorded (the main thread's metrics). */
+  encryptionReloads?: ConfigReloadStatus;
 }
 
 export const storageBackends: readonly StorageBackend[] = ['lmdb', 'etcd3'];
@@ -73,9 +83,15 @@ export function storageFlagError(f: StorageFlags): string | undefined {
 /** Whether the backend keeps its data in --data-dir, so that one process at a time may use the directory. */
 export const ownsDataDir = (backend: StorageBackend): boolean => backend === 'lmdb';
 
-export function openStore(o: StorageOptions): Store {
+export function openStore(o: StorageOptions, hooks: StoreHooks = {}): Store {
   const store = openBackend(o);
-  return o.encryptionConfig ? new TransformingStore(store, parseEncryptionConfig(o.encryptionConfig)) : store;
+  if (!o.encryptionConfig) return store;
+  const t = new TransformingStore(store, parseEncryptionConfig(o.encryptionConfig));
+  if (o.encryptionConfigReloadPath) {
+    const reloader = new EncryptionConfigReloader(o.encryptionConfigReloadPath, o.encryptionConfig, (tr) => t.replaceTransformer(tr), hooks.encryptionReloads);
+    t.closeWith(() => reloader.close());
+  }
+  return t;
 }
 
 function openBackend(o: StorageOptions): Store {

@@ -14,7 +14,10 @@ export class TransformingStore implements Store {
   readonly compactRound?: (clock: CompactionClock) => Promise<CompactionClock & { compacted: number }>;
   readonly healthCheckName?: string;
 
-  constructor(private readonly inner: Store, private readonly tr: ValueTransformer) {
+  /** Released with the store (the watcher of a reloaded configuration). */
+  private readonly onClose: (() => void)[] = [];
+
+  constructor(private readonly inner: Store, private tr: ValueTransformer) {
     this.singleProcess = inner.singleProcess;
     if (inner.currentRevisionSync) this.currentRevisionSync = () => inner.currentRevisionSync!();
     if (inner.notifyCommitted) this.notifyCommitted = (r) => inner.notifyCommitted!(r);
@@ -111,7 +114,17 @@ export class TransformingStore implements Store {
   compact(revision: number): Promise<void> {
     return this.inner.compact(revision);
   }
+  /** A reloaded configuration: later reads and writes use it. */
+  replaceTransformer(tr: ValueTransformer): void {
+    this.tr = tr;
+  }
+
+  closeWith(fn: () => void): void {
+    this.onClose.push(fn);
+  }
+
   close(): Promise<void> {
+    for (const fn of this.onClose.splice(0)) fn();
     return this.inner.close();
   }
 }
