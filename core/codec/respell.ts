@@ -76,10 +76,17 @@ const keysOf = (r: Respelling): { suffix: string; item: string } => {
 class RespelledSource implements ObjectSource {
   private spelledValue: Readonly<Record<string, unknown>> | undefined;
   constructor(
-    private readonly src: ObjectSource,
+    private src: ObjectSource,
     private readonly r: Respelling,
     private readonly keys: { suffix: string; item: string },
   ) {}
+
+  /** Points this view at another source (the list flyweight below). */
+  view(src: ObjectSource): this {
+    this.src = src;
+    this.spelledValue = undefined;
+    return this;
+  }
 
   value(): Readonly<Record<string, unknown>> {
     return (this.spelledValue ??= respellValue(this.src.value(), this.r));
@@ -108,6 +115,31 @@ class RespelledSource implements ObjectSource {
 /** A view of `src` spelled for `r`; its encodings are memoized on `src` under the spelling. */
 export function respelledSource(src: ObjectSource, r: Respelling): ObjectSource {
   return new RespelledSource(src, r, keysOf(r));
+}
+
+/**
+ * The items of a list spelled for `r`, through one view re-pointed at each item in turn: for a
+ * consumer that is done with an item before it asks for the next (every serializer's encodeList),
+ * an aliased list then costs no allocation per item. Not for consumers that keep the items.
+ */
+export function respelledOneByOne(items: Iterable<ObjectSource>, r: Respelling): Iterable<ObjectSource> {
+  return { [Symbol.iterator]: () => new OneByOne(items[Symbol.iterator](), new RespelledSource(undefined as unknown as ObjectSource, r, keysOf(r))) };
+}
+
+/** The iterator of respelledOneByOne: a hand-written one reusing its result object (a generator allocates one per step). */
+class OneByOne implements Iterator<ObjectSource> {
+  private readonly step: IteratorResult<ObjectSource> = { done: false, value: undefined as unknown as ObjectSource };
+  constructor(
+    private readonly inner: Iterator<ObjectSource>,
+    private readonly view: RespelledSource,
+  ) {}
+
+  next(): IteratorResult<ObjectSource> {
+    const r = this.inner.next();
+    if (r.done) return r;
+    (this.step as { value: ObjectSource }).value = this.view.view(r.value);
+    return this.step;
+  }
 }
 
 /** A Status whose group names are spelled for `r` (details.group and the `<resource>.<group>` in its message). */

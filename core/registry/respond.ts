@@ -10,7 +10,7 @@ import '../codec/yaml-serializer.js';
 import { bytesSource, type ListMeta, type ObjectSource, type Serializer, serializerFor, storedSource, type TypeInfo, valueSource } from '../codec/serializer.js';
 import { jsonSerializer } from '../codec/json-serializer.js';
 import { withResourceVersion } from '../codec/object-bytes.js';
-import { type Respelling, respelledSource, respellStatus } from '../codec/respell.js';
+import { type Respelling, respelledOneByOne, respelledSource, respellStatus } from '../codec/respell.js';
 import type { OpResult } from './context.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 import type { ResponseForm } from './task.js';
@@ -44,9 +44,9 @@ export function encodeObjectIn(rt: ResourceType, form: ResponseForm, src: Object
 export function encodeListIn(rt: ResourceType, form: ResponseForm, meta: ListMeta, items: Iterable<ObjectSource>): Iterable<Uint8Array> {
   const s = serializerOf(form);
   const o = { pretty: form.pretty };
-  const sources = form.respell ? spelledAll(items, form.respell) : items;
-  if (form.transform) return [s.encodeValue(transformList(rt, form.transform, typeInfoOf(rt, form.respell), sources, meta), o)];
-  return s.encodeList(listTypeInfoOf(rt, form.respell), meta, sources, o);
+  // a transform keeps the items it is given; a serializer is done with each before the next
+  if (form.transform) return [s.encodeValue(transformList(rt, form.transform, typeInfoOf(rt, form.respell), form.respell ? spelledAll(items, form.respell) : items, meta), o)];
+  return s.encodeList(listTypeInfoOf(rt, form.respell), meta, form.respell ? respelledOneByOne(items, form.respell) : items, o);
 }
 
 /** A plain value (Status, review answers): the transform does not apply. */
