@@ -284,10 +284,18 @@ class AuditedSink implements ResponseSink {
  * with no user, and one event is written at ResponseStarted with the 401 and which credentials were tried.
  */
 export function auditFailedAuthentication(a: Auditor, s: RequestScope): void {
+  auditFailedRequest(a, s, 401, authMethodsMessage(s.headers, s.query, !!s.peer?.certificate()));
+}
+
+/**
+ * A request refused before authentication (a malformed ?timeout=), audited as upstream's
+ * withFailedRequestAudit: no user, one event at ResponseStarted with the code and the error.
+ */
+export function auditFailedRequest(a: Auditor, s: RequestScope, code: number, message: string): void {
   const cfg = a.policy.evaluate({ user: undefined, info: s.info, path: s.path });
   auditStats.levels[cfg.level]++;
   if (cfg.level === 'None') return;
   const ev = newEvent(s, cfg, undefined);
-  ev.responseStatus = { metadata: {}, message: authMethodsMessage(s.headers, s.query, !!s.peer?.certificate()), code: 401 };
+  ev.responseStatus = { metadata: {}, message, code };
   void a.process(ev, 'ResponseStarted', cfg.omitStages);
 }

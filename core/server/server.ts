@@ -66,7 +66,7 @@ import { SecureListener } from './listener.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
 import { type Auditor, buildAuditor } from '../audit/auditor.js';
-import { auditFailedAuthentication } from '../audit/record.js';
+import { auditFailedAuthentication, auditFailedRequest } from '../audit/record.js';
 import { withAudit } from './stages/audit.js';
 import { withAuthentication } from './stages/authenticate.js';
 import { withAuthorization } from './stages/authorize.js';
@@ -456,7 +456,7 @@ export class ApiServer {
         withMetrics(metrics, (group, version, resource) => types.has(`${group}/${version}/${resource}`)),
         ...(this.log.enabled(REQUEST_LOG_LEVEL) ? [withRequestLog(this.log)] : []),
         withRequestInfo(aliases),
-        withTimeout(o.requestTimeoutMs, this.deadlines),
+        withTimeout(o.requestTimeoutMs, this.deadlines, auditor && ((s, message) => auditFailedRequest(auditor, s, 400, message))),
         withAuthentication(authenticator, o.anonymousAuth, { metrics, ...(auditor ? { onUnauthorized: (s) => auditFailedAuthentication(auditor, s) } : {}) }),
         ...(auditor ? [withAudit(auditor)] : []),
         withImpersonation(authorizer),

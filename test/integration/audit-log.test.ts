@@ -151,6 +151,15 @@ t.test('a failed authentication is audited at ResponseStarted with no user, as u
   t.same(evs[0]!.responseStatus, { metadata: {}, message: 'Authentication failed, attempted: bearer', code: 401 });
 });
 
+t.test('a malformed ?timeout= is audited like a failed authentication: ResponseStarted, no user, the 400 and its message', async (t) => {
+  const r = await s.admin.get('/api/v1/namespaces/meta/configmaps?timeout=soon');
+  t.equal(r.status, 400);
+  const evs = await eventsOf(log, idOf(r), 1);
+  t.same(stagesOf(evs), ['ResponseStarted']);
+  t.same(evs[0]!.user, {}, 'refused before authentication');
+  t.same(evs[0]!.responseStatus, { metadata: {}, message: 'invalid timeout specified in the request URL: soon', code: 400 });
+});
+
 t.test('a client Audit-ID is kept, echoed and logged', async (t) => {
   const r = await s.admin.get('/api/v1/namespaces/meta/configmaps', { headers: { 'Audit-ID': 'caller-chosen-id-1' } });
   t.equal(idOf(r), 'caller-chosen-id-1');

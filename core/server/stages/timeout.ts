@@ -43,7 +43,8 @@ export class DeadlineSweeper {
   }
 }
 
-export function withTimeout(defaultMs: number, sweeper: DeadlineSweeper): Stage {
+/** `onBadTimeout` sees a request refused for its ?timeout= (the audit of failed requests, as upstream's WithRequestDeadline). */
+export function withTimeout(defaultMs: number, sweeper: DeadlineSweeper, onBadTimeout?: (s: RequestScope, message: string) => void): Stage {
   return (next) => (s) => {
     if (isLongRunning(s)) return next(s);
     let ms = defaultMs;
@@ -53,7 +54,9 @@ export function withTimeout(defaultMs: number, sweeper: DeadlineSweeper): Stage 
       try {
         parsed = parseDuration(asked);
       } catch {
-        throw errors.badRequest(`invalid timeout specified in the request URL: ${asked}`);
+        const e = errors.badRequest(`invalid timeout specified in the request URL: ${asked}`);
+        onBadTimeout?.(s, e.message);
+        throw e;
       }
       if (parsed > 0 && parsed < ms) ms = parsed;
     }
