@@ -15,7 +15,8 @@ import { groupResourceOf, type ResourceType } from './resource-type.js';
 export async function admitCreate(store: Store, rt: ResourceType, obj: ApiObject): Promise<void> {
   if (!rt.namespaced || rt.skipNamespaceLifecycle) return;
   const ns = obj.metadata.namespace ?? '';
-  const kv = await store.get(objectKey(namespaces, '', ns));
+  // as upstream's informer-backed check: the namespace as the nearest store member has it (no consensus round trip on etcd)
+  const kv = await store.get(objectKey(namespaces, '', ns), { serializable: true });
   if (!kv) throw errors.notFound({ group: '', resource: 'namespaces' }, ns);
   if (isTerminating(ns, kv.modRevision, kv.value)) {
     const e = errors.forbidden(groupResourceOf(rt), obj.metadata.name ?? '', `unable to create new content in namespace ${ns} because it is being terminated`);

@@ -47,6 +47,18 @@ export class StoreError extends Error {
   }
 }
 
+export interface GetOptions {
+  /** Read at this revision (must not be compacted); absent: the latest. */
+  revision?: number;
+  /**
+   * The latest value as the nearest store member has it, which may trail the latest acknowledged write
+   * by moments, as an informer's cache does (etcd's serializable read: no consensus round trip). For
+   * checks upstream answers from a cache, such as the namespace of new content; ignored by stores
+   * whose every read is local.
+   */
+  serializable?: boolean;
+}
+
 export interface ListOptions {
   /** Read at this revision (must not be compacted); absent: the latest. */
   revision?: number;
@@ -107,7 +119,7 @@ export interface Store {
   compactedRevision(): Promise<number>;
 
   /** One key, at the latest or an older revision; null when absent at that revision. */
-  get(key: string, opts?: { revision?: number }): Promise<KeyValue | null>;
+  get(key: string, opts?: GetOptions): Promise<KeyValue | null>;
   /** Keys under a prefix in key order, one consistent snapshot. */
   list(prefix: string, opts?: ListOptions): Promise<ListResult>;
 

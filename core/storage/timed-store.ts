@@ -3,7 +3,7 @@
  * whatever the backend). Timings go to a sink: on the main thread straight into the histogram; in a
  * pool worker into a buffer that rides back with each task's result, so no thread shares a metric.
  */
-import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult } from './interface.js';
+import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult, GetOptions } from './interface.js';
 
 export type StoreOperation = 'get' | 'list' | 'create' | 'update' | 'delete' | 'events' | 'compact';
 
@@ -77,7 +77,7 @@ export class TimedStore implements Store {
   compactedRevision(): Promise<number> {
     return this.inner.compactedRevision();
   }
-  get(key: string, opts?: { revision?: number }): Promise<KeyValue | null> {
+  get(key: string, opts?: GetOptions): Promise<KeyValue | null> {
     return this.timed('get', key, this.inner.get(key, opts));
   }
   list(prefix: string, opts?: ListOptions): Promise<ListResult> {

@@ -4,7 +4,7 @@
  * the inner store's. A value no provider can read surfaces as a TransformError naming its key.
  */
 import { TransformError, type ValueTransformer } from './encryption.js';
-import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult } from './interface.js';
+import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult, GetOptions } from './interface.js';
 
 export class TransformingStore implements Store {
   readonly singleProcess?: boolean;
@@ -72,7 +72,7 @@ export class TransformingStore implements Store {
   compactedRevision(): Promise<number> {
     return this.inner.compactedRevision();
   }
-  async get(key: string, opts?: { revision?: number }): Promise<KeyValue | null> {
+  async get(key: string, opts?: GetOptions): Promise<KeyValue | null> {
     const kv = await this.inner.get(key, opts);
     return kv && this.out(kv);
   }

@@ -55,6 +55,11 @@ export function runStorageConformance(t: Test, f: StoreFactory): void {
     t.equal(await s.get('/g/x', { revision: c.revision - 1 }), null, 'absent before it was created');
     t.equal(await s.get('/g/missing'), null);
     await expectStoreError(t, s.get('/g/x', { revision: u.revision + 10 }), 'FutureRevision', 'a revision in the future');
+    // a serializable read (the member's own state) on one member sees what it acknowledged
+    const local = await s.get('/g/x', { serializable: true });
+    t.equal(dec(local?.value), 'v2', 'a serializable read of the latest value');
+    t.equal(local?.modRevision, u.revision);
+    t.equal(await s.get('/g/missing', { serializable: true }), null);
   });
 
   t.test('a key or prefix longer than the backend can hold reads as absent, not as a failure', async (t) => {

@@ -41,6 +41,7 @@ import {
   type StoreEvent,
   type StoreWatch,
   type WriteResult,
+  type GetOptions,
 } from '../interface.js';
 import { EtcdFeed } from './feed.js';
 import { KeyLayout } from './keys.js';
@@ -175,9 +176,12 @@ export class Etcd3Store implements Store {
     return key === undefined ? null : { key, value: kv.value, modRevision: Number(kv.mod_revision) };
   }
 
-  async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | null> {
+  async get(key: string, opts: GetOptions = {}): Promise<KeyValue | null> {
     // reads of the latest value are shared by concurrent callers (many creates read their namespace)
-    if (opts.revision === undefined) return this.sharedReads.run(key, () => this.readLatest(key));
+    if (opts.revision === undefined) {
+      const serializable = opts.serializable === true;
+      return this.sharedReads.run(serializable ? `s\u0000${key}` : key, () => this.readLatest(key, serializable));
+    }
     const res = await this.call(
       () => this.client.kv.range({ key: enc(this.keys.toEtcd(key)), ...(opts.revision !== undefined ? { revision: opts.revision } : {}) }),
       opts.revision,
@@ -186,8 +190,8 @@ export class Etcd3Store implements Store {
     return kv ? this.toKeyValue(kv) : null;
   }
 
-  private async readLatest(key: string): Promise<KeyValue | null> {
-    const res = await this.call(() => this.client.kv.range({ key: enc(this.keys.toEtcd(key)) }));
+  private async readLatest(key: string, serializable = false): Promise<KeyValue | null> {
+    const res = await this.call(() => this.client.kv.range({ key: enc(this.keys.toEtcd(key)), ...(serializable ? { serializable: true } : {}) }));
     const kv = res.kvs[0];
     return kv ? this.toKeyValue(kv) : null;
   }

@@ -27,6 +27,7 @@ import {
   type StoreEvent,
   type StoreWatch,
   type WriteResult,
+  type GetOptions,
 } from '../interface.js';
 
 interface LogEntry {
@@ -128,7 +129,7 @@ export class LmdbStore implements Store {
     return null;
   }
 
-  async get(key: string, opts: { revision?: number } = {}): Promise<KeyValue | null> {
+  async get(key: string, opts: GetOptions = {}): Promise<KeyValue | null> {
     this.root.resetReadTxn();
     if (opts.revision !== undefined) this.checkReadRevision(opts.revision);
     if (!fits(key)) return null;
