@@ -40,6 +40,33 @@ function fieldHeader(field: number, length: number): Uint8Array {
   return out.subarray(0, n);
 }
 
+const varintLength = (v: number): number => (v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5);
+
+/** Bytes of a length-delimited field (one-byte tag) holding `n` bytes. */
+const fieldLength = (n: number): number => 1 + varintLength(n) + n;
+
+/** Writes tag, length and bytes of a length-delimited field at `pos`; returns the position after it. */
+function writeField(out: Buffer, pos: number, field: number, b: Uint8Array): number {
+  out[pos++] = (field << 3) | 2;
+  let v = b.length;
+  while (v > 0x7f) {
+    out[pos++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  out[pos++] = v;
+  out.set(b, pos);
+  return pos + b.length;
+}
+
+/** runtime.Unknown's empty contentEncoding (3) and contentType (4) fields. */
+function writeEmptyTail(out: Buffer, pos: number): number {
+  out[pos++] = (3 << 3) | 2;
+  out[pos++] = 0;
+  out[pos++] = (4 << 3) | 2;
+  out[pos++] = 0;
+  return pos;
+}
+
 const itemMessage = (src: ObjectSource, apiVersion: string, kind: string): Uint8Array => {
   let b = src.memo('pi');
   if (!b) src.setMemo('pi', (b = encodeProtobufMessage(apiVersion, kind, src.value())));
@@ -69,30 +96,31 @@ export const protobufSerializer: Serializer = {
   *encodeList(t, meta, items) {
     const itemKind = t.kind.slice(0, -'List'.length);
     const metaBytes = encodeJsonMessage(listMetaType, listMetaValue(meta));
-    const parts: Uint8Array[] = [fieldHeader(1, metaBytes.length), metaBytes];
-    let rawLength = parts[0]!.length + metaBytes.length;
+    // the raw XList's length goes in the envelope's header, so the item messages are gathered first
+    const messages: Uint8Array[] = [];
+    let rawLength = fieldLength(metaBytes.length);
     for (const it of items) {
       const b = itemMessage(it, t.apiVersion, itemKind);
-      const h = fieldHeader(2, b.length);
-      parts.push(h, b);
-      rawLength += h.length + b.length;
+      messages.push(b);
+      rawLength += fieldLength(b.length);
     }
     const typeMeta = typeMetaType.encode({ apiVersion: t.apiVersion, kind: t.kind }).finish();
     yield Buffer.concat([PROTOBUF_MAGIC, fieldHeader(1, typeMeta.length), typeMeta, fieldHeader(2, rawLength)]);
-    let pending: Uint8Array[] = [];
-    let size = 0;
-    for (const p of parts) {
-      pending.push(p);
-      size += p.length;
-      if (size >= CHUNK) {
-        yield Buffer.concat(pending);
-        pending = [];
-        size = 0;
-      }
+    // chunks of about CHUNK bytes, each one buffer with the field headers written in place
+    let from = -1; // -1: the ListMeta, then item indexes
+    while (from < messages.length) {
+      let size = 0;
+      let to = from;
+      for (; to < messages.length && size < CHUNK; to++) size += fieldLength((to < 0 ? metaBytes : messages[to]!).length);
+      const last = to === messages.length;
+      // runtime.Unknown's contentEncoding and contentType, empty, as upstream writes them
+      const out = Buffer.allocUnsafe(size + (last ? 4 : 0));
+      let pos = 0;
+      for (let i = from; i < to; i++) pos = writeField(out, pos, i < 0 ? 1 : 2, i < 0 ? metaBytes : messages[i]!);
+      if (last) pos = writeEmptyTail(out, pos);
+      yield out;
+      from = to;
     }
-    // runtime.Unknown's contentEncoding and contentType, empty, as upstream writes them
-    pending.push(fieldHeader(3, 0), fieldHeader(4, 0));
-    yield Buffer.concat(pending);
   },
 
   encodeValueList(t, meta, items) {
