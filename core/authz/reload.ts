@@ -5,15 +5,12 @@
  * build keeps the last good chain and says so in the log, once per bad text. Requests already being
  * decided finish on the chain they started with; a replaced chain is closed once its calls are done.
  */
-import { type FSWatcher, watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
 import type { Attributes, Authorizer, RulesResult } from './authorizer.js';
 import { ConfigReloadStatus } from '../api/config-reload-status.js';
+import { FollowedFile } from '../api/followed-file.js';
 import { readConfigFile } from './authz-config.js';
 
 const RELOAD_INTERVAL_MS = 60_000;
-/** Writes arrive in pieces: wait this long after a change before reading. */
-const SETTLE_MS = 100;
 /** Longest a replaced chain may still be deciding (the webhook timeout limit). */
 const RETIRE_AFTER_MS = 31_000;
 
@@ -22,9 +19,7 @@ export class ReloadingAuthorizer implements Authorizer {
   private current: Authorizer;
   private text: string;
   private badText: string | undefined;
-  private watcher: FSWatcher | undefined;
-  private timer: NodeJS.Timeout | undefined;
-  private settle: NodeJS.Timeout | undefined;
+  private readonly file: FollowedFile;
   private readonly retiring = new Set<NodeJS.Timeout>();
 
   /**
@@ -42,16 +37,7 @@ export class ReloadingAuthorizer implements Authorizer {
     this.text = readConfigFile(path);
     this.current = build(this.text);
     status.loaded(this.text);
-    this.timer = setInterval(() => this.reload(), intervalMs);
-    this.timer.unref();
-    try {
-      this.watcher = watch(dirname(path), { persistent: false }, (_event, file) => {
-        if (file === null || file === basename(path)) this.soon();
-      });
-      this.watcher.on('error', () => this.watcher?.close());
-    } catch {
-      // no file watching here: the schedule still reloads
-    }
+    this.file = new FollowedFile(path, () => this.reload(), intervalMs);
   }
 
   authorize(a: Attributes) {
@@ -60,15 +46,6 @@ export class ReloadingAuthorizer implements Authorizer {
 
   rulesFor(user: Attributes['user'], namespace: string): ReturnType<NonNullable<Authorizer['rulesFor']>> {
     return this.current.rulesFor ? this.current.rulesFor(user, namespace) : ({ resourceRules: [], nonResourceRules: [], incomplete: true } satisfies RulesResult);
-  }
-
-  private soon(): void {
-    if (this.settle) clearTimeout(this.settle);
-    this.settle = setTimeout(() => {
-      this.settle = undefined;
-      this.reload();
-    }, SETTLE_MS);
-    this.settle.unref();
   }
 
   /** Reads the file; a changed text that builds replaces the chain, one that does not is logged and ignored. */
@@ -109,9 +86,7 @@ export class ReloadingAuthorizer implements Authorizer {
   }
 
   close(): void {
-    if (this.timer) clearInterval(this.timer);
-    if (this.settle) clearTimeout(this.settle);
-    this.watcher?.close();
+    this.file.close();
     for (const t of this.retiring) clearTimeout(t);
     this.current.close?.();
     this.onClose();

@@ -7,20 +7,17 @@
  * first key, which the new configuration still reads as long as rotation lists the old key, as the
  * rotation procedure requires (several upstream servers have the same window).
  */
-import { type FSWatcher, readFileSync, watch } from 'node:fs';
-import { basename, dirname } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { ConfigReloadStatus } from '../api/config-reload-status.js';
+import { FollowedFile } from '../api/followed-file.js';
 import { parseEncryptionConfig, type ValueTransformer } from './encryption.js';
 
 const POLL_MS = 60_000;
-const SETTLE_MS = 100;
 
 export class EncryptionConfigReloader {
   private text: string;
   private badText: string | undefined;
-  private watcher: FSWatcher | undefined;
-  private readonly poll: NodeJS.Timeout;
-  private settle: NodeJS.Timeout | undefined;
+  private readonly file: FollowedFile;
 
   constructor(
     private readonly path: string,
@@ -31,25 +28,7 @@ export class EncryptionConfigReloader {
   ) {
     this.text = initialText;
     status.loaded(initialText);
-    this.poll = setInterval(() => this.reload(), pollMs);
-    this.poll.unref();
-    try {
-      this.watcher = watch(dirname(path), { persistent: false }, (_e, file) => {
-        if (file === null || file === basename(path)) this.soon();
-      });
-      this.watcher.on('error', () => this.watcher?.close());
-    } catch {
-      // no change notifications here: the poll still reloads
-    }
-  }
-
-  private soon(): void {
-    if (this.settle) clearTimeout(this.settle);
-    this.settle = setTimeout(() => {
-      this.settle = undefined;
-      this.reload();
-    }, SETTLE_MS);
-    this.settle.unref();
+    this.file = new FollowedFile(path, () => this.reload(), pollMs);
   }
 
   /** Reads the file; a changed text that parses replaces the transformers. */
@@ -82,8 +61,6 @@ export class EncryptionConfigReloader {
   }
 
   close(): void {
-    clearInterval(this.poll);
-    if (this.settle) clearTimeout(this.settle);
-    this.watcher?.close();
+    this.file.close();
   }
 }
