@@ -9,6 +9,7 @@ import type { MaybePromise } from '../api/maybe-async.js';
 import type { RegistryClient } from '../registry/client.js';
 import type { Listers } from '../registry/lister.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
+import { resourceId } from '../registry/context.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import { ClusterRoleAggregationController, clusterRoleAggregationIdentity } from './clusterrole-aggregation.js';
 import { BootstrapSigner, bootstrapSignerIdentity, type ServingInfo } from './bootstrapsigner.js';
@@ -111,14 +112,24 @@ export const controllerCatalog: readonly ControllerSpec[] = [
     aliases: ['garbagecollector'],
     start: (ctx) => {
       const c = new GarbageCollector(ctx.client.as(garbageCollectorIdentity), ctx.listers, ctx.syncConsistent, ctx.types.all());
-      // kinds that come and go while running (custom resources) are followed too
+      // kinds that come and go while running (custom resources) are followed too, once their watch
+      // cache has loaded (a kind put while running is cached asynchronously)
+      let stopped = false;
       const unsubscribe = ctx.types.subscribe((ch) => {
         if (ch.kind !== 'added') c.removeType(ch.old ?? ch.rt);
-        if (ch.kind !== 'removed') c.addType(ch.rt);
+        if (ch.kind === 'removed' || ch.rt.virtual) return;
+        const id = resourceId(ch.rt);
+        ctx.listers.whenReady(ch.rt).then(
+          () => {
+            if (!stopped && ctx.types.get(id) === ch.rt) c.addType(ch.rt);
+          },
+          (err: Error) => console.error(`svc-apiserver: the garbage collector does not follow ${id}:`, err.message),
+        );
       });
       c.start();
       return {
         stop: () => {
+          stopped = true;
           unsubscribe();
           c.stop();
         },

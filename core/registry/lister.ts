@@ -148,11 +148,18 @@ export class Listers {
   constructor(
     private readonly cacheFor: (rt: ResourceType) => WatchCache,
     types?: TypeRegistry,
+    /** Resolves once the type's cache is loaded (a type that appeared while running loads asynchronously). */
+    private readonly cacheLoaded: (rt: ResourceType) => Promise<unknown> = () => Promise.resolve(),
   ) {
     // a type that goes away takes its cache with it: a later lister of the same resource starts afresh
     types?.subscribe((c) => {
       if (c.kind === 'removed') this.byPrefix.delete(collectionPrefix(c.rt, ''));
     });
+  }
+
+  /** Resolves when `for(rt)` can be called: the type's watch cache is loaded. */
+  async whenReady(rt: ResourceType): Promise<void> {
+    await this.cacheLoaded(rt);
   }
 
   for<T extends ApiObject = ApiObject>(rt: ResourceType): Lister<T> {

@@ -319,7 +319,7 @@ export class ApiServer {
     this.executor = makeExecutor(registry, { ...settings, storage }, { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
-    const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types);
+    const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types, (rt) => this.cacher.cached(resourcePrefix(rt)));
     // built before anything writes: RBAC writes (bootstrap policy, aggregation) pass its escalation check
     const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates, listers, types: types.all(), configStatus: this.authorizationConfigStatus }));
     const rbacKinds = rbacKindsOf(types.all());

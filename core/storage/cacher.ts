@@ -20,6 +20,8 @@ export class Cacher {
   private readonly caches = new Map<string, WatchCache>();
   /** Caches being loaded after start, with the events for them that arrived meanwhile. */
   private readonly loading = new Map<string, StoreEvent[]>();
+  /** The loads behind `loading`, for readers that must wait for a cache that is on its way. */
+  private readonly loads = new Map<string, Promise<WatchCache>>();
   private watch: StoreWatch | undefined;
   private waiters: Waiter[] = [];
   /** Revision every cache is synced to. */
@@ -45,8 +47,25 @@ export class Cacher {
    * revision the caches follow, events for it that arrive meanwhile wait, then it follows the feed
    * like the others. Before start() this is register().
    */
-  async add(opts: WatchCacheOptions): Promise<WatchCache> {
-    if (!this.watch) return this.register(opts);
+  add(opts: WatchCacheOptions): Promise<WatchCache> {
+    if (!this.watch) return Promise.resolve(this.register(opts));
+    const load = this.load(opts);
+    this.loads.set(opts.prefix, load);
+    const forget = () => {
+      if (this.loads.get(opts.prefix) === load) this.loads.delete(opts.prefix);
+    };
+    load.then(forget, forget);
+    return load;
+  }
+
+  /** The cache of `prefix` once it is loaded (a type that just appeared is still loading). */
+  cached(prefix: string): Promise<WatchCache> {
+    const c = this.caches.get(prefix);
+    if (c) return Promise.resolve(c);
+    return this.loads.get(prefix) ?? Promise.reject(new Error(`no watch cache for ${prefix}`));
+  }
+
+  private async load(opts: WatchCacheOptions): Promise<WatchCache> {
     const pending: StoreEvent[] = [];
     this.loading.set(opts.prefix, pending);
     try {

@@ -1,5 +1,6 @@
 import t from 'tap';
 import { CRDS, crd, createCrd, waitEstablished } from '../helpers/crd.js';
+import { gone, ownerRef } from '../helpers/owners.js';
 import { startServer } from '../helpers/server.js';
 
 const G = '/apis/example.com/v1';
@@ -263,6 +264,20 @@ for (const workers of [2, 0]) {
       t.same(r.categories, ['all']);
       t.same(r.shortNames, ['wd']);
       t.same(disc.json.resources.filter((x: { name: string }) => x.name.startsWith('widgets/')).map((x: { name: string }) => x.name), ['widgets/scale', 'widgets/status']);
+    });
+
+    t.test('the garbage collector follows custom resources defined while running, as owners and as dependents', async (t) => {
+      const CM = '/api/v1/namespaces/default/configmaps';
+      const owner = (await c.post(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gc-owner' } })).json;
+      const dependentWidget = await c.post(W, widget('gc-dependent', { size: 1 }, { ownerReferences: [ownerRef(owner)] }));
+      t.equal(dependentWidget.status, 201, dependentWidget.text);
+      const owningWidget = (await c.post(W, widget('gc-owner'))).json;
+      const dependentMap = await c.post(CM, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'gc-dependent', ownerReferences: [ownerRef(owningWidget)] } });
+      t.equal(dependentMap.status, 201, dependentMap.text);
+      t.equal((await c.delete(`${CM}/gc-owner`)).status, 200);
+      t.ok(await gone(c, `${W}/gc-dependent`), 'a widget owned by a deleted config map is collected');
+      t.equal((await c.delete(`${W}/gc-owner`)).status, 200);
+      t.ok(await gone(c, `${CM}/gc-dependent`), 'a config map owned by a deleted widget is collected');
     });
   });
 }

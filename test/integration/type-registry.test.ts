@@ -1,6 +1,7 @@
 import t from 'tap';
 import { configMaps } from '../../core/registry/core/configmaps.js';
 import type { ResourceType } from '../../core/registry/resource-type.js';
+import { gone, ownerRef } from '../helpers/owners.js';
 import { startServer } from '../helpers/server.js';
 
 // A kind that appears while the server runs (as a custom resource definition's will), served like the others.
@@ -21,6 +22,10 @@ t.test('a type put while running is routed, listed in discovery and OpenAPI, cac
   const w = await s.admin.stream(`${W}?watch=1&resourceVersion=${got.json.metadata.resourceVersion}`);
   await s.admin.post(W, { apiVersion: 'example.svc.io/v1', kind: 'Widget', metadata: { name: 'w2' } });
   t.match(await w.next(5000), { type: 'ADDED', object: { kind: 'Widget', metadata: { name: 'w2' } } }, 'watched');
+  const owner = (await s.admin.post('/api/v1/namespaces/default/configmaps', { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'widget-owner' } })).json;
+  await s.admin.post(W, { apiVersion: 'example.svc.io/v1', kind: 'Widget', metadata: { name: 'owned', ownerReferences: [ownerRef(owner)] } });
+  await s.admin.delete(`/api/v1/namespaces/default/configmaps/widget-owner`);
+  t.ok(await gone(s.admin, `${W}/owned`), 'followed by the garbage collector once its cache has loaded');
   const disc = await s.admin.get('/apis/example.svc.io/v1');
   t.equal(disc.status, 200);
   t.same(disc.json.resources.map((r: { name: string; shortNames?: string[] }) => [r.name, r.shortNames]), [['widgets', ['wd']]], 'in discovery');
