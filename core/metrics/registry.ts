@@ -6,9 +6,10 @@
  *
  * Every metric is registered twice, in a Prometheus text registry and an OpenMetrics one, so a scrape
  * gets the format it asks for from the same samples. Labelled metrics hand out children cached by
- * their label values, so a hot path pays one Map lookup, not prom-client's label hashing.
+ * their label values; counters and histograms count in plain numbers that a scrape collects, so a hot
+ * path pays one Map lookup and an addition, not prom-client's label hashing.
  */
-import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { Counter, Gauge, type Metric, Registry } from 'prom-client';
 
 export type StabilityLevel = 'ALPHA' | 'BETA' | 'STABLE';
 
@@ -87,6 +88,14 @@ class Children<C> {
     if (!c) this.byKey.set(key, (c = this.make(values)));
     return c;
   }
+
+  all(): IterableIterator<C> {
+    return this.byKey.values();
+  }
+
+  clear(): void {
+    this.byKey.clear();
+  }
 }
 
 export interface CounterChild {
@@ -101,16 +110,41 @@ export interface HistogramChild {
   observe(v: number): void;
 }
 
+/**
+ * A counter child counts in a plain number; the count reaches prom-client when the metric is
+ * collected (a scrape), so the request path never pays prom-client's per-call label hashing.
+ */
+class LocalCounterChild implements CounterChild {
+  pending = 0;
+  private target: { inc(n: number): void } | undefined;
+  constructor(
+    private readonly prom: Counter<string>,
+    private readonly values: readonly string[],
+  ) {}
+  inc(n = 1): void {
+    this.pending += n;
+  }
+  flush(): void {
+    if (this.pending === 0) return;
+    (this.target ??= this.prom.labels(...this.values)).inc(this.pending);
+    this.pending = 0;
+  }
+}
+
 export class CounterMetric {
-  private readonly children: Children<CounterChild>;
+  private readonly children: Children<LocalCounterChild>;
   constructor(readonly prom: Counter<string>) {
-    this.children = new Children((v) => prom.labels(...v));
+    this.children = new Children((v) => new LocalCounterChild(prom, v));
   }
   with(...values: string[]): CounterChild {
     return this.children.get(values);
   }
   inc(n = 1): void {
     this.prom.inc(n);
+  }
+  /** Hands the children's counts to prom-client (before a scrape reads it). */
+  flush(): void {
+    for (const c of this.children.all()) c.flush();
   }
 }
 
@@ -127,16 +161,85 @@ export class GaugeMetric {
   }
 }
 
+/** One label set of a histogram: cumulative bucket counts are built at scrape time from these. */
+class LocalHistogramChild implements HistogramChild {
+  readonly perBucket: Float64Array;
+  sum = 0;
+  count = 0;
+  constructor(
+    private readonly bounds: readonly number[],
+    readonly labels: Readonly<Record<string, string>>,
+  ) {
+    this.perBucket = new Float64Array(bounds.length);
+  }
+  observe(v: number): void {
+    if (!Number.isFinite(v)) return;
+    this.sum += v;
+    this.count++;
+    const b = this.bounds;
+    for (let i = 0; i < b.length; i++) {
+      if (v <= b[i]!) {
+        this.perBucket[i]!++;
+        return;
+      }
+    }
+  }
+}
+
+interface SampleValue {
+  labels: Record<string, string | number>;
+  sharedLabels: Record<string, string>;
+  value: number;
+  metricName: string;
+}
+
+/**
+ * A histogram kept in typed arrays and handed to prom-client's registries as a metric of its own (the
+ * samples are what prom-client's Histogram produces, so both expositions format it the same way).
+ */
 export class HistogramMetric {
-  private readonly children: Children<HistogramChild>;
-  constructor(readonly prom: Histogram<string>) {
-    this.children = new Children((v) => prom.labels(...v));
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly children: Children<LocalHistogramChild>;
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    labelNames: readonly string[],
+    private readonly bounds: readonly number[],
+  ) {
+    this.children = new Children((v) => new LocalHistogramChild(bounds, Object.fromEntries(labelNames.map((n, i) => [n, v[i] ?? '']))));
   }
   with(...values: string[]): HistogramChild {
     return this.children.get(values);
   }
   observe(v: number): void {
-    this.prom.observe(v);
+    this.children.get([]).observe(v);
+  }
+
+  /** What prom-client's registries call for the text exposition. */
+  getForPromString(): Promise<{ name: string; help: string; type: string; values: SampleValue[]; aggregator: string }> {
+    const values: SampleValue[] = [];
+    for (const c of this.children.all()) {
+      let acc = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        acc += c.perBucket[i]!;
+        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: c.labels, value: acc, metricName: `${this.name}_bucket` });
+      }
+      values.push({ labels: { le: '+Inf' }, sharedLabels: c.labels, value: c.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: {}, sharedLabels: c.labels, value: c.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: {}, sharedLabels: c.labels, value: c.count, metricName: `${this.name}_count` });
+    }
+    return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator });
+  }
+
+  /** The JSON form (registry.getMetricsAsJSON): shared labels folded into each sample's labels. */
+  async get(): Promise<{ name: string; help: string; type: string; values: { labels: Record<string, string | number>; value: number; metricName: string }[]; aggregator: string }> {
+    const data = await this.getForPromString();
+    return { ...data, values: data.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...sharedLabels, ...labels } })) };
+  }
+
+  reset(): void {
+    this.children.clear();
   }
 }
 
@@ -182,14 +285,13 @@ export class StabilityRegistry {
       help: helpText(o),
       labelNames: o.labelNames ?? [],
       registers: this.registersFor(o),
-      ...(collect
-        ? {
-            collect: () => {
-              self.prom.reset();
-              collect(self);
-            },
+      collect: collect
+        ? () => {
+            self.prom.reset();
+            collect(self);
+            self.flush();
           }
-        : {}),
+        : () => self.flush(),
     });
     self = new CounterMetric(c);
     return self;
@@ -210,7 +312,9 @@ export class StabilityRegistry {
   }
 
   histogram(o: HistogramOpts): HistogramMetric {
-    return new HistogramMetric(new Histogram({ name: o.name, help: helpText(o), labelNames: o.labelNames ?? [], buckets: [...o.buckets], registers: this.registersFor(o) }));
+    const h = new HistogramMetric(o.name, helpText(o), o.labelNames ?? [], [...o.buckets].sort((a, b) => a - b));
+    for (const r of this.registersFor(o)) r.registerMetric(h as unknown as Metric);
+    return h;
   }
 
   /** The exposition: OpenMetrics when asked for, the Prometheus text format otherwise. */
