@@ -212,6 +212,7 @@ export class LogBackend implements Backend {
   private queuedLines = 0;
   private writing: Promise<void> | undefined;
   private wake: (() => void) | undefined;
+  private closing = false;
   private readonly out: LineSink;
   private failing = false;
   private readonly failures = new FailureLog('log write failed');
@@ -262,9 +263,10 @@ export class LogBackend implements Backend {
 
   /** Writes what is queued, in order, until nothing is left; a failed write loses its lines. */
   private async drain(): Promise<void> {
-    // let the events of the next few milliseconds join the first write
-    if (this.used < COALESCE_BYTES) await this.gather();
     while (this.queuedLines) {
+      // let the events of the next few milliseconds join this write: each write wakes a thread-pool
+      // thread, which on a busy machine can take the request thread's core for the copy
+      if (this.used < COALESCE_BYTES && !this.closing) await this.gather();
       const full = this.filling;
       const bytes = full.subarray(0, this.used);
       const count = this.queuedLines;
@@ -289,6 +291,7 @@ export class LogBackend implements Backend {
   }
 
   async shutdown(): Promise<void> {
+    this.closing = true;
     this.wake?.();
     while (this.writing) await this.writing;
     this.out.close();
