@@ -173,6 +173,28 @@ t.test("the one-pass encoder writes exactly the bytes of protobufjs's generated 
   t.throws(() => encodeJsonMessage(cm, { metadata: { labels: { a: 1 } } }), { name: 'ProtobufEncodeError', message: 'metadata.labels[a]: expected a string, got number' });
 });
 
+t.test('fieldsV1 is written into the message as the text JSON.stringify makes, whatever its keys and values', async (t) => {
+  let deep: Json = {};
+  for (let i = 0; i < 200; i++) deep = { [`f:${i}`]: deep };
+  const trees: unknown[] = [
+    {},
+    { 'f:data': { '.': {}, 'f:key': {} }, 'f:metadata': { 'f:labels': { '.': {}, 'f:app': {} } } },
+    { 'k:{"name":"c","port":80}': { '.': {}, 'f:image': {} }, 'v:"a\\b"': {}, 'f:tab\there': {}, 'f:nul\u0000': {} },
+    { 'f:ü': { 'f:日本': {} }, 'f:\ud800': {}, '12': {}, '3': { '.': {} } },
+    { 'f:a': 1, 'f:b': 'str', 'f:c': null, 'f:d': [1, { x: {} }], 'f:e': true, 'f:f': undefined, 'f:g': 1.5e300 },
+    { ['f:' + 'x'.repeat(300)]: { ['f:' + 'é'.repeat(100)]: {} } },
+    deep,
+  ];
+  const cm = messageType('svc.io.api.core.v1.ConfigMap');
+  for (const [i, fieldsV1] of trees.entries()) {
+    const object = { metadata: { name: 'n', managedFields: [{ manager: 'm', operation: 'Apply', fieldsType: 'FieldsV1', fieldsV1 }] } };
+    const reference = Buffer.from(cm.encode(messageFromJson(cm, object)).finish());
+    t.same(Buffer.from(encodeJsonMessage(cm, object)), reference, `tree ${i}: the bytes of the generated encoder`);
+    const back = decodeProtobufObject(envelope('v1', 'ConfigMap', encodeJsonMessage(cm, object)));
+    t.equal(JSON.stringify(((back.object.metadata as Json).managedFields as Json[])[0]!.fieldsV1), JSON.stringify(fieldsV1), `tree ${i}: decodes to the same JSON`);
+  }
+});
+
 t.test('presence: absent fields stay absent, explicit zero values are kept', async (t) => {
   t.strictSame(roundTrip('v1', 'ConfigMap', { metadata: {} }), { kind: 'ConfigMap', apiVersion: 'v1', metadata: {} });
   t.strictSame(roundTrip('v1', 'ConfigMap', {}), { kind: 'ConfigMap', apiVersion: 'v1' });

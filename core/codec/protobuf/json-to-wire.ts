@@ -119,8 +119,14 @@ function specialWriter(name: string): MessageWriter | undefined {
       };
     }
     case `${META_V1}.FieldsV1`:
-      // JSON text is UTF-8: written as a string, it is the bytes field's wire form without a copy
-      return (v, w) => (v !== null && w.uint32(10).string(JSON.stringify(v)), true);
+      // the bytes field holds the JSON text, written into the message as JSON.stringify would make it
+      return (v, w) => {
+        if (v === null) return true;
+        const start = w.uint32(10).begin();
+        w.json(v);
+        w.end(start);
+        return true;
+      };
     case `${RUNTIME}.RawExtension`:
       return (v, w) => (v !== null && (v instanceof Uint8Array ? w.uint32(10).bytes(v) : w.uint32(10).string(JSON.stringify(v))), true);
     default:

@@ -120,9 +120,17 @@ export class WireWriter {
     // up to 42 UTF-16 units is at most 126 UTF-8 bytes: a one-byte length, written after the text
     if (s.length < 43) {
       this.ensure(1 + s.length * 3);
+      const b = this.buf;
       const at = this.pos++;
-      const n = this.buf.utf8Write(s, this.pos);
-      this.buf[at] = n;
+      // ASCII is copied here: cheaper than a call into the runtime for a short string
+      let i = 0;
+      for (; i < s.length; i++) {
+        const c = s.charCodeAt(i);
+        if (c >= 0x80) break;
+        b[this.pos + i] = c;
+      }
+      const n = i === s.length ? i : b.utf8Write(s, this.pos);
+      b[at] = n;
       this.pos += n;
       return this;
     }
@@ -131,6 +139,67 @@ export class WireWriter {
     this.ensure(n);
     this.pos += this.buf.utf8Write(s, this.pos);
     return this;
+  }
+
+  /**
+   * The JSON text JSON.stringify(v) makes, written straight into the buffer: objects are walked here
+   * (FieldsV1 is a tree of objects whose keys are mostly ASCII), anything else and subtrees deeper
+   * than a few dozen levels go through JSON.stringify. Not length-delimited: see begin()/end().
+   */
+  json(v: unknown, depth = 0): this {
+    if (typeof v !== 'object' || v === null || Array.isArray(v) || depth > 64 || typeof (v as { toJSON?: unknown }).toJSON === 'function') {
+      this.text(JSON.stringify(v));
+      return this;
+    }
+    this.ensure(1);
+    this.buf[this.pos++] = 0x7b; // {
+    let first = true;
+    const o = v as Record<string, unknown>;
+    for (const k of Object.keys(o)) {
+      const value = o[k];
+      // JSON.stringify leaves these keys out of an object
+      if (value === undefined || typeof value === 'function' || typeof value === 'symbol') continue;
+      if (!first) {
+        this.ensure(1);
+        this.buf[this.pos++] = 0x2c; // ,
+      }
+      first = false;
+      this.jsonKey(k);
+      this.json(value, depth + 1);
+    }
+    this.ensure(1);
+    this.buf[this.pos++] = 0x7d; // }
+    return this;
+  }
+
+  /** `"key":`, copied byte by byte when it is printable ASCII needing no escape. */
+  private jsonKey(k: string): void {
+    this.ensure(k.length + 3);
+    const b = this.buf;
+    const start = this.pos;
+    b[start] = 0x22;
+    let i = 0;
+    for (; i < k.length; i++) {
+      const c = k.charCodeAt(i);
+      if (c < 0x20 || c === 0x22 || c === 0x5c || c >= 0x80) break;
+      b[start + 1 + i] = c;
+    }
+    if (i === k.length) {
+      b[start + 1 + i] = 0x22;
+      b[start + 2 + i] = 0x3a; // :
+      this.pos = start + 3 + i;
+      return;
+    }
+    this.text(JSON.stringify(k));
+    this.ensure(1);
+    this.buf[this.pos++] = 0x3a;
+  }
+
+  /** UTF-8 of `s` without a length. */
+  private text(s: string | undefined): void {
+    if (s === undefined) return;
+    this.ensure(s.length * 3);
+    this.pos += this.buf.utf8Write(s, this.pos);
   }
 
   /** Length-delimited bytes. */
