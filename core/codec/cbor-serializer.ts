@@ -9,6 +9,7 @@
 import { listMetaValue } from './json-serializer.js';
 import {
   cborShapeFor,
+  type CborShape,
   CBOR_MEDIA_TYPE,
   CBOR_SELF_DESCRIBED,
   CBOR_SEQ_MEDIA_TYPE,
@@ -19,7 +20,7 @@ import {
   REQUEST_LIMITS,
   forCbor,
 } from './cbor.js';
-import { BodyDecodeError, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer, type TypeInfo } from './serializer.js';
+import { BodyDecodeError, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer } from './serializer.js';
 
 const CHUNK = 64 * 1024;
 
@@ -51,11 +52,10 @@ const frameTypes = new Map<string, Uint8Array>();
 const jsonShaped = (v: unknown): unknown => JSON.parse(JSON.stringify(v)) as unknown;
 
 /** The item form of an object (no TypeMeta), without the tag, memoized per object version. */
-function itemBytes(src: ObjectSource, itemKind: TypeInfo): Uint8Array {
+function itemBytes(src: ObjectSource, shape: CborShape | undefined): Uint8Array {
   let b = src.memo('ci');
   if (!b) {
     const fields = itemValue(src.value());
-    const shape = cborShapeFor(itemKind.apiVersion, itemKind.kind);
     src.setMemo('ci', (b = encodeCborBare(shape ? forCbor(fields, shape) : fields)));
   }
   return b;
@@ -83,9 +83,9 @@ export const cborSerializer: Serializer = {
   encodeValue: (v) => encodeCbor(jsonShaped(v)),
 
   *encodeList(t, meta: ListMeta, items: Iterable<ObjectSource>) {
-    const itemKind = { apiVersion: t.apiVersion, kind: t.kind.slice(0, -'List'.length) };
+    const shape = cborShapeFor(t.apiVersion, t.kind.slice(0, -'List'.length));
     const encoded: Uint8Array[] = [];
-    for (const it of items) encoded.push(itemBytes(it, itemKind));
+    for (const it of items) encoded.push(itemBytes(it, shape));
     yield Buffer.concat([
       CBOR_SELF_DESCRIBED,
       head(5, 4),

@@ -162,7 +162,8 @@ export function forCbor(v: unknown, shape: CborShape): unknown {
       return out ?? v;
     }
     let out: Record<string, unknown> | undefined;
-    for (const [k, x] of Object.entries(v)) {
+    for (const k in v) {
+      const x = (v as Record<string, unknown>)[k];
       const y = forCbor(x, shape.each);
       if (y !== x) (out ??= { ...(v as Record<string, unknown>) })[k] = y;
     }
@@ -170,7 +171,9 @@ export function forCbor(v: unknown, shape: CborShape): unknown {
   }
   if (Array.isArray(v)) return v;
   let out: Record<string, unknown> | undefined;
-  for (const [name, sub] of Object.entries(shape.fields)) {
+  const fields = shape.fields;
+  for (const name in fields) {
+    const sub = fields[name]!;
     const x = (v as Record<string, unknown>)[name];
     if (x === undefined || x === null) continue;
     const y = forCbor(x, sub);
