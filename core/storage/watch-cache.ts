@@ -111,6 +111,8 @@ export class WatchCache {
   readonly prefix: string;
   private readonly objects = new Map<string, CachedObject>();
   private readonly sortedKeys = new SortedKeys();
+  /** The objects in key order (aligned with sortedKeys.sorted()), built by the first ordered read after a change. */
+  private ordered: CachedObject[] | undefined;
   private readonly ring: (CacheEvent | undefined)[];
   private ringStart = 0;
   private ringSize = 0;
@@ -135,6 +137,7 @@ export class WatchCache {
   /** Replaces the whole state (initial list at `revision`). */
   reset(objects: { key: string; value: Uint8Array; modRevision: number; unreadable?: string }[], revision: number): void {
     this.objects.clear();
+    this.ordered = undefined;
     for (const kv of objects) this.objects.set(kv.key, this.entry(kv.key, kv.value, kv.modRevision, kv.unreadable));
     this.sortedKeys.reset([...this.objects.keys()]);
     for (const w of this.watchers) w.close('watch cache was re-initialized');
@@ -164,12 +167,19 @@ export class WatchCache {
   /** Objects with keys under `prefix` from `startKey` (inclusive), in key order. */
   *range(prefix: string, startKey?: string): Generator<CachedObject> {
     const from = startKey && startKey > prefix ? startKey : prefix;
+    const objects = this.orderedObjects();
+    // keys under the prefix sort below prefix + U+FFFF: two binary searches bound the walk
+    const end = this.sortedKeys.lowerBound(prefix + '\uffff');
+    for (let i = this.sortedKeys.lowerBound(from); i < end; i++) yield objects[i]!;
+  }
+
+  /** The objects in key order: a list walks an array instead of looking each key up. */
+  private orderedObjects(): CachedObject[] {
+    if (this.ordered) return this.ordered;
     const keys = this.sortedKeys.sorted();
-    for (let i = this.sortedKeys.lowerBound(from); i < keys.length; i++) {
-      const k = keys[i]!;
-      if (!k.startsWith(prefix)) return;
-      yield this.objects.get(k)!;
-    }
+    const out = new Array<CachedObject>(keys.length);
+    for (let i = 0; i < keys.length; i++) out[i] = this.objects.get(keys[i]!)!;
+    return (this.ordered = out);
   }
 
   /** Number of keys under `prefix` at or after `startKey`. */
@@ -191,6 +201,7 @@ export class WatchCache {
     const next = this.entry(key, value, revision, unreadable);
     const prev = this.objects.get(key);
     this.objects.set(key, next);
+    this.ordered = undefined;
     if (!prev) this.sortedKeys.add(key);
     this.record({ type: prev ? 'MODIFIED' : 'ADDED', revision, object: next, prev });
   }
@@ -199,6 +210,7 @@ export class WatchCache {
     const prev = this.objects.get(key);
     if (!prev) return;
     this.objects.delete(key);
+    this.ordered = undefined;
     this.sortedKeys.delete(key);
     this.record({ type: 'DELETED', revision, object: restamp(prev, revision), prev });
   }
