@@ -67,6 +67,13 @@ async function smallWrites(c: SetupClient, ns: string, n: number, gapMs = 0): Pr
   return { latencies, failed, codes };
 }
 
+/** The server's main-thread heap in use and its memory outside the heap (Buffers), in MiB, from /metrics. */
+async function heapAndExternal(c: SetupClient): Promise<string> {
+  const text = (await c.send('GET', '/metrics')).text;
+  const mib = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+  return `heap ${mib('nodejs_heap_size_used_bytes').toFixed(0)}/external ${mib('nodejs_external_memory_bytes').toFixed(0)} MiB`;
+}
+
 const codesText = (codes: Map<number, number>): string => [...codes].map(([c, n]) => `${n}x${c}`).join(' ');
 
 /** Point 6: slots come back after slow uploads time out and after unread answers are cut. */
@@ -345,19 +352,25 @@ async function memoryBurst(mode: Mode, objects: number, objectBytes: number): Pr
     const rss0 = rssMiB(pid);
     const value = 'x'.repeat(objectBytes);
     let peak = rss0;
+    const breakdown: string[] = [`before: ${await heapAndExternal(c)}`];
     await c.many(objects, 8, (i) => {
       if (i % 20 === 0) peak = Math.max(peak, rssMiB(pid));
       return ['POST', '/api/v1/namespaces/burst/configmaps', { metadata: { name: `large-${i}` }, data: { v: value } }];
     });
+    peak = Math.max(peak, rssMiB(pid));
+    breakdown.push(`written: RSS ${rssMiB(pid).toFixed(0)} MiB, ${await heapAndExternal(c)}`);
     // whole lists of it, twice
     for (let i = 0; i < 2; i++) {
       await c.send('GET', '/api/v1/namespaces/burst/configmaps');
       peak = Math.max(peak, rssMiB(pid));
     }
+    breakdown.push(`listed: RSS ${rssMiB(pid).toFixed(0)} MiB, ${await heapAndExternal(c)}`);
     await c.send('DELETE', '/api/v1/namespaces/burst/configmaps');
     peak = Math.max(peak, rssMiB(pid));
     await sleep(10_000);
     const after = rssMiB(pid);
+    breakdown.push(`after: ${await heapAndExternal(c)}`);
+    console.log(`    memory: ${breakdown.join('; ')}`);
     c.close();
     return {
       scenario: `memory: ${objects} ConfigMaps of ${(objectBytes / 1e6).toFixed(1)} MB written, listed twice, deleted`,
@@ -383,9 +396,19 @@ async function rawPost(base: string, ca: string, path: string, body: string): Pr
   });
 }
 
-export async function overload(mode: Mode): Promise<OverloadRow[]> {
+/** The cases by name; `npm run bench -- overload --case=watchers,memory` runs some of them. */
+export async function overload(mode: Mode, only: readonly string[] = []): Promise<OverloadRow[]> {
   const rows: OverloadRow[] = [];
-  for (const run of [() => slots(mode), () => probes(mode), () => slowloris(mode, 1000), () => slowWatchers(mode, 1000, 20, 100, 30), () => expensiveBodies(mode, 8), () => memoryBurst(mode, 300, 900_000)]) {
+  const cases: [string, () => Promise<OverloadRow>][] = [
+    ['slots', () => slots(mode)],
+    ['probes', () => probes(mode)],
+    ['slowloris', () => slowloris(mode, 1000)],
+    ['watchers', () => slowWatchers(mode, 1000, 20, 100, 30)],
+    ['bodies', () => expensiveBodies(mode, 8)],
+    ['memory', () => memoryBurst(mode, 300, 900_000)],
+  ];
+  for (const [name, run] of cases) {
+    if (only.length && !only.includes(name)) continue;
     const r = await run();
     console.log(`  ${r.scenario} [${r.mode}]: ${r.observed}; ${r.after}`);
     rows.push(r);
