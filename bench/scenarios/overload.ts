@@ -12,6 +12,8 @@
  *   memory    a burst of large objects written, read and deleted: does RSS come back near its baseline?
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
+import { connect as h2connect } from 'node:http2';
+import type { Duplex } from 'node:stream';
 import { connect, type TLSSocket } from 'node:tls';
 import { request } from 'node:https';
 import { AUTH, type Mode, SetupClient, TOKEN, load, rssMiB, startApiServer } from '../lib.js';
@@ -40,7 +42,7 @@ function tls(url: URL, ca: string): Promise<TLSSocket> {
 }
 
 /** Resolves once the socket is closed by the other side (or `ms` passes: false). */
-function closedWithin(sock: Socket, ms: number): Promise<boolean> {
+function closedWithin(sock: Duplex, ms: number): Promise<boolean> {
   if (sock.destroyed) return Promise.resolve(true);
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(false), ms);
@@ -220,7 +222,8 @@ class CountingWatcher {
   closedAt: number | undefined;
   private tail = '';
   constructor(
-    readonly sock: TLSSocket,
+    /** The connection (HTTP/1.1) or stream (HTTP/2) the watch arrives on. */
+    readonly sock: Duplex,
     reads: boolean,
   ) {
     sock.on('error', () => undefined);
@@ -244,8 +247,24 @@ class CountingWatcher {
   }
 }
 
+/** A watch on its own HTTP/2 connection whose stream is never read (flow control stops the server's DATA frames). */
+function stuckH2Watch(base: string, ca: string, path: string): CountingWatcher {
+  const session = h2connect(base, { ca, servername: 'localhost' });
+  session.on('error', () => undefined);
+  const req = session.request({ ':path': path, authorization: `Bearer ${TOKEN}`, accept: 'application/json' });
+  req.once('close', () => session.close());
+  const w = new CountingWatcher(req, false);
+  // destroying the watch takes its connection with it
+  const destroy = req.destroy.bind(req);
+  req.destroy = (err?: Error) => {
+    session.destroy();
+    return destroy(err);
+  };
+  return w;
+}
+
 /** Point 9: watchers that never read cannot hurt the others, and memory comes back. */
-async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number, seconds: number): Promise<OverloadRow> {
+async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number, seconds: number, slowOverH2 = false): Promise<OverloadRow> {
   const s = await startApiServer(mode.flags);
   const url = new URL(s.url);
   const pid = s.proc.pid!;
@@ -265,7 +284,8 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
       sock.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: application/json\r\n\r\n`);
       return new CountingWatcher(sock, reads);
     };
-    for (let i = 0; i < slow; i += 50) all.push(...(await Promise.all(Array.from({ length: Math.min(50, slow - i) }, () => open(false)))));
+    const openSlow = async () => (slowOverH2 ? stuckH2Watch(s.url, s.ca, path) : open(false));
+    for (let i = 0; i < slow; i += 50) all.push(...(await Promise.all(Array.from({ length: Math.min(50, slow - i) }, openSlow))));
     const fastOnes: CountingWatcher[] = [];
     for (let i = 0; i < fast; i++) fastOnes.push(await open(true));
     all.push(...fastOnes);
@@ -307,14 +327,15 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
     const slowClosed = (await Promise.all(slowOnes.map((w) => closedWithin(w.sock, 5000)))).filter(Boolean).length;
     const lastDrop = drops.length ? ((Math.max(...drops) - t0) / 1000).toFixed(1) : '-';
     for (const w of all) w.sock.destroy();
-    await sleep(5000);
+    // long enough for the server's memory reclaimer (every 5 s) to have looked twice
+    await sleep(12_000);
     const rssAfter = rssMiB(pid);
     c.close();
     return {
-      scenario: `slow watchers: ${slow} that never read + ${fast} that do, ${rate} writes/s of 2 KB for ${seconds} s`,
+      scenario: `slow watchers: ${slow} that never read${slowOverH2 ? ' (HTTP/2, one connection each)' : ''} + ${fast} that do, ${rate} writes/s of 2 KB for ${seconds} s`,
       mode: mode.name,
       observed: `fast watchers' delivery p99 ${percentile(delays, 99).toFixed(0)} ms (${missing} missing); write p99 ${percentile(writeLatencies, 99).toFixed(0)} ms`,
-      after: `${slowClosed}/${slow} slow watchers closed (${drops.length} dropped by the server, the last ${lastDrop} s into the writes); RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 5 s after they left`,
+      after: `${slowClosed}/${slow} slow watchers closed (${drops.length} dropped by the server, the last ${lastDrop} s into the writes); RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after they left`,
       target: 'slow ones closed, fast p99 and write p99 < 100 ms',
     };
   } finally {
@@ -413,6 +434,7 @@ export async function overload(mode: Mode, only: readonly string[] = []): Promis
     ['probes', () => probes(mode)],
     ['slowloris', () => slowloris(mode, 1000)],
     ['watchers', () => slowWatchers(mode, 1000, 20, 100, 30)],
+    ['watchers-h2', () => slowWatchers(mode, 1000, 20, 100, 30, true)],
     ['bodies', () => expensiveBodies(mode, 8)],
     ['memory', () => memoryBurst(mode, 300, 900_000)],
   ];

@@ -62,8 +62,8 @@ const SWEEP_INTERVAL_MS = 1000;
 /**
  * Finds watches whose client stopped reading. Node's buffer only grows once the kernel's buffers are
  * full (megabytes per connection on loopback), so each sweep also counts, for an HTTP/1.1 watch, what
- * the kernel holds unacknowledged for its connection. A watch is dropped when more than its bound was
- * unsent at two sweeps in a row and its client took less than a quarter of the bound in between:
+ * the kernel holds unacknowledged for its connection. A watch is dropped when more than its bound is
+ * unsent and its client took less than a quarter of the bound since the previous sweep:
  * upstream drops a watcher whose buffer stays full past a timeout; this is that rule with the kernel's
  * share counted. A slow but reading client (a large initial state over a long link) keeps its watch.
  */
@@ -160,7 +160,7 @@ export class WatchStream implements CacheWatcher {
     const bound = this.s.bufferLimitBytes;
     const last = this.lastSweep;
     this.lastSweep = { unsent, taken };
-    if (last && last.unsent > bound && unsent > bound && taken - last.taken < bound / 4) this.dropSlow();
+    if (last && unsent > bound && taken - last.taken < bound / 4) this.dropSlow();
   }
 
   /**
