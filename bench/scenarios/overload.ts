@@ -16,6 +16,7 @@ import { connect as h2connect } from 'node:http2';
 import type { Duplex } from 'node:stream';
 import { connect, type TLSSocket } from 'node:tls';
 import { request } from 'node:https';
+import { readFileSync } from 'node:fs';
 import { AUTH, type Mode, SetupClient, TOKEN, load, rssMiB, startApiServer } from '../lib.js';
 
 export interface OverloadRow {
@@ -74,6 +75,13 @@ async function heapAndExternal(c: SetupClient): Promise<string> {
   const text = (await c.send('GET', '/metrics')).text;
   const mib = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
   return `heap ${mib('nodejs_heap_size_used_bytes').toFixed(0)}/external ${mib('nodejs_external_memory_bytes').toFixed(0)} MiB`;
+}
+
+/** Anonymous memory beside mapped file pages (the store's memory map, which the kernel can take back) of a process's RSS. */
+function anonAndFile(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mib = (f: string) => Number(new RegExp(`${f}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+  return `RSS anonymous ${mib('RssAnon').toFixed(0)} + file ${mib('RssFile').toFixed(0)} MiB`;
 }
 
 const codesText = (codes: Map<number, number>): string => [...codes].map(([c, n]) => `${n}x${c}`).join(' ');
@@ -399,14 +407,14 @@ async function memoryBurst(mode: Mode, objects: number, objectBytes: number): Pr
     peak = Math.max(peak, rssMiB(pid));
     await sleep(10_000);
     const after = rssMiB(pid);
-    breakdown.push(`after: ${await heapAndExternal(c)}`);
+    breakdown.push(`after: ${await heapAndExternal(c)}, ${anonAndFile(pid)}`);
     console.log(`    memory: ${breakdown.join('; ')}`);
     c.close();
     return {
       scenario: `memory: ${objects} ConfigMaps of ${(objectBytes / 1e6).toFixed(1)} MB written, listed twice, deleted`,
       mode: mode.name,
       observed: `RSS ${rss0.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB`,
-      after: `RSS ${after.toFixed(0)} MiB 10 s after the delete`,
+      after: `RSS ${after.toFixed(0)} MiB 10 s after the delete (${anonAndFile(pid)})`,
       target: 'back near the baseline (within the watch cache byte bound)',
     };
   } finally {
