@@ -6,33 +6,45 @@
  * tells a stuck reader within seconds rather than after megabytes. Elsewhere (no procfs) nothing is
  * known and only Node's buffer counts.
  */
-import { open } from 'node:fs/promises';
+import { closeSync, openSync, readSync } from 'node:fs';
 
 const TABLES = ['/proc/self/net/tcp', '/proc/self/net/tcp6'];
 const ESTABLISHED = '01';
-/** One read of the table: the kernel writes it whole per read call (each read walks its hash table). */
+/** Room for the table of about 27,000 connections (150 bytes each); it grows when there are more. */
 const READ_BUFFER_BYTES = 4 * 1024 * 1024;
 let readBuffer: Buffer | undefined;
 
 /** `localPort:remotePort` of a connection, the key of sendQueues(). */
 export const connectionKey = (localPort: number, remotePort: number): string => `${localPort}:${remotePort}`;
 
-async function readTable(path: string, buf: Buffer): Promise<string | undefined> {
-  let fh;
+/**
+ * Reads a table synchronously: the kernel hands it over a page or so per read call, and an
+ * asynchronous read would wait a turn of the (busy) event loop for each, seconds in all under load;
+ * read at once it costs the kernel's walk of its hash table, milliseconds.
+ */
+function readTable(path: string): string | undefined {
+  let fd: number;
   try {
-    fh = await open(path, 'r');
+    fd = openSync(path, 'r');
   } catch {
     return undefined;
   }
   try {
+    let buf = (readBuffer ??= Buffer.allocUnsafe(READ_BUFFER_BYTES));
     let n = 0;
     for (;;) {
-      const { bytesRead } = await fh.read(buf, n, buf.length - n, null);
-      if (bytesRead === 0 || n + bytesRead >= buf.length) return buf.toString('latin1', 0, n + bytesRead);
+      // more connections than room: a buffer twice the size, kept for the next reads
+      if (n === buf.length) {
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger);
+        buf = readBuffer = bigger;
+      }
+      const bytesRead = readSync(fd, buf, n, buf.length - n, null);
+      if (bytesRead === 0) return buf.toString('latin1', 0, n);
       n += bytesRead;
     }
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -42,14 +54,12 @@ const portOf = (address: string): number => parseInt(address.slice(address.lastI
  * Unacknowledged bytes per established connection, keyed by connectionKey(); a port pair seen twice
  * (two peers that chose the same port) is left out, as is everything when procfs is not there.
  */
-export async function sendQueues(): Promise<Map<string, number> | undefined> {
+export function sendQueues(): Map<string, number> | undefined {
   const out = new Map<string, number>();
   const ambiguous = new Set<string>();
-  // callers take turns (one sweep at a time): one buffer serves them all
-  const buf = (readBuffer ??= Buffer.allocUnsafe(READ_BUFFER_BYTES));
   let readAny = false;
   for (const path of TABLES) {
-    const text = await readTable(path, buf);
+    const text = readTable(path);
     if (text === undefined) continue;
     readAny = true;
     for (const line of text.split('\n')) {

@@ -70,12 +70,11 @@ const SWEEP_INTERVAL_MS = 1000;
 class StuckWatchSweeper {
   private readonly watches = new Set<WatchStream>();
   private timer: NodeJS.Timeout | undefined;
-  private sweeping = false;
 
   add(w: WatchStream): void {
     this.watches.add(w);
     if (this.timer) return;
-    this.timer = setInterval(() => void this.sweep(), SWEEP_INTERVAL_MS);
+    this.timer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
     this.timer.unref();
   }
 
@@ -86,15 +85,11 @@ class StuckWatchSweeper {
     this.timer = undefined;
   }
 
-  private async sweep(): Promise<void> {
-    if (this.sweeping) return;
-    this.sweeping = true;
-    try {
-      const queues = [...this.watches].some((w) => w.ownsConnection) ? await sendQueues() : undefined;
-      for (const w of [...this.watches]) w.checkProgress(queues);
-    } finally {
-      this.sweeping = false;
-    }
+  private sweep(): void {
+    const candidates = [...this.watches].filter((w) => w.mayBeStuck());
+    // the kernel's table is read only when some HTTP/1.1 watch could be over its bound
+    const queues = candidates.some((w) => w.ownsConnection) ? sendQueues() : undefined;
+    for (const w of candidates) w.checkProgress(queues);
   }
 }
 
@@ -148,6 +143,15 @@ export class WatchStream implements CacheWatcher {
 
   get ownsConnection(): boolean {
     return this.sink.ownConnection !== undefined;
+  }
+
+  /**
+   * Whether more than the bound was written beyond what the client had taken at the last look: if
+   * not, less than the bound can be unsent, and the watch needs no look now (idle watches cost no
+   * read of the kernel's table).
+   */
+  mayBeStuck(): boolean {
+    return !this.closed && (this.sink.bytes ?? 0) - (this.lastSweep?.taken ?? 0) > this.s.bufferLimitBytes;
   }
 
   /** One sweep's look at whether the client still takes what it is sent (see StuckWatchSweeper). */
