@@ -7,9 +7,11 @@
  *   probes    reads saturating --max-requests-inflight: /readyz and system:masters answered?
  *   slowloris connections sending a header byte a second, and silent TCP connections: cut after 32 s?
  *   watchers  1,000 watchers that never read beside 20 that do, at 100 writes/s: fast delivery, write
- *             latency, slow watchers closed, RSS during and after
+ *             latency, slow watchers closed, RSS during and after (watchers-h2: the 1,000 over HTTP/2)
  *   bodies    8 concurrent deeply nested YAML bodies: small writes' latency meanwhile
  *   memory    a burst of large objects written, read and deleted: does RSS come back near its baseline?
+ *
+ * `npm run bench -- overload --case=watchers,memory` runs some of them.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
 import { connect as h2connect } from 'node:http2';
