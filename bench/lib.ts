@@ -71,7 +71,7 @@ function stopper(proc: ChildProcess, dir: string | undefined): () => Promise<voi
     });
 }
 
-/** The allocator settings the bin's first line runs the server with (spawned through node here, so given by hand). */
+/** The allocator settings `npm start` runs the server with (see bin/svc-apiserver.ts). */
 export const SERVER_ALLOCATOR_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' } as const;
 
 /** Starts svc-apiserver with a fresh data dir and an admin bearer token. */

@@ -1,12 +1,14 @@
-#!/usr/bin/env -S MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node
+#!/usr/bin/env node
 /**
  * svc-apiserver: parses flags, starts the server with the worker pool (or inline with --workers=0),
  * and shuts down gracefully on SIGTERM / SIGINT.
  *
- * The first line sets glibc's allocator for the process (it reads them before any code runs): two
- * arenas rather than eight per core for the pool's threads, and a fixed 128 KiB threshold above which
- * blocks are mapped on their own and given back to the system when freed (by default the threshold
- * climbs after the first large block is freed, and later large Buffers fragment the heap for good).
+ * glibc's allocator reads its settings before any code runs, so `npm start` gives them in the
+ * environment (MALLOC_ARENA_MAX=2, MALLOC_MMAP_THRESHOLD_=131072; see the README's "What bounds
+ * memory"): two arenas rather than eight per core for the pool's threads, and a fixed 128 KiB
+ * threshold above which blocks are mapped on their own and given back to the system when freed (by
+ * default the threshold climbs after the first large free, and later large Buffers fragment the heap
+ * for good). They are not put on the first line (`env -S`): BusyBox's env, on Alpine, has no -S.
  */
 import { ApiServer } from '../core/server/server.js';
 import { FlagError, helpText, parseFlags } from '../core/server/options.js';
