@@ -71,6 +71,9 @@ function stopper(proc: ChildProcess, dir: string | undefined): () => Promise<voi
     });
 }
 
+/** The allocator settings `npm start` runs the server with (see bin/svc-apiserver.ts). */
+export const SERVER_ALLOCATOR_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' } as const;
+
 /** Starts svc-apiserver with a fresh data dir and an admin bearer token. */
 export async function startApiServer(flags: string[], extraTokenLines: readonly string[] = []): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
@@ -78,6 +81,7 @@ export async function startApiServer(flags: string[], extraTokenLines: readonly 
   const port = await freePort();
   const proc = spawn(process.execPath, [binPath, `--data-dir=${dir}`, `--secure-port=${port}`, `--token-auth-file=${join(dir, 'tokens.csv')}`, ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...SERVER_ALLOCATOR_ENV },
   });
   await waitFor(proc, 'serving on');
   return { proc, url: `https://127.0.0.1:${port}`, dir, ca: readFileSync(join(dir, 'ca.crt'), 'utf8'), stop: stopper(proc, dir) };

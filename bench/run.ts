@@ -215,7 +215,8 @@ async function main(): Promise<void> {
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
-    const rows = (await overload(modes[1]!)).map((r) => [r.scenario, r.mode, r.observed, r.after, r.target]);
+    const only = args.find((a) => a.startsWith('--case='))?.slice('--case='.length).split(',') ?? [];
+    const rows = (await overload(modes[1]!, only)).map((r) => [r.scenario, r.mode, r.observed, r.after, r.target]);
     sections.push(table(['overload case', 'mode', 'well-behaved traffic meanwhile', 'afterwards', 'target'], rows));
   }
   if (want('grpc')) sections.push(await grpcSection(duration));

@@ -2,6 +2,13 @@
 /**
  * svc-apiserver: parses flags, starts the server with the worker pool (or inline with --workers=0),
  * and shuts down gracefully on SIGTERM / SIGINT.
+ *
+ * glibc's allocator reads its settings before any code runs, so `npm start` gives them in the
+ * environment (MALLOC_ARENA_MAX=2, MALLOC_MMAP_THRESHOLD_=131072; see the README's "What bounds
+ * memory"): two arenas rather than eight per core for the pool's threads, and a fixed 128 KiB
+ * threshold above which blocks are mapped on their own and given back to the system when freed (by
+ * default the threshold climbs after the first large free, and later large Buffers fragment the heap
+ * for good). They are not put on the first line (`env -S`): BusyBox's env, on Alpine, has no -S.
  */
 import { ApiServer } from '../core/server/server.js';
 import { FlagError, helpText, parseFlags } from '../core/server/options.js';
@@ -9,6 +16,7 @@ import { InlineExecutor, PoolExecutor } from '../workers/pool.js';
 import { EnablementError } from '../core/registry/enablement.js';
 import { DataDirLockedError } from '../core/server/data-dir-lock.js';
 import { StartError } from '../core/api/start-error.js';
+import { startMemoryReclaimer } from '../core/server/memory-reclaim.js';
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -38,6 +46,8 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  // the main thread gives memory back after a burst of large objects (each pool worker does too)
+  startMemoryReclaimer();
   console.log(`svc-apiserver: serving on ${server.url} (data in ${opts.dataDir}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'})`);
   if (server.grpcPort) console.log(`svc-apiserver: serving gRPC (svc.api.v1.Resources) on port ${server.grpcPort}`);
   if (server.tls.kubeconfigPath) console.log(`svc-apiserver: admin kubeconfig: ${server.tls.kubeconfigPath}`);

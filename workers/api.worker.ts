@@ -8,6 +8,7 @@ import { buildRegistryContext, type RegistrySettings } from '../core/registry/bu
 import { openStore, type StorageOptions } from '../core/storage/factory.js';
 import { type ApiTask, type ApiTaskResult, movableBytes } from '../core/registry/task.js';
 import { StoreTimingBuffer, TimedStore } from '../core/storage/timed-store.js';
+import { startMemoryReclaimer } from '../core/server/memory-reclaim.js';
 
 export interface WorkerSettings extends RegistrySettings {
   storage: StorageOptions;
@@ -17,6 +18,8 @@ const settings = workerData as WorkerSettings;
 // store timings ride back to the main thread's metrics with each task's result
 const timings = new StoreTimingBuffer();
 const registry = new Registry(buildRegistryContext(new TimedStore(openStore(settings.storage), timings), settings));
+// a worker that goes quiet after large bodies gives their memory back
+startMemoryReclaimer();
 
 /** Transfers the body's memory back to the main thread when it owns its ArrayBuffer (no copy). */
 function transferable(r: ApiTaskResult): unknown {

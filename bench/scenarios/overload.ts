@@ -7,14 +7,20 @@
  *   probes    reads saturating --max-requests-inflight: /readyz and system:masters answered?
  *   slowloris connections sending a header byte a second, and silent TCP connections: cut after 32 s?
  *   watchers  1,000 watchers that never read beside 20 that do, at 100 writes/s: fast delivery, write
- *             latency, slow watchers closed, RSS during and after
+ *             latency, slow watchers closed, RSS during and after (watchers-h2: the 1,000 over HTTP/2)
  *   bodies    8 concurrent deeply nested YAML bodies: small writes' latency meanwhile
  *   memory    a burst of large objects written, read and deleted: does RSS come back near its baseline?
+ *
+ * `npm run bench -- overload --case=watchers,memory` runs some of them.
  */
 import { connect as tcpConnect, type Socket } from 'node:net';
+import { connect as h2connect } from 'node:http2';
+import type { Duplex } from 'node:stream';
 import { connect, type TLSSocket } from 'node:tls';
 import { request } from 'node:https';
+import { readFileSync } from 'node:fs';
 import { AUTH, type Mode, SetupClient, TOKEN, load, rssMiB, startApiServer } from '../lib.js';
+import { connectionKey, sendQueues } from '../../core/server/send-queues.js';
 
 export interface OverloadRow {
   scenario: string;
@@ -40,7 +46,7 @@ function tls(url: URL, ca: string): Promise<TLSSocket> {
 }
 
 /** Resolves once the socket is closed by the other side (or `ms` passes: false). */
-function closedWithin(sock: Socket, ms: number): Promise<boolean> {
+function closedWithin(sock: Duplex, ms: number): Promise<boolean> {
   if (sock.destroyed) return Promise.resolve(true);
   return new Promise((resolve) => {
     const t = setTimeout(() => resolve(false), ms);
@@ -65,6 +71,20 @@ async function smallWrites(c: SetupClient, ns: string, n: number, gapMs = 0): Pr
     if (gapMs) await sleep(gapMs);
   }
   return { latencies, failed, codes };
+}
+
+/** The server's main-thread heap in use and its memory outside the heap (Buffers), in MiB, from /metrics. */
+async function heapAndExternal(c: SetupClient): Promise<string> {
+  const text = (await c.send('GET', '/metrics')).text;
+  const mib = (name: string) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1] ?? NaN) / 1048576;
+  return `heap ${mib('nodejs_heap_size_used_bytes').toFixed(0)}/external ${mib('nodejs_external_memory_bytes').toFixed(0)} MiB`;
+}
+
+/** Anonymous memory beside mapped file pages (the store's memory map, which the kernel can take back) of a process's RSS. */
+function anonAndFile(pid: number): string {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const mib = (f: string) => Number(new RegExp(`${f}:\\s+(\\d+) kB`).exec(status)?.[1] ?? NaN) / 1024;
+  return `RSS anonymous ${mib('RssAnon').toFixed(0)} + file ${mib('RssFile').toFixed(0)} MiB`;
 }
 
 const codesText = (codes: Map<number, number>): string => [...codes].map(([c, n]) => `${n}x${c}`).join(' ');
@@ -213,7 +233,8 @@ class CountingWatcher {
   closedAt: number | undefined;
   private tail = '';
   constructor(
-    readonly sock: TLSSocket,
+    /** The connection (HTTP/1.1) or stream (HTTP/2) the watch arrives on. */
+    readonly sock: Duplex,
     reads: boolean,
   ) {
     sock.on('error', () => undefined);
@@ -237,12 +258,50 @@ class CountingWatcher {
   }
 }
 
+/** A watch on its own HTTP/2 connection whose stream is never read (flow control stops the server's DATA frames). */
+function stuckH2Watch(base: string, ca: string, path: string): CountingWatcher {
+  const session = h2connect(base, { ca, servername: 'localhost' });
+  session.on('error', () => undefined);
+  const req = session.request({ ':path': path, authorization: `Bearer ${TOKEN}`, accept: 'application/json' });
+  req.once('close', () => session.close());
+  const w = new CountingWatcher(req, false);
+  // destroying the watch takes its connection with it
+  const destroy = req.destroy.bind(req);
+  req.destroy = (err?: Error) => {
+    session.destroy();
+    return destroy(err);
+  };
+  return w;
+}
+
+/**
+ * How many of the watchers' HTTP/1.1 connections the server no longer holds open (its side is not
+ * ESTABLISHED in the kernel's table): a paused client cannot see its connection end, and with
+ * megabytes queued towards it the end may take long to arrive once it reads.
+ */
+async function connectionsGone(serverPort: number, watchers: CountingWatcher[]): Promise<number> {
+  const open = sendQueues();
+  if (!open) return NaN;
+  return watchers.filter((w) => !open.has(connectionKey(serverPort, (w.sock as TLSSocket).localPort!))).length;
+}
+
+/** How many of the watchers' HTTP/2 streams end within 5 s once read (a reset stream ends at once). */
+async function streamsEnded(watchers: CountingWatcher[]): Promise<number> {
+  for (const w of watchers) w.sock.resume();
+  return (await Promise.all(watchers.map((w) => closedWithin(w.sock, 5000)))).filter(Boolean).length;
+}
+
 /** Point 9: watchers that never read cannot hurt the others, and memory comes back. */
-async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number, seconds: number): Promise<OverloadRow> {
+async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number, seconds: number, slowOverH2 = false): Promise<OverloadRow> {
   const s = await startApiServer(mode.flags);
   const url = new URL(s.url);
   const pid = s.proc.pid!;
   const all: CountingWatcher[] = [];
+  // a paused client cannot see its connection end: the server's log says when it dropped a watch
+  const drops: number[] = [];
+  s.proc.stderr!.on('data', (d: Buffer) => {
+    for (const _ of String(d).matchAll(/watcher is too slow/g)) drops.push(performance.now());
+  });
   try {
     const c = new SetupClient(s.url, s.ca);
     await c.send('POST', '/api/v1/namespaces', { metadata: { name: 'slow' } });
@@ -253,7 +312,8 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
       sock.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: application/json\r\n\r\n`);
       return new CountingWatcher(sock, reads);
     };
-    for (let i = 0; i < slow; i += 50) all.push(...(await Promise.all(Array.from({ length: Math.min(50, slow - i) }, () => open(false)))));
+    const openSlow = async () => (slowOverH2 ? stuckH2Watch(s.url, s.ca, path) : open(false));
+    for (let i = 0; i < slow; i += 50) all.push(...(await Promise.all(Array.from({ length: Math.min(50, slow - i) }, openSlow))));
     const fastOnes: CountingWatcher[] = [];
     for (let i = 0; i < fast; i++) fastOnes.push(await open(true));
     all.push(...fastOnes);
@@ -288,17 +348,21 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
         else delays.push(Math.max(0, at - ack));
       }
     }
-    const slowClosed = all.slice(0, slow).filter((w) => w.closedAt !== undefined).length;
     const rssDuring = Math.max(peak, rssMiB(pid));
+    // resumed, a slow watcher the server dropped ends at once; one still served keeps streaming
+    const slowOnes = all.slice(0, slow);
+    const slowClosed = slowOverH2 ? await streamsEnded(slowOnes) : await connectionsGone(Number(url.port), slowOnes);
+    const dropAt = (p: number) => (drops.length ? ((percentile(drops, p) - t0) / 1000).toFixed(1) : '-');
     for (const w of all) w.sock.destroy();
-    await sleep(5000);
+    // long enough for the server's memory reclaimer (every 5 s) to have looked twice
+    await sleep(12_000);
     const rssAfter = rssMiB(pid);
     c.close();
     return {
-      scenario: `slow watchers: ${slow} that never read + ${fast} that do, ${rate} writes/s of 2 KB for ${seconds} s`,
+      scenario: `slow watchers: ${slow} that never read${slowOverH2 ? ' (HTTP/2, one connection each)' : ''} + ${fast} that do, ${rate} writes/s of 2 KB for ${seconds} s`,
       mode: mode.name,
       observed: `fast watchers' delivery p99 ${percentile(delays, 99).toFixed(0)} ms (${missing} missing); write p99 ${percentile(writeLatencies, 99).toFixed(0)} ms`,
-      after: `${slowClosed}/${slow} slow watchers closed; RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 5 s after they left`,
+      after: `${slowClosed}/${slow} slow watchers closed (${drops.length} dropped by the server, half by ${dropAt(50)} s and all by ${dropAt(100)} s into the writes); RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after they left`,
       target: 'slow ones closed, fast p99 and write p99 < 100 ms',
     };
   } finally {
@@ -345,25 +409,31 @@ async function memoryBurst(mode: Mode, objects: number, objectBytes: number): Pr
     const rss0 = rssMiB(pid);
     const value = 'x'.repeat(objectBytes);
     let peak = rss0;
+    const breakdown: string[] = [`before: ${await heapAndExternal(c)}`];
     await c.many(objects, 8, (i) => {
       if (i % 20 === 0) peak = Math.max(peak, rssMiB(pid));
       return ['POST', '/api/v1/namespaces/burst/configmaps', { metadata: { name: `large-${i}` }, data: { v: value } }];
     });
+    peak = Math.max(peak, rssMiB(pid));
+    breakdown.push(`written: RSS ${rssMiB(pid).toFixed(0)} MiB, ${await heapAndExternal(c)}`);
     // whole lists of it, twice
     for (let i = 0; i < 2; i++) {
       await c.send('GET', '/api/v1/namespaces/burst/configmaps');
       peak = Math.max(peak, rssMiB(pid));
     }
+    breakdown.push(`listed: RSS ${rssMiB(pid).toFixed(0)} MiB, ${await heapAndExternal(c)}`);
     await c.send('DELETE', '/api/v1/namespaces/burst/configmaps');
     peak = Math.max(peak, rssMiB(pid));
     await sleep(10_000);
     const after = rssMiB(pid);
+    breakdown.push(`after: ${await heapAndExternal(c)}, ${anonAndFile(pid)}`);
+    console.log(`    memory: ${breakdown.join('; ')}`);
     c.close();
     return {
       scenario: `memory: ${objects} ConfigMaps of ${(objectBytes / 1e6).toFixed(1)} MB written, listed twice, deleted`,
       mode: mode.name,
       observed: `RSS ${rss0.toFixed(0)} MiB before, peak ${peak.toFixed(0)} MiB`,
-      after: `RSS ${after.toFixed(0)} MiB 10 s after the delete`,
+      after: `RSS ${after.toFixed(0)} MiB 10 s after the delete (${anonAndFile(pid)})`,
       target: 'back near the baseline (within the watch cache byte bound)',
     };
   } finally {
@@ -383,9 +453,20 @@ async function rawPost(base: string, ca: string, path: string, body: string): Pr
   });
 }
 
-export async function overload(mode: Mode): Promise<OverloadRow[]> {
+/** The cases by name; `npm run bench -- overload --case=watchers,memory` runs some of them. */
+export async function overload(mode: Mode, only: readonly string[] = []): Promise<OverloadRow[]> {
   const rows: OverloadRow[] = [];
-  for (const run of [() => slots(mode), () => probes(mode), () => slowloris(mode, 1000), () => slowWatchers(mode, 1000, 20, 100, 30), () => expensiveBodies(mode, 8), () => memoryBurst(mode, 300, 900_000)]) {
+  const cases: [string, () => Promise<OverloadRow>][] = [
+    ['slots', () => slots(mode)],
+    ['probes', () => probes(mode)],
+    ['slowloris', () => slowloris(mode, 1000)],
+    ['watchers', () => slowWatchers(mode, 1000, 20, 100, 30)],
+    ['watchers-h2', () => slowWatchers(mode, 1000, 20, 100, 30, true)],
+    ['bodies', () => expensiveBodies(mode, 8)],
+    ['memory', () => memoryBurst(mode, 300, 900_000)],
+  ];
+  for (const [name, run] of cases) {
+    if (only.length && !only.includes(name)) continue;
     const r = await run();
     console.log(`  ${r.scenario} [${r.mode}]: ${r.observed}; ${r.after}`);
     rows.push(r);

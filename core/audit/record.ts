@@ -219,6 +219,10 @@ class AuditedSink implements ResponseSink {
     return this.inner.buffered;
   }
 
+  get ownConnection(): ResponseSink['ownConnection'] {
+    return this.inner.ownConnection;
+  }
+
   get code(): number | undefined {
     return this.inner.code;
   }

@@ -61,6 +61,14 @@ export const jsonSerializer: Serializer = {
       if (!first) pending.push(COMMA);
       first = false;
       const b = it.itemJson();
+      if (b.length >= CHUNK) {
+        // a large item goes out as it is, not copied into a chunk
+        if (pending.length) yield pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+        yield b;
+        pending = [];
+        size = 0;
+        continue;
+      }
       pending.push(b);
       size += b.length + 1;
       if (size >= CHUNK) {

@@ -239,23 +239,35 @@ export async function deleteObject(ctx: RegistryContext, req: OpRequest): Promis
   return result;
 }
 
+/** Objects deletecollection reads from the store at a time. */
+const DELETE_COLLECTION_PAGE = 50;
+
 export async function deleteCollection(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   const rt = req.rt;
   const opts = deleteOptionsOf(ctx, req);
   const listOpts = listOptionsFromQuery(req.query);
   validateListOptions(listOpts);
-  const page = await listFromStore(ctx, rt, req.namespace, listOpts, { keysOnly: true });
+  // The selection is read a page at a time, every page at the first one's revision (the same set as
+  // one list), so a collection of large objects is not held in memory all at once; a client's own
+  // limit, continue or resourceVersion is honoured as one read, as before.
+  const paged = listOpts.limit <= 0 && !listOpts.continue && (listOpts.resourceVersion === '' || listOpts.resourceVersion === '0');
+  let pageOpts = paged ? { ...listOpts, limit: DELETE_COLLECTION_PAGE } : listOpts;
   let last = 0;
-  for (const item of page.keys) {
-    const live = decodeLive(rt, item);
-    try {
-      admitDelete(rt, live.object.metadata.name!);
-      const out = await deleteOne(ctx, rt, item.key, live.object.metadata.name!, opts);
-      if (out.written) last = Math.max(last, out.revision);
-    } catch (err) {
-      if ((err as { code?: number }).code === 404) continue;
-      throw err;
+  for (;;) {
+    const page = await listFromStore(ctx, rt, req.namespace, pageOpts, { countRemaining: !paged });
+    for (const item of page.keys) {
+      const live = decodeLive(rt, item);
+      try {
+        admitDelete(rt, live.object.metadata.name!);
+        const out = await deleteOne(ctx, rt, item.key, live.object.metadata.name!, opts);
+        if (out.written) last = Math.max(last, out.revision);
+      } catch (err) {
+        if ((err as { code?: number }).code === 404) continue;
+        throw err;
+      }
     }
+    if (!paged || !page.continue) break;
+    pageOpts = { ...pageOpts, resourceVersion: '', continue: page.continue };
   }
   const result: OpResult = { code: 200, body: { value: successStatus() }, warnings: [] };
   if (last) result.revision = last;

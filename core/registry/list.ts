@@ -29,7 +29,8 @@ export async function listFromStore(
   rt: ResourceType,
   namespace: string,
   o: ListOptions,
-  _mode: { keysOnly?: boolean } = {},
+  /** countRemaining false: a limited page without remainingItemCount (no walk over the rest of the range). */
+  mode: { countRemaining?: boolean } = {},
 ): Promise<StorePage> {
   checkFieldSelector(rt, o.fieldSelector);
   const prefix = collectionPrefix(rt, namespace);
@@ -43,7 +44,7 @@ export async function listFromStore(
     startKey = pos.startKey;
   }
   try {
-    return await readPage(ctx, rt, prefix, o, revision, startKey);
+    return await readPage(ctx, rt, prefix, o, revision, startKey, mode.countRemaining ?? true);
   } catch (err) {
     if (err instanceof StoreError && err.code === 'Compacted') {
       if (plan.kind === 'continue') {
@@ -67,10 +68,11 @@ async function readPage(
   o: ListOptions,
   revision: number | undefined,
   startKey: string | undefined,
+  countRemaining: boolean,
 ): Promise<StorePage> {
   const limit = o.limit > 0 ? o.limit : 0;
   if (!hasSelectors(o)) {
-    const res = await ctx.store.list(prefix, { revision, startKey, limit, countRemaining: limit > 0 });
+    const res = await ctx.store.list(prefix, { revision, startKey, limit, countRemaining: countRemaining && limit > 0 });
     const last = res.items[res.items.length - 1];
     return {
       keys: res.items,

@@ -10,7 +10,7 @@
  */
 import type { ApiObject } from '../api/types.js';
 import { decodeStored } from '../codec/object-bytes.js';
-import type { CacheEvent, CachedObject, CacheObserver, WatchCache } from '../storage/watch-cache.js';
+import { type CacheEvent, type CachedObject, type CacheObserver, keepsMemos, type WatchCache } from '../storage/watch-cache.js';
 import { collectionPrefix, objectKey } from './keys.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 import type { TypeRegistry } from './type-registry.js';
@@ -47,7 +47,11 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
 
   /** The decoded object of a cached version (TypeMeta and resourceVersion set), built once. */
   private decode(o: CachedObject): DeepReadonly<T> {
-    return (o.decoded ??= decodeStored(o.stored, o.revision, this.apiVersion, this.rt.kind)) as DeepReadonly<T>;
+    if (o.decoded) return o.decoded as DeepReadonly<T>;
+    const value = decodeStored(o.stored, o.revision, this.apiVersion, this.rt.kind);
+    // large objects are decoded per use, not kept beside their stored bytes (see MEMO_MAX_STORED_BYTES)
+    if (keepsMemos(o)) o.decoded = value;
+    return value as DeepReadonly<T>;
   }
 
   /** Revision the view reflects. */

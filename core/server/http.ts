@@ -183,6 +183,13 @@ class HttpSink implements ResponseSink {
     return this.res.writableLength;
   }
 
+  get ownConnection(): { localPort: number; remotePort: number } | undefined {
+    // HTTP/2 answers are streams on a shared connection (their flow control bounds them instead)
+    if ('stream' in this.res) return undefined;
+    const sock = this.res.socket;
+    return sock?.localPort && sock.remotePort ? { localPort: sock.localPort, remotePort: sock.remotePort } : undefined;
+  }
+
   drained(): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
     const r = this.res as ServerResponse;

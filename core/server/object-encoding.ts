@@ -13,12 +13,21 @@ import type { ObjectSource, Serializer, TypeInfo } from '../codec/serializer.js'
 import type { ResourceType } from '../registry/resource-type.js';
 import { type TransformRequest, transformObject } from '../registry/transform.js';
 import { canonicalize } from '../schema/structural.js';
-import type { CachedObject, FrameVariant, WatchEventType } from '../storage/watch-cache.js';
+import { type CachedObject, type FrameVariant, keepsMemos, type WatchEventType } from '../storage/watch-cache.js';
 import type { WatchFraming } from './scope.js';
 
 /** The list-item JSON of a cached version (no TypeMeta, resourceVersion stamped). */
 export function itemBytes(o: CachedObject): Buffer {
+  if (!keepsMemos(o)) return o.item ?? withResourceVersion(o.stored, o.revision);
   return (o.item ??= withResourceVersion(o.stored, o.revision));
+}
+
+/** The decoded list item of a cached version, shared by every reader while memos are kept. */
+function decodedItem(o: CachedObject): Record<string, unknown> {
+  if (o.decoded) return o.decoded as Record<string, unknown>;
+  const value = JSON.parse(itemBytes(o).toString('utf8')) as Record<string, unknown>;
+  if (keepsMemos(o)) o.decoded = value;
+  return value;
 }
 
 /**
@@ -30,9 +39,11 @@ export function cachedSource(o: CachedObject, rt?: ResourceType): ObjectSource {
   if (rt?.custom) return customSource(o, rt);
   return {
     itemJson: () => itemBytes(o),
-    value: () => (o.decoded ??= JSON.parse(itemBytes(o).toString('utf8'))) as Record<string, unknown>,
+    value: () => decodedItem(o),
     memo: (k) => o.encodings?.get(k),
-    setMemo: (k, b) => void (o.encodings ??= new Map()).set(k, b),
+    setMemo: (k, b) => {
+      if (keepsMemos(o)) (o.encodings ??= new Map()).set(k, b);
+    },
   };
 }
 

@@ -34,6 +34,12 @@ export interface ResponseSink {
   readonly buffered: number;
   /** Resolves once the buffer has drained (true) or the client is gone (false). */
   drained(): Promise<boolean>;
+  /**
+   * The ports of the TCP connection this answer has to itself (HTTP/1.1), so that what the kernel
+   * holds unacknowledged for it can be counted as unsent; undefined on a shared connection (HTTP/2,
+   * gRPC: flow control keeps a stuck stream's bytes in `buffered`).
+   */
+  readonly ownConnection?: { localPort: number; remotePort: number } | undefined;
   /** Ends the answer (and the stream). */
   end(): void;
   /** Ends the answer at once and drops the connection (a response that cannot be delivered in time). */

@@ -41,6 +41,17 @@ export interface CachedObject {
   views?: Map<string, { bytes: Buffer; item?: Buffer; value?: Record<string, unknown> }>;
 }
 
+/**
+ * Objects stored larger than this keep no memoized copies (list-item JSON, decoded value, encodings):
+ * each read builds what it needs and lets it go. A copy saved per read is worth little next to
+ * writing a large object out, and memos would double or triple what the cache holds (a burst of
+ * 0.9 MB ConfigMaps, listed once, was held about three times over).
+ */
+export const MEMO_MAX_STORED_BYTES = 64 * 1024;
+
+/** Whether memos of this version are kept on it (see MEMO_MAX_STORED_BYTES). */
+export const keepsMemos = (o: CachedObject): boolean => o.stored.byteLength <= MEMO_MAX_STORED_BYTES;
+
 export type WatchEventType = 'ADDED' | 'MODIFIED' | 'DELETED';
 
 export interface CacheEvent {

@@ -23,6 +23,7 @@ import { collectionPrefix, resourcePrefix } from '../../registry/keys.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { ResponseSink } from '../scope.js';
 import { addedFrame, bookmarkFrame, errorFrame, frameVariant, prepareViews, type WatchForm } from '../object-encoding.js';
+import { connectionKey, sendQueues } from '../send-queues.js';
 
 export interface WatchSettings {
   cacher: Cacher;
@@ -55,6 +56,51 @@ export interface WatchTarget {
 /** Live events a watch may hold back while it writes history or initial state. */
 const MAX_BUFFERED_EVENTS = 100_000;
 
+/** How often the watches of a server are looked at for clients that stopped reading. */
+const SWEEP_INTERVAL_MS = 1000;
+
+/**
+ * Finds watches whose client stopped reading. Node's buffer only grows once the kernel's buffers are
+ * full (megabytes per connection on loopback), so each sweep also counts, for an HTTP/1.1 watch, what
+ * the kernel holds unacknowledged for its connection. A watch is dropped when more than its bound is
+ * unsent and its client took less than a quarter of the bound since the previous sweep:
+ * upstream drops a watcher whose buffer stays full past a timeout; this is that rule with the kernel's
+ * share counted. A slow but reading client (a large initial state over a long link) keeps its watch.
+ */
+class StuckWatchSweeper {
+  private readonly watches = new Set<WatchStream>();
+  private timer: NodeJS.Timeout | undefined;
+
+  add(w: WatchStream): void {
+    this.watches.add(w);
+    if (this.timer) return;
+    this.timer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  remove(w: WatchStream): void {
+    this.watches.delete(w);
+    if (this.watches.size || !this.timer) return;
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  private sweep(): void {
+    const candidates = [...this.watches].filter((w) => w.mayBeStuck());
+    // the kernel's table is read only when some HTTP/1.1 watch could be over its bound
+    const queues = candidates.some((w) => w.ownsConnection) ? sendQueues() : undefined;
+    for (const w of candidates) w.checkProgress(queues);
+  }
+}
+
+/** One sweeper per server (its watch settings). */
+const sweepers = new WeakMap<WatchSettings, StuckWatchSweeper>();
+function sweeperFor(s: WatchSettings): StuckWatchSweeper {
+  let sw = sweepers.get(s);
+  if (!sw) sweepers.set(s, (sw = new StuckWatchSweeper()));
+  return sw;
+}
+
 export class WatchStream implements CacheWatcher {
   private closed = false;
   private replaying: CacheEvent[] | undefined;
@@ -67,6 +113,8 @@ export class WatchStream implements CacheWatcher {
   private readonly convertQueue: CacheEvent[] = [];
   private pumping = false;
   private readonly meter: WatchMeter | undefined;
+  /** Unsent bytes and bytes the client had taken at the last sweep. */
+  private lastSweep: { unsent: number; taken: number } | undefined;
 
   constructor(
     private readonly s: WatchSettings,
@@ -87,10 +135,47 @@ export class WatchStream implements CacheWatcher {
     this.sink.write(frame);
     this.meter?.sent(frame.byteLength);
     if (this.sink.buffered > this.s.bufferLimitBytes) {
-      this.close('watcher is too slow');
+      this.dropSlow();
       return false;
     }
     return true;
+  }
+
+  get ownsConnection(): boolean {
+    return this.sink.ownConnection !== undefined;
+  }
+
+  /**
+   * Whether more than the bound was written beyond what the client had taken at the last look: if
+   * not, less than the bound can be unsent, and the watch needs no look now (idle watches cost no
+   * read of the kernel's table).
+   */
+  mayBeStuck(): boolean {
+    return !this.closed && (this.sink.bytes ?? 0) - (this.lastSweep?.taken ?? 0) > this.s.bufferLimitBytes;
+  }
+
+  /** One sweep's look at whether the client still takes what it is sent (see StuckWatchSweeper). */
+  checkProgress(queues: Map<string, number> | undefined): void {
+    if (this.closed) return;
+    const conn = this.sink.ownConnection;
+    const inKernel = conn && queues ? (queues.get(connectionKey(conn.localPort, conn.remotePort)) ?? 0) : 0;
+    const unsent = this.sink.buffered + inKernel;
+    const taken = (this.sink.bytes ?? 0) - unsent;
+    const bound = this.s.bufferLimitBytes;
+    const last = this.lastSweep;
+    this.lastSweep = { unsent, taken };
+    if (last && unsent > bound && taken - last.taken < bound / 4) this.dropSlow();
+  }
+
+  /**
+   * Ends a watch whose client does not take what it is sent, dropping its connection (HTTP/1.1) or
+   * stream (HTTP/2): what waits for it would never be read. The client resumes from its last
+   * resourceVersion.
+   */
+  private dropSlow(): void {
+    if (this.closed) return;
+    this.close('watcher is too slow');
+    this.sink.abort();
   }
 
   /** The frame this watcher gets for `ev`, if any (each revision once). */
@@ -151,7 +236,7 @@ export class WatchStream implements CacheWatcher {
     if (this.replaying) {
       // live events wait while history or initial state is written; a client that never catches up is closed
       if (this.replaying.length >= MAX_BUFFERED_EVENTS) {
-        this.close('watcher is too slow');
+        this.dropSlow();
         return false;
       }
       this.replaying.push(ev);
@@ -166,6 +251,7 @@ export class WatchStream implements CacheWatcher {
     for (const t of this.timers) clearTimeout(t);
     this.cache.removeWatcher(this);
     this.s.track?.close(this);
+    sweeperFor(this.s).remove(this);
     if (reason && !this.sink.closed) console.warn(`svc-apiserver: closing watch of ${this.t.rt.plural}: ${reason}`);
     if (!this.sink.closed) this.sink.end();
   }
@@ -213,6 +299,7 @@ export class WatchStream implements CacheWatcher {
     const rv = this.o.resourceVersion;
     const initial = this.o.sendInitialEvents === true || (this.o.sendInitialEvents === undefined && (rv === '' || rv === '0'));
     this.s.track?.open(this);
+    sweeperFor(this.s).add(this);
     try {
       if (initial) await this.startWithState(rv);
       else await this.startFrom(rv === '' ? await this.s.cacher.syncConsistent() : Number(rv));

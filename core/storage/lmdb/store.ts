@@ -74,7 +74,7 @@ export class LmdbStore implements Store {
   private readonly pollIntervalMs: number;
 
   constructor(opts: LmdbStoreOptions) {
-    this.root = open({ path: opts.path, overlappingSync: false, maxDbs: 8 });
+    this.root = open({ path: opts.path, overlappingSync: false, maxDbs: 8, remapChunks: true });
     this.meta = this.root.openDB<number, string>('meta', { encoding: 'msgpack' });
     this.kv = this.root.openDB<Uint8Array, string>('kv', { encoding: 'binary', useVersions: true });
     this.log = this.root.openDB<LogEntry, number>('log', { encoding: 'msgpack' });

@@ -1,0 +1,124 @@
+/**
+ * Watchers that stop reading (issue 7, point 9): the server drops them once more than
+ * --watch-buffer-bytes waits for them, counting on HTTP/1.1 what the kernel holds unacknowledged (a
+ * paused loopback client lets the kernel absorb about 4 MiB before Node's buffer grows), and on
+ * HTTP/2 what flow control keeps in the stream's buffer. A reading watcher on the same server gets
+ * every event meanwhile. Bounds are on bytes, with generous waits; nothing is timed.
+ */
+import t from 'tap';
+import { connect as h2connect } from 'node:http2';
+import { connect, type TLSSocket } from 'node:tls';
+import { collectThrough, rvOf } from '../helpers/watch-guarantees.js';
+import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+
+const CM = '/api/v1/namespaces/default/configmaps';
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const currentRv = async (s: TestServer): Promise<number> => Number((await s.admin.get(CM)).json.metadata.resourceVersion);
+/** 8 KiB of data per object: an event frame of about 8.3 KiB. */
+const PAYLOAD = 'x'.repeat(8 * 1024);
+/** Less than the kernel absorbs for a paused loopback client before Node's buffer grows (~4 MiB). */
+const WRITE_CAP_BYTES = 3 * 1024 * 1024;
+
+/** A raw HTTP/1.1 watch whose client never reads after sending the request. */
+function stuckHttp1Watch(s: TestServer, rv: number): Promise<TLSSocket> {
+  const u = new URL(s.url);
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: u.hostname, port: Number(u.port), ca: s.ca, ALPNProtocols: ['http/1.1'] }, () => {
+      sock.write(`GET ${CM}?watch=1&resourceVersion=${rv} HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${ADMIN_TOKEN}\r\n\r\n`);
+      sock.pause();
+      resolve(sock);
+    });
+    sock.on('error', reject);
+  });
+}
+
+/**
+ * Writes objects, a few at a time with pauses, until `dropped()` says the stuck watch is gone or
+ * WRITE_CAP_BYTES of payload were written; returns the bytes written and the last resourceVersion.
+ */
+async function writeUntilDropped(s: TestServer, dropped: () => boolean): Promise<{ bytes: number; lastRv: number; count: number }> {
+  let bytes = 0;
+  let lastRv = 0;
+  let count = 0;
+  while (!dropped() && bytes < WRITE_CAP_BYTES) {
+    const batch = await Promise.all(Array.from({ length: 4 }, () => s.admin.post(CM, { metadata: { generateName: 'slow-' }, data: { p: PAYLOAD } })));
+    for (const r of batch) lastRv = Math.max(lastRv, rvOf(r.json));
+    bytes += 4 * PAYLOAD.length;
+    count += 4;
+    // about 300 KiB a second: the stuck client's share waits long enough for the once-a-second sweep
+    await sleep(100);
+  }
+  return { bytes, lastRv, count };
+}
+
+/** Resolves true once `sock` ends (it is read from now on), false after `ms`. */
+function endsWithin(sock: TLSSocket, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms);
+    sock.on('data', () => undefined);
+    sock.on('error', () => undefined);
+    sock.once('close', () => {
+      clearTimeout(timer);
+      resolve(true);
+    });
+    sock.resume();
+  });
+}
+
+t.test('an HTTP/1.1 watcher that stops reading is dropped before the kernel buffers fill, and a reading watcher gets every event', async (t) => {
+  const s = await startServer(['--authorization-mode=AlwaysAllow']);
+  t.teardown(() => s.stop());
+  const start = await currentRv(s);
+  const good = await s.admin.stream(`${CM}?watch=1&resourceVersion=${start}`);
+  const stuck = await stuckHttp1Watch(s, start);
+  stuck.on('error', () => undefined);
+  // wait until both watches are registered
+  for (let i = 0; i < 100 && s.server.openWatches < 2; i++) await sleep(20);
+  t.equal(s.server.openWatches, 2, 'both watches open');
+
+  const w = await writeUntilDropped(s, () => s.server.openWatches < 2);
+  t.equal(s.server.openWatches, 1, `the stuck watch was dropped after ${Math.round(w.bytes / 1024)} KiB of payload (cap ${WRITE_CAP_BYTES / 1024} KiB)`);
+  t.ok(w.bytes < WRITE_CAP_BYTES, 'dropped while less was sent than the kernel would have absorbed');
+
+  const events = await collectThrough(good, w.lastRv, 30_000);
+  t.equal(events.length, w.count, 'the reading watcher got every event');
+  t.ok(events.every((e) => e.type === 'ADDED'), 'all of them as ADDED');
+  good.close();
+  t.ok(await endsWithin(stuck, 10_000), 'read at last, the stuck connection ends (the server dropped it)');
+  t.equal((await s.admin.get(CM + '?limit=1')).status, 200, 'the server keeps serving');
+});
+
+t.test('an HTTP/2 watch stream whose client stops reading is reset once flow control backs its bytes up past the bound', async (t) => {
+  const s = await startServer(['--authorization-mode=AlwaysAllow', '--watch-buffer-bytes=262144']);
+  t.teardown(() => s.stop());
+  const start = await currentRv(s);
+  const good = await s.admin.stream(`${CM}?watch=1&resourceVersion=${start}`);
+  const session = h2connect(s.url, { ca: s.ca });
+  t.teardown(() => session.close());
+  session.on('error', () => undefined);
+  const req = session.request({ ':path': `${CM}?watch=1&resourceVersion=${start}`, authorization: `Bearer ${ADMIN_TOKEN}` });
+  let closed = false;
+  req.on('error', () => undefined);
+  req.on('close', () => (closed = true));
+  await new Promise((r) => req.once('response', r));
+  req.pause();
+  for (let i = 0; i < 100 && s.server.openWatches < 2; i++) await sleep(20);
+  t.equal(s.server.openWatches, 2, 'both watches open');
+
+  const w = await writeUntilDropped(s, () => s.server.openWatches < 2);
+  t.equal(s.server.openWatches, 1, `the stuck stream was dropped after ${Math.round(w.bytes / 1024)} KiB of payload`);
+  const events = await collectThrough(good, w.lastRv, 30_000);
+  t.equal(events.length, w.count, 'the reading watcher got every event');
+  good.close();
+  req.resume();
+  for (let i = 0; i < 200 && !closed; i++) await sleep(50);
+  t.ok(closed, 'read at last, the stuck stream ends');
+  // the connection itself stays usable: only the stream was reset
+  const again = session.request({ ':path': '/version', authorization: `Bearer ${ADMIN_TOKEN}` });
+  const status = await new Promise<number>((resolve) => {
+    again.on('response', (h) => resolve(Number(h[':status'])));
+    again.on('error', () => resolve(0));
+  });
+  again.resume();
+  t.equal(status, 200, 'other requests on the same HTTP/2 connection still work');
+});
