@@ -1,10 +1,18 @@
 /**
- * A Store whose values pass through a ValueTransformer (encryption at rest) on the way in and out.
- * It wraps any backend, so encryption is the same on LMDB and etcd; revisions, keys and history are
- * the inner store's. A value no provider can read surfaces as a TransformError naming its key.
+ * A Store whose values pass through a transform on the way in and out: encryption at rest
+ * (encryption.ts) and the storage media type (media-type.ts) are each one layer of it. It wraps any
+ * backend, so both are the same on LMDB and etcd; revisions, keys and history are the inner store's.
+ * A value the transform cannot read back surfaces as a TransformError naming its key; a value an inner
+ * layer already marked unreadable is passed on as it is.
  */
-import { TransformError, type ValueTransformer } from './encryption.js';
+import { TransformError } from './encryption.js';
 import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult, GetOptions } from './interface.js';
+
+/** One layer of value transformation: to the stored form on writes, back on reads (TransformError when it cannot). */
+export interface StoredValueTransform {
+  toStored(key: string, value: Uint8Array): Uint8Array;
+  fromStored(key: string, stored: Uint8Array): Uint8Array;
+}
 
 export class TransformingStore implements Store {
   readonly singleProcess?: boolean;
@@ -17,7 +25,7 @@ export class TransformingStore implements Store {
   /** Released with the store (the watcher of a reloaded configuration). */
   private readonly onClose: (() => void)[] = [];
 
-  constructor(private readonly inner: Store, private tr: ValueTransformer) {
+  constructor(private readonly inner: Store, private tr: StoredValueTransform) {
     this.singleProcess = inner.singleProcess;
     if (inner.currentRevisionSync) this.currentRevisionSync = () => inner.currentRevisionSync!();
     if (inner.notifyCommitted) this.notifyCommitted = (r) => inner.notifyCommitted!(r);
@@ -26,15 +34,20 @@ export class TransformingStore implements Store {
     this.healthCheckName = inner.healthCheckName;
   }
 
-  private out = (kv: KeyValue): KeyValue => ({ ...kv, value: this.tr.decrypt(kv.key, kv.value) });
+  /** The value read back; the same KeyValue when the transform leaves it as it is (no copy per item). */
+  private out = (kv: KeyValue): KeyValue => {
+    if (kv.unreadable) return kv;
+    const value = this.tr.fromStored(kv.key, kv.value);
+    return value === kv.value ? kv : { ...kv, value };
+  };
 
-  private outEvent = (e: StoreEvent): StoreEvent => ({
-    ...e,
-    value: e.value && this.tr.decrypt(e.key, e.value),
-    prevValue: e.prevValue && this.tr.decrypt(e.key, e.prevValue),
-  });
+  private outEvent = (e: StoreEvent): StoreEvent => {
+    const value = e.value && !e.unreadable ? this.tr.fromStored(e.key, e.value) : e.value;
+    const prevValue = e.prevValue && this.tr.fromStored(e.key, e.prevValue);
+    return value === e.value && prevValue === e.prevValue ? e : { ...e, value, prevValue };
+  };
 
-  /** out(), with a value no provider reads marked unreadable (its stored bytes kept) instead of thrown. */
+  /** out(), with a value that cannot be read back marked unreadable (its stored bytes kept) instead of thrown. */
   private outKept = (kv: KeyValue): KeyValue => {
     try {
       return this.out(kv);
@@ -46,23 +59,29 @@ export class TransformingStore implements Store {
 
   /** outEvent() for the live feed: an unreadable new value is marked, an unreadable previous one dropped. */
   private outEventKept = (e: StoreEvent): StoreEvent => {
-    const out: StoreEvent = { ...e };
-    if (e.value) {
+    let value = e.value;
+    let prevValue = e.prevValue;
+    let unreadable = e.unreadable;
+    if (value && !unreadable) {
       try {
-        out.value = this.tr.decrypt(e.key, e.value);
+        value = this.tr.fromStored(e.key, value);
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
-        out.unreadable = err.message;
+        unreadable = err.message;
       }
     }
-    if (e.prevValue) {
+    if (prevValue) {
       try {
-        out.prevValue = this.tr.decrypt(e.key, e.prevValue);
+        prevValue = this.tr.fromStored(e.key, prevValue);
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
-        delete out.prevValue;
+        prevValue = undefined;
       }
     }
+    if (value === e.value && prevValue === e.prevValue && unreadable === e.unreadable) return e;
+    const out: StoreEvent = { ...e, value, prevValue };
+    if (prevValue === undefined) delete out.prevValue;
+    if (unreadable !== undefined) out.unreadable = unreadable;
     return out;
   };
 
@@ -81,10 +100,10 @@ export class TransformingStore implements Store {
     return { ...r, items: r.items.map(opts?.keepUnreadable ? this.outKept : this.out) };
   }
   create(key: string, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.create(key, this.tr.encrypt(key, value));
+    return this.inner.create(key, this.tr.toStored(key, value));
   }
   update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.update(key, expectedRevision, this.tr.encrypt(key, value));
+    return this.inner.update(key, expectedRevision, this.tr.toStored(key, value));
   }
   async delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
     const r = await this.inner.delete(key, expectedRevision);
@@ -115,7 +134,7 @@ export class TransformingStore implements Store {
     return this.inner.compact(revision);
   }
   /** A reloaded configuration: later reads and writes use it. */
-  replaceTransformer(tr: ValueTransformer): void {
+  replaceTransformer(tr: StoredValueTransform): void {
     this.tr = tr;
   }
 
