@@ -47,7 +47,7 @@ t.test('a server on etcd serves create, get, list, update, delete and watch with
   t.same(validateAtomic(evs, log.writes), []);
   t.same(validateReliable(evs, log.writes, { from: start, to: log.lastRv }), []);
   const stored = await etcd.client.get('/smoke/configmaps/default/a').buffer();
-  t.match(decodeStoredProtobuf(stored).object, { kind: 'ConfigMap', data: { v: '2' } }, 'etcd holds the object at upstream’s key under --etcd-prefix, in protobuf by default');
+  t.match(decodeStoredProtobuf(stored!).object, { kind: 'ConfigMap', data: { v: '2' } }, 'etcd holds the object at upstream’s key under --etcd-prefix, in protobuf by default');
 });
 
 t.test('two servers on one etcd behave as one API', async (t) => {
