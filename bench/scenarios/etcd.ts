@@ -1,6 +1,7 @@
 /**
- * The etcd3 store beside LMDB: CREATE ConfigMap (durable) and GET one ConfigMap on a server over LMDB,
- * a server over etcd, and two servers sharing one etcd under the same load (connections split between
+ * The etcd3 store beside LMDB: CREATE ConfigMap (durable) and GET one ConfigMap on a server over LMDB
+ * (JSON storage, its default, and protobuf), a server over etcd with protobuf storage (its default) and
+ * with JSON storage, and two servers sharing one etcd under the same load (connections split between
  * them, figures summed). etcd is Debian's etcd-server on loopback, started fresh for the group.
  */
 import { startEtcd, type TestEtcd } from '../../test/helpers/etcd.js';
@@ -14,6 +15,7 @@ export interface EtcdRow {
 }
 
 const CM = '/api/v1/namespaces/default/configmaps';
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 const createBody = JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } });
 
 /** The same load on every server at once, connections split between them; rates and errors summed, latencies of the worst. */
@@ -61,20 +63,32 @@ export async function etcdBesideLmdb(mode: Mode, duration: number): Promise<Etcd
   } finally {
     await lmdb.stop();
   }
+  const lmdbProtobuf = await startApiServer([...mode.flags, `--storage-media-type=${PROTOBUF}`]);
+  try {
+    push('lmdb, protobuf storage', await createAndGet([lmdbProtobuf], duration));
+  } finally {
+    await lmdbProtobuf.stop();
+  }
   let etcd: TestEtcd | undefined;
   try {
     etcd = await startEtcd();
     const flags = [...mode.flags, '--storage-backend=etcd3', `--etcd-servers=${etcd.endpoint}`];
     const one = await startApiServer([...flags, '--etcd-prefix=/one']);
     try {
-      push('etcd3, one server', await createAndGet([one], duration));
+      push('etcd3, one server (protobuf storage)', await createAndGet([one], duration));
     } finally {
       await one.stop();
+    }
+    const oneJson = await startApiServer([...flags, '--etcd-prefix=/one-json', '--storage-media-type=application/json']);
+    try {
+      push('etcd3, one server, JSON storage', await createAndGet([oneJson], duration));
+    } finally {
+      await oneJson.stop();
     }
     const a = await startApiServer([...flags, '--etcd-prefix=/two']);
     const b = await startApiServer([...flags, '--etcd-prefix=/two']);
     try {
-      push('etcd3, two servers', await createAndGet([a, b], duration));
+      push('etcd3, two servers (protobuf storage)', await createAndGet([a, b], duration));
     } finally {
       await a.stop();
       await b.stop();
