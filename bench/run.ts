@@ -16,6 +16,7 @@ import { codecBench } from './scenarios/codecs.js';
 import { mediaTypes } from './scenarios/media.js';
 import { customResources } from './scenarios/crd.js';
 import { etcdBesideLmdb } from './scenarios/etcd.js';
+import { storageMediaCost } from './scenarios/storage-media.js';
 import { grpcSection } from './scenarios/grpc.js';
 import { auditCost } from './scenarios/audit.js';
 
@@ -188,6 +189,8 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario', 'store', 'mode', 'req/s', 'p50', 'p99', 'vs lmdb', 'target', 'errors'], rows));
+    const media = storageMediaCost().map((r) => [r.subject, r.form, fmt(r.bytes), `${fmt(r.writeUs, 1)} µs`, `${fmt(r.readUs, 1)} µs`]);
+    sections.push(table(['stored object (in process)', '--storage-media-type', 'stored bytes', 'per write (encode + check)', 'per read (decode)'], media));
   }
   if (want('audit')) {
     const rows: string[][] = [];
