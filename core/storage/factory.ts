@@ -102,7 +102,8 @@ export const ownsDataDir = (backend: StorageBackend): boolean => backend === 'lm
  * always there, since any store may hold values written under another --storage-media-type.
  */
 export function openStore(o: StorageOptions, hooks: StoreHooks = {}): Store {
-  return new TransformingStore(openEncrypted(o, hooks), new MediaTypeCodec(storageFormOf(o.mediaType ?? JSON_MEDIA_TYPE), storedKindOfKey));
+  // a media type write is stored only when it reads back as the bytes written, so reads may be remembered
+  return new TransformingStore(openEncrypted(o, hooks), new MediaTypeCodec(storageFormOf(o.mediaType ?? JSON_MEDIA_TYPE), storedKindOfKey), { rememberValues: true });
 }
 
 function openEncrypted(o: StorageOptions, hooks: StoreHooks): Store {

@@ -8,6 +8,39 @@
 import { TransformError } from './encryption.js';
 import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult, GetOptions } from './interface.js';
 
+/**
+ * Values lately read back or written, by key and revision (a key's value at one revision never
+ * changes), so this thread's own writes seen again (their watch events) and repeated reads of one
+ * version (the namespace every create checks) are not transformed again. Bounded in entries and bytes.
+ */
+class RecentValues {
+  private readonly byVersion = new Map<string, Uint8Array>();
+  private bytes = 0;
+
+  constructor(
+    private readonly maxEntries = 1024,
+    private readonly maxBytes = 8 << 20,
+  ) {}
+
+  get(key: string, revision: number): Uint8Array | undefined {
+    return this.byVersion.get(`${revision}\0${key}`);
+  }
+
+  set(key: string, revision: number, value: Uint8Array): void {
+    if (value.length > this.maxBytes / 64) return;
+    const id = `${revision}\0${key}`;
+    if (this.byVersion.has(id)) return;
+    this.byVersion.set(id, value);
+    this.bytes += value.length;
+    // the oldest go first (a Map iterates in insertion order)
+    for (const [old, v] of this.byVersion) {
+      if (this.byVersion.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
+      this.byVersion.delete(old);
+      this.bytes -= v.length;
+    }
+  }
+}
+
 /** One layer of value transformation: to the stored form on writes, back on reads (TransformError when it cannot). */
 export interface StoredValueTransform {
   toStored(key: string, value: Uint8Array): Uint8Array;
@@ -25,7 +58,15 @@ export class TransformingStore implements Store {
   /** Released with the store (the watcher of a reloaded configuration). */
   private readonly onClose: (() => void)[] = [];
 
-  constructor(private readonly inner: Store, private tr: StoredValueTransform) {
+  /** Set when reads of a value may be remembered (a transform whose reads return exactly what was written). */
+  private readonly recent?: RecentValues;
+
+  constructor(
+    private readonly inner: Store,
+    private tr: StoredValueTransform,
+    opts: { rememberValues?: boolean } = {},
+  ) {
+    if (opts.rememberValues) this.recent = new RecentValues();
     this.singleProcess = inner.singleProcess;
     if (inner.currentRevisionSync) this.currentRevisionSync = () => inner.currentRevisionSync!();
     if (inner.notifyCommitted) this.notifyCommitted = (r) => inner.notifyCommitted!(r);
@@ -34,16 +75,25 @@ export class TransformingStore implements Store {
     this.healthCheckName = inner.healthCheckName;
   }
 
+  /** The value of `key` at `revision` read back from its stored bytes. */
+  private read(key: string, revision: number, stored: Uint8Array): Uint8Array {
+    const known = this.recent?.get(key, revision);
+    if (known) return known;
+    const value = this.tr.fromStored(key, stored);
+    if (value !== stored) this.recent?.set(key, revision, value);
+    return value;
+  }
+
   /** The value read back; the same KeyValue when the transform leaves it as it is (no copy per item). */
   private out = (kv: KeyValue): KeyValue => {
     if (kv.unreadable) return kv;
-    const value = this.tr.fromStored(kv.key, kv.value);
+    const value = this.read(kv.key, kv.modRevision, kv.value);
     return value === kv.value ? kv : { ...kv, value };
   };
 
   private outEvent = (e: StoreEvent): StoreEvent => {
-    const value = e.value && !e.unreadable ? this.tr.fromStored(e.key, e.value) : e.value;
-    const prevValue = e.prevValue && this.tr.fromStored(e.key, e.prevValue);
+    const value = e.value && !e.unreadable ? this.read(e.key, e.revision, e.value) : e.value;
+    const prevValue = e.prevValue && this.read(e.key, e.prevRevision, e.prevValue);
     return value === e.value && prevValue === e.prevValue ? e : { ...e, value, prevValue };
   };
 
@@ -64,7 +114,7 @@ export class TransformingStore implements Store {
     let unreadable = e.unreadable;
     if (value && !unreadable) {
       try {
-        value = this.tr.fromStored(e.key, value);
+        value = this.read(e.key, e.revision, value);
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
         unreadable = err.message;
@@ -72,7 +122,7 @@ export class TransformingStore implements Store {
     }
     if (prevValue) {
       try {
-        prevValue = this.tr.fromStored(e.key, prevValue);
+        prevValue = this.read(e.key, e.prevRevision, prevValue);
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
         prevValue = undefined;
@@ -99,11 +149,17 @@ export class TransformingStore implements Store {
     const r = await this.inner.list(prefix, opts);
     return { ...r, items: r.items.map(opts?.keepUnreadable ? this.outKept : this.out) };
   }
-  create(key: string, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.create(key, this.tr.toStored(key, value));
+  async create(key: string, value: Uint8Array): Promise<WriteResult> {
+    const stored = this.tr.toStored(key, value);
+    const r = await this.inner.create(key, stored);
+    if (stored !== value) this.recent?.set(key, r.revision, value);
+    return r;
   }
-  update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.update(key, expectedRevision, this.tr.toStored(key, value));
+  async update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
+    const stored = this.tr.toStored(key, value);
+    const r = await this.inner.update(key, expectedRevision, stored);
+    if (stored !== value) this.recent?.set(key, r.revision, value);
+    return r;
   }
   async delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
     const r = await this.inner.delete(key, expectedRevision);

@@ -21,6 +21,7 @@ import { canonicalize } from '../../core/schema/structural.js';
 import { TransformError } from '../../core/storage/encryption.js';
 import { effectiveStorageMediaType, openStore, storageFlagError, type StorageFlags } from '../../core/storage/factory.js';
 import { MediaTypeCodec, type StorageForm } from '../../core/storage/media-type.js';
+import { LmdbStore } from '../../core/storage/lmdb/store.js';
 import { resourceFixtures, type Json } from '../helpers/kind-fixtures.js';
 import { decodeStoredProtobuf, PROTOBUF_PREFIX } from '../helpers/stored-values.js';
 import { runStorageConformance } from './conformance.js';
@@ -181,4 +182,33 @@ t.test('the storage contract through openStore with protobuf storage', async (t)
       return open(paths.get(s)!);
     },
   });
+});
+
+t.test('through openStore: built-in values are stored in the media type and every read gives back the JSON written, at any revision', async (t) => {
+  const path = mkdtempSync(join(tmpdir(), 'svc-media-'));
+  t.teardown(() => rmSync(path, { recursive: true, force: true }));
+  const cms = builtinResourceTypes.find((rt) => rt.kind === 'ConfigMap')!;
+  const v1 = storedOf(cms, { metadata: { name: 'a', namespace: 'ns1', uid: 'u-1' }, data: { v: '1' } });
+  const v2 = storedOf(cms, { metadata: { name: 'a', namespace: 'ns1', uid: 'u-1' }, data: { v: '2' } });
+  const s = openStore({ backend: 'lmdb', path, mediaType: 'application/vnd.kubernetes.protobuf' });
+  const fed: string[] = [];
+  const created = await s.create(v1.key, v1.stored);
+  const updated = await s.update(v1.key, created.revision, v2.stored);
+  const feed = s.watch(created.revision - 1, (evs) => evs.forEach((e) => fed.push(`${e.revision} ${Buffer.from(e.value!).toString()} prev ${e.prevValue ? Buffer.from(e.prevValue).toString() : ''}`)), () => {});
+  t.equal(Buffer.from((await s.get(v1.key, { revision: created.revision }))!.value).toString(), v1.stored.toString(), 'the value at the create');
+  t.equal(Buffer.from((await s.get(v1.key))!.value).toString(), v2.stored.toString(), 'the latest value');
+  t.same((await s.list('/registry/core/configmaps/')).items.map((kv) => Buffer.from(kv.value).toString()), [v2.stored.toString()], 'a list');
+  const events = await s.eventsSince(created.revision - 1, '/registry/core/configmaps/');
+  t.same(events.map((e) => Buffer.from(e.value!).toString()), [v1.stored.toString(), v2.stored.toString()], 'the history');
+  t.equal(Buffer.from(events[1]!.prevValue!).toString(), v1.stored.toString(), 'and the previous value of the update');
+  for (let i = 0; i < 50 && fed.length < 2; i++) await new Promise((r) => setTimeout(r, 20));
+  feed.stop();
+  t.same(fed, [`${created.revision} ${v1.stored} prev `, `${updated.revision} ${v2.stored} prev ${v1.stored}`], 'the live feed');
+  const deleted = await s.delete(v1.key);
+  t.equal(Buffer.from(deleted.prev.value).toString(), v2.stored.toString(), 'a delete answers the JSON it removed');
+  await s.close();
+  const raw = new LmdbStore({ path });
+  t.teardown(() => raw.close());
+  const rawEvents = await raw.eventsSince(created.revision - 1, '/registry/core/configmaps/');
+  t.ok(rawEvents.slice(0, 2).every((e) => Buffer.from(e.value!).subarray(0, 4).equals(PROTOBUF_PREFIX)), 'the backend holds protobuf');
 });
