@@ -106,6 +106,9 @@ t.test('a value the media type cannot carry exactly is stored as JSON', async (t
   const huge = storedOf(csi, { metadata: { name: 'huge.example.com' }, spec: { tokenRequests: [{ audience: 'a', expirationSeconds: 1e20 }] } });
   t.equal(Buffer.from(protobuf.toStored(huge.key, huge.stored)).compare(huge.stored), 0, 'an integer past int64: JSON');
   t.equal(Buffer.from(protobuf.fromStored(huge.key, huge.stored)).compare(huge.stored), 0, 'and it reads back as written');
+  const secrets = builtinResourceTypes.find((rt) => rt.kind === 'Secret')!;
+  const loose = storedOf(secrets, { metadata: { name: 'loose', namespace: 'ns1' }, data: { k: 'AQJ=' }, type: 'Opaque' });
+  t.equal(Buffer.from(protobuf.toStored(loose.key, loose.stored)).compare(loose.stored), 0, 'base64 with stray bits after its last byte (bytes re-encode as AQI=): JSON');
 });
 
 t.test('values that do not decode are TransformErrors naming the key', async (t) => {
