@@ -5,13 +5,15 @@
  * them, figures summed). etcd is Debian's etcd-server on loopback, started fresh for the group.
  */
 import { startEtcd, type TestEtcd } from '../../test/helpers/etcd.js';
-import { AUTH as auth, load, type LoadResult, type Mode, SetupClient, startApiServer, type Proc } from '../lib.js';
+import { AUTH as auth, cpuSeconds, load, type LoadResult, type Mode, SetupClient, startApiServer, type Proc, WARMUP_SECONDS } from '../lib.js';
 
 export interface EtcdRow {
   scenario: string;
   store: string;
   mode: string;
   result: LoadResult;
+  /** CPU the server processes (threads included) spent per request, µs: steadier than req/s on a shared machine. */
+  cpuUs: number;
 }
 
 const CM = '/api/v1/namespaces/default/configmaps';
@@ -19,7 +21,9 @@ const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 const createBody = JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } });
 
 /** The same load on every server at once, connections split between them; rates and errors summed, latencies of the worst. */
-async function loadAll(servers: Proc[], opts: { path: string; method?: 'POST'; body?: string; connections: number; duration: number }): Promise<LoadResult> {
+async function loadAll(servers: Proc[], opts: { path: string; method?: 'POST'; body?: string; connections: number; duration: number }): Promise<LoadResult & { cpuUs: number }> {
+  const cpu = () => servers.reduce((a, s) => a + cpuSeconds(s.proc.pid!), 0);
+  const cpuBefore = cpu();
   const each = Math.max(1, Math.round(opts.connections / servers.length));
   const results = await Promise.all(
     servers.map((s) =>
@@ -33,8 +37,10 @@ async function loadAll(servers: Proc[], opts: { path: string; method?: 'POST'; b
       }),
     ),
   );
+  const rps = results.reduce((a, r) => a + r.rps, 0);
   return {
-    rps: results.reduce((a, r) => a + r.rps, 0),
+    cpuUs: ((cpu() - cpuBefore) * 1e6) / Math.max(1, rps * (opts.duration + WARMUP_SECONDS)),
+    rps,
     p50: Math.max(...results.map((r) => r.p50)),
     p99: Math.max(...results.map((r) => r.p99)),
     errors: results.reduce((a, r) => a + r.errors, 0),
@@ -42,7 +48,7 @@ async function loadAll(servers: Proc[], opts: { path: string; method?: 'POST'; b
   };
 }
 
-async function createAndGet(servers: Proc[], duration: number): Promise<{ create: LoadResult; get: LoadResult }> {
+async function createAndGet(servers: Proc[], duration: number): Promise<{ create: LoadResult & { cpuUs: number }; get: LoadResult & { cpuUs: number } }> {
   const create = await loadAll(servers, { path: CM, method: 'POST', body: createBody, connections: 64, duration });
   const c = new SetupClient(servers[0]!.url, servers[0]!.ca);
   await c.send('POST', CM, { metadata: { name: 'bench-get' }, data: { key: 'value' } });
@@ -53,9 +59,9 @@ async function createAndGet(servers: Proc[], duration: number): Promise<{ create
 
 export async function etcdBesideLmdb(mode: Mode, duration: number): Promise<EtcdRow[]> {
   const rows: EtcdRow[] = [];
-  const push = (store: string, r: { create: LoadResult; get: LoadResult }) => {
-    rows.push({ scenario: 'CREATE ConfigMap (durable)', store, mode: mode.name, result: r.create });
-    rows.push({ scenario: 'GET one ConfigMap', store, mode: mode.name, result: r.get });
+  const push = (store: string, r: { create: LoadResult & { cpuUs: number }; get: LoadResult & { cpuUs: number } }) => {
+    rows.push({ scenario: 'CREATE ConfigMap (durable)', store, mode: mode.name, result: r.create, cpuUs: r.create.cpuUs });
+    rows.push({ scenario: 'GET one ConfigMap', store, mode: mode.name, result: r.get, cpuUs: r.get.cpuUs });
   };
   const lmdb = await startApiServer(mode.flags);
   try {
