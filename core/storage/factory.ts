@@ -102,7 +102,7 @@ export const ownsDataDir = (backend: StorageBackend): boolean => backend === 'lm
  * always there, since any store may hold values written under another --storage-media-type.
  */
 export function openStore(o: StorageOptions, hooks: StoreHooks = {}): Store {
-  // a media type write is stored only when it reads back as the bytes written, so reads may be remembered
+  // a media type write is stored only when it reads back as the bytes written, so stored bytes seen before need no decoding
   return new TransformingStore(openEncrypted(o, hooks), new MediaTypeCodec(storageFormOf(o.mediaType ?? JSON_MEDIA_TYPE), storedKindOfKey), { rememberValues: true });
 }
 

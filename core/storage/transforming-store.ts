@@ -9,34 +9,40 @@ import { TransformError } from './encryption.js';
 import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult, GetOptions } from './interface.js';
 
 /**
- * Values lately read back or written, by key and revision (a key's value at one revision never
- * changes), so this thread's own writes seen again (their watch events) and repeated reads of one
- * version (the namespace every create checks) are not transformed again. Bounded in entries and bytes.
+ * The last value read back or written per key, with the stored bytes it came from or went to: a
+ * value whose stored bytes are the very bytes remembered for its key is not transformed again (this
+ * thread's own writes seen again as watch events, which may arrive before the write's answer; the
+ * namespace every create reads). Bounded in keys and bytes.
  */
 class RecentValues {
-  private readonly byVersion = new Map<string, Uint8Array>();
+  private readonly byKey = new Map<string, { stored: Uint8Array; value: Uint8Array }>();
   private bytes = 0;
 
   constructor(
-    private readonly maxEntries = 1024,
+    private readonly maxKeys = 1024,
     private readonly maxBytes = 8 << 20,
   ) {}
 
-  get(key: string, revision: number): Uint8Array | undefined {
-    return this.byVersion.get(`${revision}\0${key}`);
+  get(key: string, stored: Uint8Array): Uint8Array | undefined {
+    const known = this.byKey.get(key);
+    return known && Buffer.compare(known.stored, stored) === 0 ? known.value : undefined;
   }
 
-  set(key: string, revision: number, value: Uint8Array): void {
-    if (value.length > this.maxBytes / 64) return;
-    const id = `${revision}\0${key}`;
-    if (this.byVersion.has(id)) return;
-    this.byVersion.set(id, value);
-    this.bytes += value.length;
-    // the oldest go first (a Map iterates in insertion order)
-    for (const [old, v] of this.byVersion) {
-      if (this.byVersion.size <= this.maxEntries && this.bytes <= this.maxBytes) break;
-      this.byVersion.delete(old);
-      this.bytes -= v.length;
+  set(key: string, stored: Uint8Array, value: Uint8Array): void {
+    const size = stored.length + value.length;
+    if (size > this.maxBytes / 64) return;
+    const old = this.byKey.get(key);
+    if (old) {
+      this.byKey.delete(key);
+      this.bytes -= old.stored.length + old.value.length;
+    }
+    this.byKey.set(key, { stored, value });
+    this.bytes += size;
+    // the least recently set go first (a Map iterates in insertion order)
+    for (const [k, v] of this.byKey) {
+      if (this.byKey.size <= this.maxKeys && this.bytes <= this.maxBytes) break;
+      this.byKey.delete(k);
+      this.bytes -= v.stored.length + v.value.length;
     }
   }
 }
@@ -75,25 +81,32 @@ export class TransformingStore implements Store {
     this.healthCheckName = inner.healthCheckName;
   }
 
-  /** The value of `key` at `revision` read back from its stored bytes. */
-  private read(key: string, revision: number, stored: Uint8Array): Uint8Array {
-    const known = this.recent?.get(key, revision);
+  /** The value of `key` read back from its stored bytes. */
+  private read(key: string, stored: Uint8Array): Uint8Array {
+    const known = this.recent?.get(key, stored);
     if (known) return known;
     const value = this.tr.fromStored(key, stored);
-    if (value !== stored) this.recent?.set(key, revision, value);
+    if (value !== stored) this.recent?.set(key, stored, value);
     return value;
+  }
+
+  /** The stored form of a value written to `key`, remembered so that reading it back costs nothing. */
+  private write(key: string, value: Uint8Array): Uint8Array {
+    const stored = this.tr.toStored(key, value);
+    if (stored !== value) this.recent?.set(key, stored, value);
+    return stored;
   }
 
   /** The value read back; the same KeyValue when the transform leaves it as it is (no copy per item). */
   private out = (kv: KeyValue): KeyValue => {
     if (kv.unreadable) return kv;
-    const value = this.read(kv.key, kv.modRevision, kv.value);
+    const value = this.read(kv.key, kv.value);
     return value === kv.value ? kv : { ...kv, value };
   };
 
   private outEvent = (e: StoreEvent): StoreEvent => {
-    const value = e.value && !e.unreadable ? this.read(e.key, e.revision, e.value) : e.value;
-    const prevValue = e.prevValue && this.read(e.key, e.prevRevision, e.prevValue);
+    const value = e.value && !e.unreadable ? this.read(e.key, e.value) : e.value;
+    const prevValue = e.prevValue && this.read(e.key, e.prevValue);
     return value === e.value && prevValue === e.prevValue ? e : { ...e, value, prevValue };
   };
 
@@ -114,7 +127,7 @@ export class TransformingStore implements Store {
     let unreadable = e.unreadable;
     if (value && !unreadable) {
       try {
-        value = this.read(e.key, e.revision, value);
+        value = this.read(e.key, value);
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
         unreadable = err.message;
@@ -122,7 +135,7 @@ export class TransformingStore implements Store {
     }
     if (prevValue) {
       try {
-        prevValue = this.read(e.key, e.prevRevision, prevValue);
+        prevValue = this.read(e.key, prevValue);
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
         prevValue = undefined;
@@ -149,17 +162,11 @@ export class TransformingStore implements Store {
     const r = await this.inner.list(prefix, opts);
     return { ...r, items: r.items.map(opts?.keepUnreadable ? this.outKept : this.out) };
   }
-  async create(key: string, value: Uint8Array): Promise<WriteResult> {
-    const stored = this.tr.toStored(key, value);
-    const r = await this.inner.create(key, stored);
-    if (stored !== value) this.recent?.set(key, r.revision, value);
-    return r;
+  create(key: string, value: Uint8Array): Promise<WriteResult> {
+    return this.inner.create(key, this.write(key, value));
   }
-  async update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
-    const stored = this.tr.toStored(key, value);
-    const r = await this.inner.update(key, expectedRevision, stored);
-    if (stored !== value) this.recent?.set(key, r.revision, value);
-    return r;
+  update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
+    return this.inner.update(key, expectedRevision, this.write(key, value));
   }
   async delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
     const r = await this.inner.delete(key, expectedRevision);
