@@ -105,8 +105,8 @@ export class TransformingStore implements Store {
   };
 
   private outEvent = (e: StoreEvent): StoreEvent => {
-    const value = e.value && !e.unreadable ? this.read(e.key, e.value) : e.value;
     const prevValue = e.prevValue && this.read(e.key, e.prevValue);
+    const value = e.value && !e.unreadable ? this.read(e.key, e.value) : e.value;
     return value === e.value && prevValue === e.prevValue ? e : { ...e, value, prevValue };
   };
 
@@ -125,20 +125,21 @@ export class TransformingStore implements Store {
     let value = e.value;
     let prevValue = e.prevValue;
     let unreadable = e.unreadable;
-    if (value && !unreadable) {
-      try {
-        value = this.read(e.key, value);
-      } catch (err) {
-        if (!(err instanceof TransformError)) throw err;
-        unreadable = err.message;
-      }
-    }
+    // the previous value first, so that the current one is what stays remembered for the key
     if (prevValue) {
       try {
         prevValue = this.read(e.key, prevValue);
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
         prevValue = undefined;
+      }
+    }
+    if (value && !unreadable) {
+      try {
+        value = this.read(e.key, value);
+      } catch (err) {
+        if (!(err instanceof TransformError)) throw err;
+        unreadable = err.message;
       }
     }
     if (value === e.value && prevValue === e.prevValue && unreadable === e.unreadable) return e;
