@@ -81,12 +81,13 @@ export class TransformingStore implements Store {
     this.healthCheckName = inner.healthCheckName;
   }
 
-  /** The value of `key` read back from its stored bytes. */
-  private read(key: string, stored: Uint8Array): Uint8Array {
+  /** The value of `key` read back from its stored bytes; `remember`: keep it for the next read of the same bytes. */
+  private read(key: string, stored: Uint8Array, remember = true): Uint8Array {
     const known = this.recent?.get(key, stored);
     if (known) return known;
     const value = this.tr.fromStored(key, stored);
-    if (value !== stored) this.recent?.set(key, stored, value);
+    // a copy: the bytes read may be a slice of a large response, which must not stay alive with them
+    if (remember && value !== stored) this.recent?.set(key, Buffer.from(stored), value);
     return value;
   }
 
@@ -98,11 +99,14 @@ export class TransformingStore implements Store {
   }
 
   /** The value read back; the same KeyValue when the transform leaves it as it is (no copy per item). */
-  private out = (kv: KeyValue): KeyValue => {
+  private out = (kv: KeyValue, remember = true): KeyValue => {
     if (kv.unreadable) return kv;
-    const value = this.read(kv.key, kv.value);
+    const value = this.read(kv.key, kv.value, remember);
     return value === kv.value ? kv : { ...kv, value };
   };
+
+  /** out() for the items of a list, which are not remembered (a list would push out every value worth keeping). */
+  private outListed = (kv: KeyValue): KeyValue => this.out(kv, false);
 
   private outEvent = (e: StoreEvent): StoreEvent => {
     const prevValue = e.prevValue && this.read(e.key, e.prevValue);
@@ -111,9 +115,9 @@ export class TransformingStore implements Store {
   };
 
   /** out(), with a value that cannot be read back marked unreadable (its stored bytes kept) instead of thrown. */
-  private outKept = (kv: KeyValue): KeyValue => {
+  private outKept = (kv: KeyValue, remember = true): KeyValue => {
     try {
-      return this.out(kv);
+      return this.out(kv, remember);
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
       return { ...kv, unreadable: err.message };
@@ -161,7 +165,7 @@ export class TransformingStore implements Store {
   }
   async list(prefix: string, opts?: ListOptions): Promise<ListResult> {
     const r = await this.inner.list(prefix, opts);
-    return { ...r, items: r.items.map(opts?.keepUnreadable ? this.outKept : this.out) };
+    return { ...r, items: r.items.map(opts?.keepUnreadable ? (kv) => this.outKept(kv, false) : this.outListed) };
   }
   create(key: string, value: Uint8Array): Promise<WriteResult> {
     return this.inner.create(key, this.write(key, value));
