@@ -16,6 +16,7 @@ import { codecBench } from './scenarios/codecs.js';
 import { mediaTypes } from './scenarios/media.js';
 import { customResources } from './scenarios/crd.js';
 import { etcdBesideLmdb } from './scenarios/etcd.js';
+import { storageMediaCost } from './scenarios/storage-media.js';
 import { grpcSection } from './scenarios/grpc.js';
 import { auditCost } from './scenarios/audit.js';
 
@@ -184,10 +185,12 @@ async function main(): Promise<void> {
         const ratio = (100 * r.result.rps) / lmdb.result.rps;
         console.log(`  ${r.scenario} on ${r.store} [${r.mode}]: ${fmt(r.result.rps)} req/s`);
         const target = r.scenario.startsWith('CREATE') && r.store !== 'lmdb' ? (ratio >= 50 ? 'holds (>= 50%)' : 'below 50%') : '';
-        rows.push([r.scenario, r.store, r.mode, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt(ratio)}%`, target, r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '']);
+        rows.push([r.scenario, r.store, r.mode, fmt(r.result.rps), `${fmt(r.result.p50)} ms`, `${fmt(r.result.p99)} ms`, `${fmt(r.cpuUs)} µs`, `${fmt(ratio)}%`, target, r.result.errors + r.result.non2xx ? `${r.result.errors} errors, ${r.result.non2xx} non-2xx` : '']);
       }
     }
-    sections.push(table(['scenario', 'store', 'mode', 'req/s', 'p50', 'p99', 'vs lmdb', 'target', 'errors'], rows));
+    sections.push(table(['scenario', 'store', 'mode', 'req/s', 'p50', 'p99', 'server CPU/req', 'vs lmdb', 'target', 'errors'], rows));
+    const media = storageMediaCost().map((r) => [r.subject, r.form, fmt(r.bytes), `${fmt(r.writeUs, 1)} µs`, `${fmt(r.readUs, 1)} µs`]);
+    sections.push(table(['stored object (in process)', '--storage-media-type', 'stored bytes', 'per write (encode + check)', 'per read (decode)'], media));
   }
   if (want('audit')) {
     const rows: string[][] = [];

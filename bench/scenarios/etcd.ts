@@ -1,23 +1,29 @@
 /**
- * The etcd3 store beside LMDB: CREATE ConfigMap (durable) and GET one ConfigMap on a server over LMDB,
- * a server over etcd, and two servers sharing one etcd under the same load (connections split between
+ * The etcd3 store beside LMDB: CREATE ConfigMap (durable) and GET one ConfigMap on a server over LMDB
+ * (JSON storage, its default, and protobuf), a server over etcd with protobuf storage (its default) and
+ * with JSON storage, and two servers sharing one etcd under the same load (connections split between
  * them, figures summed). etcd is Debian's etcd-server on loopback, started fresh for the group.
  */
 import { startEtcd, type TestEtcd } from '../../test/helpers/etcd.js';
-import { AUTH as auth, load, type LoadResult, type Mode, SetupClient, startApiServer, type Proc } from '../lib.js';
+import { AUTH as auth, cpuSeconds, load, type LoadResult, type Mode, SetupClient, startApiServer, type Proc, WARMUP_SECONDS } from '../lib.js';
 
 export interface EtcdRow {
   scenario: string;
   store: string;
   mode: string;
   result: LoadResult;
+  /** CPU the server processes (threads included) spent per request, µs: steadier than req/s on a shared machine. */
+  cpuUs: number;
 }
 
 const CM = '/api/v1/namespaces/default/configmaps';
+const PROTOBUF = 'application/vnd.kubernetes.protobuf';
 const createBody = JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } });
 
 /** The same load on every server at once, connections split between them; rates and errors summed, latencies of the worst. */
-async function loadAll(servers: Proc[], opts: { path: string; method?: 'POST'; body?: string; connections: number; duration: number }): Promise<LoadResult> {
+async function loadAll(servers: Proc[], opts: { path: string; method?: 'POST'; body?: string; connections: number; duration: number }): Promise<LoadResult & { cpuUs: number }> {
+  const cpu = () => servers.reduce((a, s) => a + cpuSeconds(s.proc.pid!), 0);
+  const cpuBefore = cpu();
   const each = Math.max(1, Math.round(opts.connections / servers.length));
   const results = await Promise.all(
     servers.map((s) =>
@@ -31,8 +37,10 @@ async function loadAll(servers: Proc[], opts: { path: string; method?: 'POST'; b
       }),
     ),
   );
+  const rps = results.reduce((a, r) => a + r.rps, 0);
   return {
-    rps: results.reduce((a, r) => a + r.rps, 0),
+    cpuUs: ((cpu() - cpuBefore) * 1e6) / Math.max(1, rps * (opts.duration + WARMUP_SECONDS)),
+    rps,
     p50: Math.max(...results.map((r) => r.p50)),
     p99: Math.max(...results.map((r) => r.p99)),
     errors: results.reduce((a, r) => a + r.errors, 0),
@@ -40,7 +48,7 @@ async function loadAll(servers: Proc[], opts: { path: string; method?: 'POST'; b
   };
 }
 
-async function createAndGet(servers: Proc[], duration: number): Promise<{ create: LoadResult; get: LoadResult }> {
+async function createAndGet(servers: Proc[], duration: number): Promise<{ create: LoadResult & { cpuUs: number }; get: LoadResult & { cpuUs: number } }> {
   const create = await loadAll(servers, { path: CM, method: 'POST', body: createBody, connections: 64, duration });
   const c = new SetupClient(servers[0]!.url, servers[0]!.ca);
   await c.send('POST', CM, { metadata: { name: 'bench-get' }, data: { key: 'value' } });
@@ -51,9 +59,9 @@ async function createAndGet(servers: Proc[], duration: number): Promise<{ create
 
 export async function etcdBesideLmdb(mode: Mode, duration: number): Promise<EtcdRow[]> {
   const rows: EtcdRow[] = [];
-  const push = (store: string, r: { create: LoadResult; get: LoadResult }) => {
-    rows.push({ scenario: 'CREATE ConfigMap (durable)', store, mode: mode.name, result: r.create });
-    rows.push({ scenario: 'GET one ConfigMap', store, mode: mode.name, result: r.get });
+  const push = (store: string, r: { create: LoadResult & { cpuUs: number }; get: LoadResult & { cpuUs: number } }) => {
+    rows.push({ scenario: 'CREATE ConfigMap (durable)', store, mode: mode.name, result: r.create, cpuUs: r.create.cpuUs });
+    rows.push({ scenario: 'GET one ConfigMap', store, mode: mode.name, result: r.get, cpuUs: r.get.cpuUs });
   };
   const lmdb = await startApiServer(mode.flags);
   try {
@@ -61,20 +69,32 @@ export async function etcdBesideLmdb(mode: Mode, duration: number): Promise<Etcd
   } finally {
     await lmdb.stop();
   }
+  const lmdbProtobuf = await startApiServer([...mode.flags, `--storage-media-type=${PROTOBUF}`]);
+  try {
+    push('lmdb, protobuf storage', await createAndGet([lmdbProtobuf], duration));
+  } finally {
+    await lmdbProtobuf.stop();
+  }
   let etcd: TestEtcd | undefined;
   try {
     etcd = await startEtcd();
     const flags = [...mode.flags, '--storage-backend=etcd3', `--etcd-servers=${etcd.endpoint}`];
     const one = await startApiServer([...flags, '--etcd-prefix=/one']);
     try {
-      push('etcd3, one server', await createAndGet([one], duration));
+      push('etcd3, one server (protobuf storage)', await createAndGet([one], duration));
     } finally {
       await one.stop();
+    }
+    const oneJson = await startApiServer([...flags, '--etcd-prefix=/one-json', '--storage-media-type=application/json']);
+    try {
+      push('etcd3, one server, JSON storage', await createAndGet([oneJson], duration));
+    } finally {
+      await oneJson.stop();
     }
     const a = await startApiServer([...flags, '--etcd-prefix=/two']);
     const b = await startApiServer([...flags, '--etcd-prefix=/two']);
     try {
-      push('etcd3, two servers', await createAndGet([a, b], duration));
+      push('etcd3, two servers (protobuf storage)', await createAndGet([a, b], duration));
     } finally {
       await a.stop();
       await b.stop();

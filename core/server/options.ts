@@ -114,6 +114,7 @@ const flags: FlagSpec[] = [
   { name: 'storage-initialization-timeout', key: 'storageInitializationTimeoutMs', kind: 'duration', def: 60_000, help: 'Maximum amount of time to wait for the store (etcd) to answer at start; /readyz fails meanwhile, and the server exits with an error naming the store when it passes.' },
   { name: 'etcd-servers', key: 'etcdServers', kind: 'list', def: [], help: 'List of etcd servers to connect with (scheme://ip:port), comma separated (--storage-backend=etcd3).' },
   { name: 'etcd-prefix', key: 'etcdPrefix', kind: 'string', def: '/registry', help: 'The prefix to prepend to all resource paths in etcd.' },
+  { name: 'storage-media-type', key: 'storageMediaType', kind: 'string', def: '', help: 'The media type built-in objects are stored in: application/json, application/yaml or application/vnd.kubernetes.protobuf (any of them is read back). Default: protobuf with --storage-backend=etcd3, JSON with lmdb. Custom resources are always stored as JSON.' },
   { name: 'etcd-cafile', key: 'etcdCafile', kind: 'string', def: '', help: 'SSL Certificate Authority file used to secure etcd communication.' },
   { name: 'etcd-certfile', key: 'etcdCertfile', kind: 'string', def: '', help: 'SSL certification file used to secure etcd communication.' },
   { name: 'etcd-keyfile', key: 'etcdKeyfile', kind: 'string', def: '', help: 'SSL key file used to secure etcd communication.' },

@@ -142,6 +142,14 @@ function matches(pattern: string, r: { group: string; resource: string }): boole
 export class ValueTransformer {
   constructor(private readonly rules: Rule[]) {}
 
+  /** As a TransformingStore layer: encrypts on the way in, decrypts on the way out. */
+  toStored(key: string, plain: Uint8Array): Uint8Array {
+    return this.encrypt(key, plain);
+  }
+  fromStored(key: string, stored: Uint8Array): Uint8Array {
+    return this.decrypt(key, stored);
+  }
+
   private rule(key: string): Rule | undefined {
     const r = resourceOfKey(key);
     return r && this.rules.find((rule) => rule.patterns.some((p) => matches(p, r)));

@@ -9,6 +9,8 @@ import { Etcd3Store } from './etcd3/store.js';
 import { parseEncryptionConfig } from './encryption.js';
 import { TransformingStore } from './transforming-store.js';
 import { EncryptionConfigReloader } from './encryption-reload.js';
+import { JSON_MEDIA_TYPE, MediaTypeCodec, PROTOBUF_STORAGE_MEDIA_TYPE, storageFormOf, storageMediaTypes } from './media-type.js';
+import { storedKindOfKey } from '../registry/stored-kinds.js';
 import type { ConfigReloadStatus } from '../api/config-reload-status.js';
 
 export type StorageBackend = 'lmdb' | 'etcd3';
@@ -35,6 +37,8 @@ export interface StorageOptions {
   encryptionConfig?: string;
   /** With --encryption-provider-config-automatic-reload: the file each thread follows. */
   encryptionConfigReloadPath?: string;
+  /** --storage-media-type: the form built-in objects are written in (any form is read); absent: JSON. */
+  mediaType?: string;
 }
 
 /** What only the opening thread holds (not plain data: not sent to workers). */
@@ -55,10 +59,16 @@ export interface StorageFlags {
   etcdCertfile: string;
   etcdKeyfile: string;
   requestTimeoutMs: number;
+  /** --storage-media-type; empty: the backend's default. */
+  storageMediaType: string;
 }
 
+/** The media type objects are stored in: the flag's, or protobuf on etcd (upstream's default) and JSON on the embedded store. */
+export const effectiveStorageMediaType = (f: Pick<StorageFlags, 'storageBackend' | 'storageMediaType'>): string =>
+  f.storageMediaType || (f.storageBackend === 'etcd3' ? PROTOBUF_STORAGE_MEDIA_TYPE : JSON_MEDIA_TYPE);
+
 export function storageOptionsFrom(f: StorageFlags): StorageOptions {
-  const o: StorageOptions = { backend: f.storageBackend, path: join(f.dataDir, 'store') };
+  const o: StorageOptions = { backend: f.storageBackend, path: join(f.dataDir, 'store'), mediaType: effectiveStorageMediaType(f) };
   if (f.storageBackend === 'etcd3') {
     o.etcd = { servers: f.etcdServers, prefix: f.etcdPrefix, caFile: f.etcdCafile, certFile: f.etcdCertfile, keyFile: f.etcdKeyfile };
     // a call outlives its request by a little, so a stuck etcd is answered by the request timeout (504) and calls still end
@@ -72,6 +82,9 @@ export function storageFlagError(f: StorageFlags): string | undefined {
   if (!storageBackends.includes(f.storageBackend)) {
     return `--storage-backend: unsupported value ${JSON.stringify(f.storageBackend)}: supported values: ${storageBackends.map((b) => JSON.stringify(b)).join(', ')}`;
   }
+  if (f.storageMediaType && !storageMediaTypes.includes(f.storageMediaType)) {
+    return `--storage-media-type ${JSON.stringify(f.storageMediaType)} invalid, allowed values: ${storageMediaTypes.join(', ')}`;
+  }
   if (f.storageBackend !== 'etcd3') return undefined;
   if (f.etcdServers.length === 0) return '--etcd-servers must be specified with --storage-backend=etcd3';
   const bad = f.etcdServers.find((s) => !/^(https?:\/\/)?[^/\s]+:\d+\/?$/.test(s));
@@ -83,7 +96,17 @@ export function storageFlagError(f: StorageFlags): string | undefined {
 /** Whether the backend keeps its data in --data-dir, so that one process at a time may use the directory. */
 export const ownsDataDir = (backend: StorageBackend): boolean => backend === 'lmdb';
 
+/**
+ * The backend, then encryption, then the media type: a write is encoded to the media type first and
+ * then encrypted, a read decrypted and then decoded, as upstream layers them. The media type layer is
+ * always there, since any store may hold values written under another --storage-media-type.
+ */
 export function openStore(o: StorageOptions, hooks: StoreHooks = {}): Store {
+  // a media type write is stored only when it reads back as the bytes written, so stored bytes seen before need no decoding
+  return new TransformingStore(openEncrypted(o, hooks), new MediaTypeCodec(storageFormOf(o.mediaType ?? JSON_MEDIA_TYPE), storedKindOfKey), { rememberValues: true });
+}
+
+function openEncrypted(o: StorageOptions, hooks: StoreHooks): Store {
   const store = openBackend(o);
   if (!o.encryptionConfig) return store;
   const t = new TransformingStore(store, parseEncryptionConfig(o.encryptionConfig));

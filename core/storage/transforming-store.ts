@@ -1,10 +1,57 @@
 /**
- * A Store whose values pass through a ValueTransformer (encryption at rest) on the way in and out.
- * It wraps any backend, so encryption is the same on LMDB and etcd; revisions, keys and history are
- * the inner store's. A value no provider can read surfaces as a TransformError naming its key.
+ * A Store whose values pass through a transform on the way in and out: encryption at rest
+ * (encryption.ts) and the storage media type (media-type.ts) are each one layer of it. It wraps any
+ * backend, so both are the same on LMDB and etcd; revisions, keys and history are the inner store's.
+ * A value the transform cannot read back surfaces as a TransformError naming its key; a value an inner
+ * layer already marked unreadable is passed on as it is.
  */
-import { TransformError, type ValueTransformer } from './encryption.js';
+import { TransformError } from './encryption.js';
 import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult, GetOptions } from './interface.js';
+
+/**
+ * The last value read back or written per key, with the stored bytes it came from or went to: a
+ * value whose stored bytes are the very bytes remembered for its key is not transformed again (this
+ * thread's own writes seen again as watch events, which may arrive before the write's answer; the
+ * namespace every create reads). Bounded in keys and bytes.
+ */
+class RecentValues {
+  private readonly byKey = new Map<string, { stored: Uint8Array; value: Uint8Array }>();
+  private bytes = 0;
+
+  constructor(
+    private readonly maxKeys = 1024,
+    private readonly maxBytes = 8 << 20,
+  ) {}
+
+  get(key: string, stored: Uint8Array): Uint8Array | undefined {
+    const known = this.byKey.get(key);
+    return known && Buffer.compare(known.stored, stored) === 0 ? known.value : undefined;
+  }
+
+  set(key: string, stored: Uint8Array, value: Uint8Array): void {
+    const size = stored.length + value.length;
+    if (size > this.maxBytes / 64) return;
+    const old = this.byKey.get(key);
+    if (old) {
+      this.byKey.delete(key);
+      this.bytes -= old.stored.length + old.value.length;
+    }
+    this.byKey.set(key, { stored, value });
+    this.bytes += size;
+    // the least recently set go first (a Map iterates in insertion order)
+    for (const [k, v] of this.byKey) {
+      if (this.byKey.size <= this.maxKeys && this.bytes <= this.maxBytes) break;
+      this.byKey.delete(k);
+      this.bytes -= v.stored.length + v.value.length;
+    }
+  }
+}
+
+/** One layer of value transformation: to the stored form on writes, back on reads (TransformError when it cannot). */
+export interface StoredValueTransform {
+  toStored(key: string, value: Uint8Array): Uint8Array;
+  fromStored(key: string, stored: Uint8Array): Uint8Array;
+}
 
 export class TransformingStore implements Store {
   readonly singleProcess?: boolean;
@@ -17,7 +64,15 @@ export class TransformingStore implements Store {
   /** Released with the store (the watcher of a reloaded configuration). */
   private readonly onClose: (() => void)[] = [];
 
-  constructor(private readonly inner: Store, private tr: ValueTransformer) {
+  /** Set when reads of a value may be remembered (a transform whose reads return exactly what was written). */
+  private readonly recent?: RecentValues;
+
+  constructor(
+    private readonly inner: Store,
+    private tr: StoredValueTransform,
+    opts: { rememberValues?: boolean } = {},
+  ) {
+    if (opts.rememberValues) this.recent = new RecentValues();
     this.singleProcess = inner.singleProcess;
     if (inner.currentRevisionSync) this.currentRevisionSync = () => inner.currentRevisionSync!();
     if (inner.notifyCommitted) this.notifyCommitted = (r) => inner.notifyCommitted!(r);
@@ -26,18 +81,43 @@ export class TransformingStore implements Store {
     this.healthCheckName = inner.healthCheckName;
   }
 
-  private out = (kv: KeyValue): KeyValue => ({ ...kv, value: this.tr.decrypt(kv.key, kv.value) });
+  /** The value of `key` read back from its stored bytes; `remember`: keep it for the next read of the same bytes. */
+  private read(key: string, stored: Uint8Array, remember = true): Uint8Array {
+    const known = this.recent?.get(key, stored);
+    if (known) return known;
+    const value = this.tr.fromStored(key, stored);
+    // a copy: the bytes read may be a slice of a large response, which must not stay alive with them
+    if (remember && value !== stored) this.recent?.set(key, Buffer.from(stored), value);
+    return value;
+  }
 
-  private outEvent = (e: StoreEvent): StoreEvent => ({
-    ...e,
-    value: e.value && this.tr.decrypt(e.key, e.value),
-    prevValue: e.prevValue && this.tr.decrypt(e.key, e.prevValue),
-  });
+  /** The stored form of a value written to `key`, remembered so that reading it back costs nothing. */
+  private write(key: string, value: Uint8Array): Uint8Array {
+    const stored = this.tr.toStored(key, value);
+    if (stored !== value) this.recent?.set(key, stored, value);
+    return stored;
+  }
 
-  /** out(), with a value no provider reads marked unreadable (its stored bytes kept) instead of thrown. */
-  private outKept = (kv: KeyValue): KeyValue => {
+  /** The value read back; the same KeyValue when the transform leaves it as it is (no copy per item). */
+  private out = (kv: KeyValue, remember = true): KeyValue => {
+    if (kv.unreadable) return kv;
+    const value = this.read(kv.key, kv.value, remember);
+    return value === kv.value ? kv : { ...kv, value };
+  };
+
+  /** out() for the items of a list, which are not remembered (a list would push out every value worth keeping). */
+  private outListed = (kv: KeyValue): KeyValue => this.out(kv, false);
+
+  private outEvent = (e: StoreEvent): StoreEvent => {
+    const prevValue = e.prevValue && this.read(e.key, e.prevValue);
+    const value = e.value && !e.unreadable ? this.read(e.key, e.value) : e.value;
+    return value === e.value && prevValue === e.prevValue ? e : { ...e, value, prevValue };
+  };
+
+  /** out(), with a value that cannot be read back marked unreadable (its stored bytes kept) instead of thrown. */
+  private outKept = (kv: KeyValue, remember = true): KeyValue => {
     try {
-      return this.out(kv);
+      return this.out(kv, remember);
     } catch (err) {
       if (!(err instanceof TransformError)) throw err;
       return { ...kv, unreadable: err.message };
@@ -46,23 +126,30 @@ export class TransformingStore implements Store {
 
   /** outEvent() for the live feed: an unreadable new value is marked, an unreadable previous one dropped. */
   private outEventKept = (e: StoreEvent): StoreEvent => {
-    const out: StoreEvent = { ...e };
-    if (e.value) {
+    let value = e.value;
+    let prevValue = e.prevValue;
+    let unreadable = e.unreadable;
+    // the previous value first, so that the current one is what stays remembered for the key
+    if (prevValue) {
       try {
-        out.value = this.tr.decrypt(e.key, e.value);
+        prevValue = this.read(e.key, prevValue);
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
-        out.unreadable = err.message;
+        prevValue = undefined;
       }
     }
-    if (e.prevValue) {
+    if (value && !unreadable) {
       try {
-        out.prevValue = this.tr.decrypt(e.key, e.prevValue);
+        value = this.read(e.key, value);
       } catch (err) {
         if (!(err instanceof TransformError)) throw err;
-        delete out.prevValue;
+        unreadable = err.message;
       }
     }
+    if (value === e.value && prevValue === e.prevValue && unreadable === e.unreadable) return e;
+    const out: StoreEvent = { ...e, value, prevValue };
+    if (prevValue === undefined) delete out.prevValue;
+    if (unreadable !== undefined) out.unreadable = unreadable;
     return out;
   };
 
@@ -78,13 +165,13 @@ export class TransformingStore implements Store {
   }
   async list(prefix: string, opts?: ListOptions): Promise<ListResult> {
     const r = await this.inner.list(prefix, opts);
-    return { ...r, items: r.items.map(opts?.keepUnreadable ? this.outKept : this.out) };
+    return { ...r, items: r.items.map(opts?.keepUnreadable ? (kv) => this.outKept(kv, false) : this.outListed) };
   }
   create(key: string, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.create(key, this.tr.encrypt(key, value));
+    return this.inner.create(key, this.write(key, value));
   }
   update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.update(key, expectedRevision, this.tr.encrypt(key, value));
+    return this.inner.update(key, expectedRevision, this.write(key, value));
   }
   async delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
     const r = await this.inner.delete(key, expectedRevision);
@@ -115,7 +202,7 @@ export class TransformingStore implements Store {
     return this.inner.compact(revision);
   }
   /** A reloaded configuration: later reads and writes use it. */
-  replaceTransformer(tr: ValueTransformer): void {
+  replaceTransformer(tr: StoredValueTransform): void {
     this.tr = tr;
   }
 
