@@ -49,9 +49,10 @@ function peerCert(port: number, servername: string, ca: string): Promise<X509Cer
   });
 }
 
-t.test('npm start runs the compiled bin/svc-apiserver', async (t) => {
+t.test('npm start runs the compiled bin/svc-apiserver with the allocator settings', async (t) => {
   const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8'));
-  t.equal(pkg.scripts.start, 'node dist/bin/svc-apiserver.js');
+  // glibc's allocator settings ride in front (README "What bounds memory and connections")
+  t.equal(pkg.scripts.start, 'MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node dist/bin/svc-apiserver.js');
   t.equal(pkg.bin['svc-apiserver'], 'dist/bin/svc-apiserver.js');
   t.ok(existsSync(binPath), 'compiled binary exists');
 });
