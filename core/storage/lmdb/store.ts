@@ -74,7 +74,8 @@ export class LmdbStore implements Store {
   private readonly pollIntervalMs: number;
 
   constructor(opts: LmdbStoreOptions) {
-    this.root = open({ path: opts.path, overlappingSync: false, maxDbs: 8, remapChunks: true });
+    // one whole-file map (lmdb-js's remapChunks crashed a pool-mode server with SIGSEGV under load)
+    this.root = open({ path: opts.path, overlappingSync: false, maxDbs: 8 });
     this.meta = this.root.openDB<number, string>('meta', { encoding: 'msgpack' });
     this.kv = this.root.openDB<Uint8Array, string>('kv', { encoding: 'binary', useVersions: true });
     this.log = this.root.openDB<LogEntry, number>('log', { encoding: 'msgpack' });
