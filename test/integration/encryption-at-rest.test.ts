@@ -4,7 +4,7 @@
  * them decrypted, and leaves resources outside the config as they were.
  */
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
+import { writeSecretsEncryptionConfig } from '../helpers/encryption-config.js';
 import { join } from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { startServer, tempDir } from '../helpers/server.js';
@@ -12,20 +12,7 @@ import { LmdbStore } from '../../core/storage/lmdb/store.js';
 
 const configDir = tempDir('svc-enc-');
 const configFile = join(configDir, 'encryption.yaml');
-writeFileSync(
-  configFile,
-  `apiVersion: apiserver.config.svc.io/v1
-kind: EncryptionConfiguration
-resources:
-  - resources: [secrets]
-    providers:
-      - aescbc:
-          keys:
-            - name: key1
-              secret: ${randomBytes(32).toString('base64')}
-      - identity: {}
-`,
-);
+writeSecretsEncryptionConfig(configFile);
 
 t.test('Secrets are encrypted in the store and served in plaintext; ConfigMaps are not encrypted', async (t) => {
   const s = await startServer([`--encryption-provider-config=${configFile}`], tempDir());

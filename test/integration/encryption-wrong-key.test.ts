@@ -5,8 +5,7 @@
  * written with the new key, is served as usual.
  */
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
-import { writeFileSync } from 'node:fs';
+import { writeSecretsEncryptionConfig } from '../helpers/encryption-config.js';
 import { join } from 'node:path';
 import { BOB_TOKEN, startServer, tempDir } from '../helpers/server.js';
 
@@ -14,22 +13,7 @@ const SECRETS = '/api/v1/namespaces/default/secrets';
 const CM = '/api/v1/namespaces/default/configmaps';
 
 function encryptionConfig(dir: string, name: string): string {
-  const file = join(dir, name);
-  writeFileSync(
-    file,
-    `apiVersion: apiserver.config.svc.io/v1
-kind: EncryptionConfiguration
-resources:
-  - resources: [secrets]
-    providers:
-      - aescbc:
-          keys:
-            - name: key1
-              secret: ${randomBytes(32).toString('base64')}
-      - identity: {}
-`,
-  );
-  return file;
+  return writeSecretsEncryptionConfig(join(dir, name));
 }
 
 t.test('a server whose key cannot decrypt the stored Secrets answers errors naming them and serves the rest', async (t) => {

@@ -5,10 +5,10 @@
  * acknowledged by A is seen by a consistent GET and LIST on B, a watch on B sees A's writes in order,
  * and a continue token from A pages on B.
  */
-import { randomBytes } from 'node:crypto';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { writeSecretsEncryptionConfig } from '../helpers/encryption-config.js';
 import { makeCA } from '../helpers/pki.js';
 import { startEtcd } from '../helpers/etcd.js';
 import { startServer, tempDir } from '../helpers/server.js';
@@ -138,20 +138,7 @@ t.test('a server reaches etcd over TLS with a client certificate (--etcd-cafile,
 t.test('encryption at rest on etcd: the value in etcd carries the provider prefix and no plaintext; both servers read it', async (t) => {
   const dir = tempDir('svc-etcd-enc-');
   const config = join(dir, 'encryption.yaml');
-  writeFileSync(
-    config,
-    `apiVersion: apiserver.config.svc.io/v1
-kind: EncryptionConfiguration
-resources:
-  - resources: [secrets]
-    providers:
-      - aescbc:
-          keys:
-            - name: key1
-              secret: ${randomBytes(32).toString('base64')}
-      - identity: {}
-`,
-  );
+  writeSecretsEncryptionConfig(config);
   const flags = [...etcdFlags('/enc'), `--encryption-provider-config=${config}`];
   const a = await startServer(flags, dir);
   const b = await startServer(flags, dir);

@@ -7,10 +7,10 @@
  * an unreadable object exactly like a bad JSON value; a bad flag value is a start error.
  */
 import { spawn } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { writeSecretsEncryptionConfig } from '../helpers/encryption-config.js';
 import { parse as parseYaml } from 'yaml';
 import { parseEncryptionConfig } from '../../core/storage/encryption.js';
 import { KeyLayout } from '../../core/storage/etcd3/keys.js';
@@ -114,18 +114,7 @@ t.test('custom resources and their definitions are stored as JSON under protobuf
 t.test('with --encryption-provider-config the decrypted value is the protobuf envelope', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
-  const config = `apiVersion: apiserver.config.svc.io/v1
-kind: EncryptionConfiguration
-resources:
-  - resources: [secrets]
-    providers:
-      - aescbc:
-          keys:
-            - name: key1
-              secret: ${randomBytes(32).toString('base64')}
-`;
-  const file = join(dir, 'enc.yaml');
-  writeFileSync(file, config);
+  const file = writeSecretsEncryptionConfig(join(dir, 'enc.yaml'), { identityFallback: false });
   const s = await startServer(etcdFlags('/enc', `--encryption-provider-config=${file}`));
   t.teardown(() => s.stop());
   const created = await s.admin.post('/api/v1/namespaces/default/secrets', { metadata: { name: 'db' }, stringData: { password: 'hunter2' } });
@@ -134,7 +123,7 @@ resources:
   const raw = await rawValue('/enc', key);
   t.ok(raw.toString('latin1').startsWith('k8s:enc:aescbc:v1:key1:'), 'etcd holds the encrypted value');
   t.notOk(raw.includes('hunter2'), 'no plaintext');
-  const plain = Buffer.from(parseEncryptionConfig(config).decrypt(key, raw));
+  const plain = Buffer.from(parseEncryptionConfig(readFileSync(file, 'utf8')).decrypt(key, raw));
   t.ok(plain.subarray(0, 4).equals(PROTOBUF_PREFIX), 'decrypted, it starts with k8s\\0: encoded first, then encrypted');
   t.strictSame(decodeStoredProtobuf(plain).object, withoutResourceVersion(created.json), 'and decodes to the Secret');
   t.strictSame((await s.admin.get('/api/v1/namespaces/default/secrets/db')).json, created.json, 'GET reads it back');
