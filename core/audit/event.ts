@@ -19,6 +19,10 @@ import type { Level, Stage } from './policy.js';
 
 export const EVENT_API_VERSION = 'audit.svc.io/v1';
 
+/** The annotations of the authorization decision on every audited request's event, as upstream's (authorization.k8s.io/decision, /reason). */
+export const DECISION_ANNOTATION = 'authorization.svc.io/decision';
+export const REASON_ANNOTATION = 'authorization.svc.io/reason';
+
 export interface ObjectReference {
   resource?: string;
   namespace?: string;
@@ -167,8 +171,22 @@ export function identityJson(ev: AuditEvent): string {
   return out;
 }
 
-/** Field order is upstream's; objectRefOf builds it in that order, completeObjectRef keeps it. */
-const objectRefJson = (r: ObjectReference): string => JSON.stringify(r);
+/**
+ * What JSON.stringify(r) writes, in ObjectReference's field order (upstream's), written field by field:
+ * a generic stringify of this small object was a sixth of the audit's cost per request.
+ */
+function objectRefJson(r: ObjectReference): string {
+  let out = '';
+  if (r.resource !== undefined) out += `,"resource":${str(r.resource)}`;
+  if (r.namespace !== undefined) out += `,"namespace":${str(r.namespace)}`;
+  if (r.name !== undefined) out += `,"name":${str(r.name)}`;
+  if (r.uid !== undefined) out += `,"uid":${str(r.uid)}`;
+  if (r.apiGroup !== undefined) out += `,"apiGroup":${str(r.apiGroup)}`;
+  if (r.apiVersion !== undefined) out += `,"apiVersion":${str(r.apiVersion)}`;
+  if (r.resourceVersion !== undefined) out += `,"resourceVersion":${str(r.resourceVersion)}`;
+  if (r.subresource !== undefined) out += `,"subresource":${str(r.subresource)}`;
+  return out ? `{${out.slice(1)}}` : '{}';
+}
 
 /**
  * One event as a JSON line, in upstream's field order: what JSON.stringify would write, built from

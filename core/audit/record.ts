@@ -14,7 +14,7 @@ import type { Auditor } from './auditor.js';
 import { type AuditEvent, authMethodsMessage, identityJson, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, sourceIPs, statusOf, withoutManagedFields } from './event.js';
 import { atLeast, type RequestAuditConfig, type Stage } from './policy.js';
 import { auditStats } from './stats.js';
-import { EVENT_API_VERSION } from './event.js';
+import { DECISION_ANNOTATION as DECISION, EVENT_API_VERSION, REASON_ANNOTATION as REASON } from './event.js';
 
 /** What later stages may do with the current request's event (scope.audit). */
 export interface AuditAnnotator {
@@ -51,6 +51,26 @@ function newEvent(s: RequestScope, cfg: RequestAuditConfig, user: UserInfo | und
     annotations: undefined,
   };
   return ev;
+}
+
+/**
+ * The annotations' JSON. Nearly every event carries just the authorization decision and its reason,
+ * and the reasons repeat (the same binding allows the same callers): that JSON is kept per reason.
+ */
+const authzAnnotationsJson = new Map<string, string>();
+const AUTHZ_JSON_CACHE_SIZE = 1024;
+
+function annotationsJson(a: Record<string, string>): string {
+  const keys = Object.keys(a);
+  if (keys.length !== 2 || keys[0] !== DECISION || keys[1] !== REASON) return JSON.stringify(a);
+  const key = `${a[DECISION]}\0${a[REASON]}`;
+  let json = authzAnnotationsJson.get(key);
+  if (json === undefined) {
+    json = JSON.stringify(a);
+    if (authzAnnotationsJson.size >= AUTHZ_JSON_CACHE_SIZE) authzAnnotationsJson.clear();
+    authzAnnotationsJson.set(key, json);
+  }
+  return json;
 }
 
 export class AuditRecord implements AuditAnnotator {
@@ -91,7 +111,7 @@ export class AuditRecord implements AuditAnnotator {
 
   annotations(): string | undefined {
     const a = this.event.annotations;
-    return a && (this.annotationsText ??= JSON.stringify(a));
+    return a && (this.annotationsText ??= annotationsJson(a));
   }
 
   private process(stage: Stage): MaybePromise<boolean> {

@@ -49,6 +49,16 @@ t.test('eventLine writes what JSON.stringify writes, in upstream field order, fo
   t.equal(line, `${JSON.stringify(ev)}\n`, 'byte for byte what JSON.stringify writes');
   const bare: AuditEvent = { ...ev, impersonatedUser: undefined, sourceIPs: undefined, userAgent: undefined, objectRef: undefined, responseStatus: { metadata: {}, code: 200 }, requestObject: undefined, responseObject: undefined, annotations: undefined };
   t.equal(eventLine(bare, identityJson(bare)), `${JSON.stringify(bare)}\n`, 'absent fields are left out');
+  // the objectRef is written field by field: every field, escapes, empty strings and absent fields
+  for (const objectRef of [
+    { resource: 'pods', namespace: 'n"s', name: 'a\\b', uid: 'u-1', apiGroup: 'apps', apiVersion: 'v1', resourceVersion: '7', subresource: 'status' },
+    { resource: 'namespaces', namespace: undefined, name: 'x', apiGroup: '', apiVersion: 'v1', subresource: undefined },
+    { resource: 'csidrivers', apiGroup: 'storage.svc.io', apiVersion: 'v1' },
+    {},
+  ]) {
+    const withRef: AuditEvent = { ...ev, objectRef };
+    t.equal(eventLine(withRef, identityJson(withRef)), `${JSON.stringify(withRef)}\n`, `objectRef ${JSON.stringify(objectRef)}`);
+  }
 });
 
 t.test('statusOf copies the bounded fields of a Status answer, code last', async (t) => {

@@ -3,6 +3,7 @@
  * allow is a 403 worded as upstream words it (a 500 when an authorizer failed to evaluate and none allowed).
  */
 import { type MaybePromise, then } from '../../api/maybe-async.js';
+import { DECISION_ANNOTATION, REASON_ANNOTATION } from '../../audit/event.js';
 import { errors } from '../../api/status.js';
 import { type Attributes, type Authorizer, forbiddenMessage, selectorsFromQuery } from '../../authz/authorizer.js';
 import type { RequestInfo } from '../../request/request-info.js';
@@ -38,10 +39,6 @@ export function forbidden(attrs: Attributes, reason: string): Error {
   const gr = attrs.isResourceRequest ? { group: attrs.apiGroup, resource: attrs.resource } : { group: '', resource: '' };
   return errors.forbidden(gr, attrs.isResourceRequest ? attrs.name : '', reason ? `${msg}: ${reason}` : msg);
 }
-
-/** Audit annotations of the decision, as upstream's (authorization.k8s.io/decision, /reason). */
-export const DECISION_ANNOTATION = 'authorization.svc.io/decision';
-export const REASON_ANNOTATION = 'authorization.svc.io/reason';
 
 /** The extra verb an unsafe delete of a corrupt object needs (AllowUnsafeMalformedObjectDeletion). */
 export const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
