@@ -193,7 +193,8 @@ class HttpSink implements ResponseSink {
   drained(): Promise<boolean> {
     if (this.closed) return Promise.resolve(false);
     const r = this.res as ServerResponse;
-    if (!r.writableNeedDrain) return Promise.resolve(true);
+    // HTTP/2's compatibility response has no writableNeedDrain: its buffer against its mark says it
+    if (!(r.writableNeedDrain ?? r.writableLength >= r.writableHighWaterMark)) return Promise.resolve(true);
     // one pair of listeners per wait, both removed when either fires (no build-up over a long stream)
     return new Promise((resolve) => {
       const done = (): void => {

@@ -57,15 +57,18 @@ export interface WatchTarget {
 const MAX_BUFFERED_EVENTS = 100_000;
 
 /** How often the watches of a server are looked at for clients that stopped reading. */
-const SWEEP_INTERVAL_MS = 1000;
+const SWEEP_INTERVAL_MS = 500;
+/** How soon a watch that may be stuck is looked at again (every look at it reads the kernel's table). */
+const RELOOK_MS = 250;
 
 /**
  * Finds watches whose client stopped reading. Node's buffer only grows once the kernel's buffers are
  * full (megabytes per connection on loopback), so each sweep also counts, for an HTTP/1.1 watch, what
  * the kernel holds unacknowledged for its connection. A watch is dropped when more than its bound is
- * unsent and its client took less than a quarter of the bound since the previous sweep:
+ * unsent and its client took less than a quarter of the bound a second since the previous look:
  * upstream drops a watcher whose buffer stays full past a timeout; this is that rule with the kernel's
  * share counted. A slow but reading client (a large initial state over a long link) keeps its watch.
+ * Watches are looked at every half second, and one that may be stuck again a quarter second later.
  */
 class StuckWatchSweeper {
   private readonly watches = new Set<WatchStream>();
@@ -73,23 +76,30 @@ class StuckWatchSweeper {
 
   add(w: WatchStream): void {
     this.watches.add(w);
-    if (this.timer) return;
-    this.timer = setInterval(() => this.sweep(), SWEEP_INTERVAL_MS);
-    this.timer.unref();
+    if (!this.timer) this.schedule(SWEEP_INTERVAL_MS);
   }
 
   remove(w: WatchStream): void {
     this.watches.delete(w);
     if (this.watches.size || !this.timer) return;
-    clearInterval(this.timer);
+    clearTimeout(this.timer);
     this.timer = undefined;
   }
 
+  private schedule(ms: number): void {
+    this.timer = setTimeout(() => this.sweep(), ms);
+    this.timer.unref();
+  }
+
   private sweep(): void {
+    this.timer = undefined;
     const candidates = [...this.watches].filter((w) => w.mayBeStuck());
     // the kernel's table is read only when some HTTP/1.1 watch could be over its bound
     const queues = candidates.some((w) => w.ownsConnection) ? sendQueues() : undefined;
-    for (const w of candidates) w.checkProgress(queues);
+    const now = performance.now();
+    for (const w of candidates) w.checkProgress(queues, now);
+    // a watch that may be stuck is decided on its next look: soon, so it costs little meanwhile
+    if (this.watches.size) this.schedule(candidates.length ? RELOOK_MS : SWEEP_INTERVAL_MS);
   }
 }
 
@@ -114,7 +124,7 @@ export class WatchStream implements CacheWatcher {
   private pumping = false;
   private readonly meter: WatchMeter | undefined;
   /** Unsent bytes and bytes the client had taken at the last sweep. */
-  private lastSweep: { unsent: number; taken: number } | undefined;
+  private lastSweep: { unsent: number; taken: number; at: number } | undefined;
 
   constructor(
     private readonly s: WatchSettings,
@@ -130,15 +140,55 @@ export class WatchStream implements CacheWatcher {
     sink.onClose(() => this.close(''));
   }
 
+  /**
+   * Frames held back while the transport buffers more than a quarter of the bound (the kernel's
+   * buffers are full: a reading client's momentary backlog stays below it): a client that is behind gets
+   * nothing more encrypted and queued for it until it has taken what it has. The frames are the
+   * event's shared ones, so holding them costs a reference each; with what the transport buffers they
+   * count against the watch's bound.
+   */
+  private held: Uint8Array[] | undefined;
+  private heldBytes = 0;
+
   private write(frame: Uint8Array): boolean {
     if (this.closed) return false;
-    this.sink.write(frame);
     this.meter?.sent(frame.byteLength);
-    if (this.sink.buffered > this.s.bufferLimitBytes) {
+    if (this.held) {
+      this.held.push(frame);
+      this.heldBytes += frame.byteLength;
+    } else if (!this.sink.write(frame) && this.sink.buffered >= this.s.bufferLimitBytes / 4) this.holdUntilDrained([]);
+    if (this.heldBytes + this.sink.buffered > this.s.bufferLimitBytes) {
       this.dropSlow();
       return false;
     }
     return true;
+  }
+
+  private holdUntilDrained(frames: Uint8Array[]): void {
+    this.held = frames;
+    this.heldBytes = 0;
+    for (const f of frames) this.heldBytes += f.byteLength;
+    void this.sink.drained().then((ok) => this.release(ok));
+  }
+
+  /** The client took what the transport had: the held frames follow, until its mark is passed again. */
+  private release(drained: boolean): void {
+    const frames = this.held;
+    if (!frames || this.closed) return;
+    this.held = undefined;
+    this.heldBytes = 0;
+    if (!drained) return;
+    for (let i = 0; i < frames.length; i++) {
+      if (!this.sink.write(frames[i]!) && this.sink.buffered >= this.s.bufferLimitBytes / 4) return this.holdUntilDrained(frames.slice(i + 1));
+    }
+  }
+
+  /** A watch that ends on its own (timeout, ERROR event) still sends what it held, then ends. */
+  private flushHeld(): void {
+    const frames = this.held;
+    this.held = undefined;
+    this.heldBytes = 0;
+    if (frames) for (const f of frames) this.sink.write(f);
   }
 
   get ownsConnection(): boolean {
@@ -155,16 +205,18 @@ export class WatchStream implements CacheWatcher {
   }
 
   /** One sweep's look at whether the client still takes what it is sent (see StuckWatchSweeper). */
-  checkProgress(queues: Map<string, number> | undefined): void {
+  checkProgress(queues: Map<string, number> | undefined, now: number): void {
     if (this.closed) return;
     const conn = this.sink.ownConnection;
     const inKernel = conn && queues ? (queues.get(connectionKey(conn.localPort, conn.remotePort)) ?? 0) : 0;
-    const unsent = this.sink.buffered + inKernel;
-    const taken = (this.sink.bytes ?? 0) - unsent;
+    const queued = this.sink.buffered + inKernel;
+    const taken = (this.sink.bytes ?? 0) - queued;
+    const unsent = this.heldBytes + queued;
     const bound = this.s.bufferLimitBytes;
     const last = this.lastSweep;
-    this.lastSweep = { unsent, taken };
-    if (last && unsent > bound && taken - last.taken < bound / 4) this.dropSlow();
+    this.lastSweep = { unsent, taken, at: now };
+    // the client must take at least a quarter of the bound a second to keep a backlog past the bound
+    if (last && unsent > bound && taken - last.taken < ((bound / 4) * (now - last.at)) / 1000) this.dropSlow();
   }
 
   /**
@@ -174,6 +226,8 @@ export class WatchStream implements CacheWatcher {
    */
   private dropSlow(): void {
     if (this.closed) return;
+    this.held = undefined;
+    this.heldBytes = 0;
     this.close('watcher is too slow');
     this.sink.abort();
   }
@@ -253,7 +307,9 @@ export class WatchStream implements CacheWatcher {
     this.s.track?.close(this);
     sweeperFor(this.s).remove(this);
     if (reason && !this.sink.closed) console.warn(`svc-apiserver: closing watch of ${this.t.rt.plural}: ${reason}`);
-    if (!this.sink.closed) this.sink.end();
+    if (this.sink.closed) return;
+    this.flushHeld();
+    this.sink.end();
   }
 
   private bookmark(initialEventsEnd = false): void {
