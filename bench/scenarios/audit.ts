@@ -2,7 +2,8 @@
  * The cost of the audit log: GET one CSIDriver and CREATE ConfigMaps against a server writing every
  * request at Metadata level to a file (both stages, as a policy of `level: Metadata` writes them) and
  * scraped for /metrics every second, beside the same server without audit and unscraped, in the same run. Both servers run side by side and the loads
- * alternate between them (three rounds each) so drift hits both alike. Beside req/s, each server's
+ * alternate between them (three rounds each) so drift hits both alike; the ratios are the medians of the
+ * rounds' ratios. Beside req/s, each server's
  * CPU time per request (user + system, all its threads) is measured: on a machine shared with other
  * work it is the steadier figure of what the audit costs.
  */
@@ -21,7 +22,16 @@ export interface AuditRow {
   auditedCpuUs: number;
   /** Bytes of audit log written per audited request. */
   logBytesPerRequest: number;
+  /** Audited rate as a share of the plain one, in percent: the median of the rounds' ratios (each round's pair ran moments apart). */
+  ratio: number;
+  /** Plain CPU per request as a share of the audited one, in percent: the median of the rounds' ratios. */
+  cpuRatio: number;
 }
+
+const median = (xs: number[]): number => {
+  const v = [...xs].sort((a, b) => a - b);
+  return v.length % 2 ? v[(v.length - 1) / 2]! : (v[v.length / 2 - 1]! + v[v.length / 2]!) / 2;
+};
 
 /** One load, with the server's CPU time per request. */
 interface Measured {
@@ -110,7 +120,9 @@ export async function auditCost(mode: Mode, duration: number): Promise<AuditRow[
       // a round in which the log rotated (past 4,000 MB) reads as nothing written: it is left out of the figure
       const sizes = a.flatMap((x) => (x.logBytes ? [x.logBytes] : []));
       const logBytesPerRequest = sizes.length ? sizes.reduce((t, x) => t + x, 0) / sizes.length : 0;
-      rows.push({ scenario, mode: mode.name, plain: mean(p.map((x) => x.r)), audited: mean(a.map((x) => x.r)), plainCpuUs: cpu(p), auditedCpuUs: cpu(a), logBytesPerRequest });
+      const ratio = median(a.map((x, i) => (100 * x.r.rps) / p[i]!.r.rps));
+      const cpuRatio = median(a.map((x, i) => (100 * p[i]!.cpuUs) / x.cpuUs));
+      rows.push({ scenario, mode: mode.name, plain: mean(p.map((x) => x.r)), audited: mean(a.map((x) => x.r)), plainCpuUs: cpu(p), auditedCpuUs: cpu(a), logBytesPerRequest, ratio, cpuRatio });
     }
     return rows;
   } finally {
