@@ -7,6 +7,7 @@
  * known and only Node's buffer counts.
  */
 import { closeSync, openSync, readSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 
 const TABLES = ['/proc/self/net/tcp', '/proc/self/net/tcp6'];
 const ESTABLISHED = '01';
@@ -74,4 +75,51 @@ export function sendQueues(): Map<string, number> | undefined {
   }
   for (const k of ambiguous) out.delete(k);
   return readAny ? out : undefined;
+}
+
+/**
+ * sendQueues() on a thread of its own, for a request thread that cannot stop for the read: one
+ * read at a time, the answer restricted to the connections asked about. The thread starts on the
+ * first read and stays (unreferenced) until close().
+ */
+export class SendQueueReader {
+  private worker: Worker | undefined;
+  private pending: Promise<Map<string, number> | undefined> | undefined;
+
+  /** Unacknowledged bytes of the connections `keys` (connectionKey()), or undefined without procfs. */
+  read(keys: readonly string[]): Promise<Map<string, number> | undefined> {
+    if (this.pending) return this.pending;
+    const w = (this.worker ??= this.start());
+    // never rejects: a thread that fails or is stopped answers "nothing known" (only Node's buffer counts)
+    this.pending = new Promise<Map<string, number> | undefined>((resolve) => {
+      const settle = (m: Map<string, number> | undefined): void => {
+        w.off('message', done);
+        w.off('error', failed);
+        w.off('exit', failed);
+        this.pending = undefined;
+        resolve(m);
+      };
+      const done = (m: Map<string, number> | undefined): void => settle(m);
+      const failed = (): void => {
+        if (this.worker === w) this.worker = undefined;
+        settle(undefined);
+      };
+      w.on('message', done);
+      w.on('error', failed);
+      w.on('exit', failed);
+      w.postMessage(keys);
+    });
+    return this.pending;
+  }
+
+  private start(): Worker {
+    const w = new Worker(new URL('./send-queues-worker.js', import.meta.url));
+    w.unref();
+    return w;
+  }
+
+  close(): void {
+    void this.worker?.terminate();
+    this.worker = undefined;
+  }
 }

@@ -23,7 +23,7 @@ import { collectionPrefix, resourcePrefix } from '../../registry/keys.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { ResponseSink } from '../scope.js';
 import { addedFrame, bookmarkFrame, errorFrame, frameVariant, prepareViews, type WatchForm } from '../object-encoding.js';
-import { connectionKey, sendQueues } from '../send-queues.js';
+import { connectionKey, SendQueueReader } from '../send-queues.js';
 
 export interface WatchSettings {
   cacher: Cacher;
@@ -73,17 +73,21 @@ const RELOOK_MS = 250;
 class StuckWatchSweeper {
   private readonly watches = new Set<WatchStream>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly kernel = new SendQueueReader();
+  /** A sweep waits for the kernel's table: no other starts meanwhile. */
+  private busy = false;
 
   add(w: WatchStream): void {
     this.watches.add(w);
-    if (!this.timer) this.schedule(SWEEP_INTERVAL_MS);
+    if (!this.timer && !this.busy) this.schedule(SWEEP_INTERVAL_MS);
   }
 
   remove(w: WatchStream): void {
     this.watches.delete(w);
-    if (this.watches.size || !this.timer) return;
+    if (this.watches.size) return;
     clearTimeout(this.timer);
     this.timer = undefined;
+    if (!this.busy) this.kernel.close();
   }
 
   private schedule(ms: number): void {
@@ -94,12 +98,22 @@ class StuckWatchSweeper {
   private sweep(): void {
     this.timer = undefined;
     const candidates = [...this.watches].filter((w) => w.mayBeStuck());
-    // the kernel's table is read only when some HTTP/1.1 watch could be over its bound
-    const queues = candidates.some((w) => w.ownsConnection) ? sendQueues() : undefined;
+    // the kernel's table is read only when some HTTP/1.1 watch could be over its bound, off this thread
+    const keys = candidates.flatMap((w) => w.connectionKey ?? []);
+    if (keys.length === 0) return this.decide(candidates, undefined);
+    this.busy = true;
+    void this.kernel.read(keys).then((queues) => {
+      this.busy = false;
+      this.decide(candidates, queues);
+    });
+  }
+
+  private decide(candidates: WatchStream[], queues: Map<string, number> | undefined): void {
     const now = performance.now();
     for (const w of candidates) w.checkProgress(queues, now);
     // a watch that may be stuck is decided on its next look: soon, so it costs little meanwhile
     if (this.watches.size) this.schedule(candidates.length ? RELOOK_MS : SWEEP_INTERVAL_MS);
+    else this.kernel.close();
   }
 }
 
@@ -191,8 +205,10 @@ export class WatchStream implements CacheWatcher {
     if (frames) for (const f of frames) this.sink.write(f);
   }
 
-  get ownsConnection(): boolean {
-    return this.sink.ownConnection !== undefined;
+  /** The key of the TCP connection this watch has to itself (HTTP/1.1), for the kernel's count of what is unsent. */
+  get connectionKey(): string | undefined {
+    const conn = this.sink.ownConnection;
+    return conn && connectionKey(conn.localPort, conn.remotePort);
   }
 
   /**
@@ -207,8 +223,8 @@ export class WatchStream implements CacheWatcher {
   /** One sweep's look at whether the client still takes what it is sent (see StuckWatchSweeper). */
   checkProgress(queues: Map<string, number> | undefined, now: number): void {
     if (this.closed) return;
-    const conn = this.sink.ownConnection;
-    const inKernel = conn && queues ? (queues.get(connectionKey(conn.localPort, conn.remotePort)) ?? 0) : 0;
+    const key = queues && this.connectionKey;
+    const inKernel = key ? (queues.get(key) ?? 0) : 0;
     const queued = this.sink.buffered + inKernel;
     const taken = (this.sink.bytes ?? 0) - queued;
     const unsent = this.heldBytes + queued;
