@@ -8,6 +8,7 @@
 import type { MaybePromise } from '../api/maybe-async.js';
 import { StatusError, type Status } from '../api/status.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
+import type { NamespaceCacheView } from './admission.js';
 import { resourceId } from './context.js';
 import type { ResourceType } from './resource-type.js';
 import type { ApiTask, ApiTaskResult, Executor, TaskVerb } from './task.js';
@@ -42,28 +43,42 @@ export interface MainThreadRoute {
   visible(revision: number): MaybePromise<unknown>;
 }
 
+/** Verbs whose task may create an object, and so passes NamespaceLifecycle. */
+const MAY_CREATE: ReadonlySet<TaskVerb> = new Set(['create', 'update', 'patch']);
+
 export class RegistryClient {
   constructor(
     private readonly executor: Executor,
     /** Told of every committed revision (the watch cache pulls the feed up to it). */
     private readonly onCommitted: (revision: number) => void,
     private readonly mainThread?: MainThreadRoute,
+    /** Namespaces as the watch cache holds them, sent with the tasks that may create (see NamespaceCacheView). */
+    private readonly namespaces?: NamespaceCacheView,
   ) {}
 
   /** Runs a task; a committed write is announced before the result is returned. */
   async run(task: ApiTask): Promise<ApiTaskResult> {
+    if (this.namespaces && task.namespace && MAY_CREATE.has(task.verb)) {
+      const seen = this.namespaces.seen(task.namespace);
+      if (seen) task.namespaceSeen = seen;
+    }
     const main = this.mainThread;
     if (main?.resources.has(task.resource)) {
       const result = await main.executor.run(task);
       if (result.revision) {
-        this.onCommitted(result.revision);
+        this.committed(task, result.revision);
         await main.visible(result.revision);
       }
       return result;
     }
     const result = await this.executor.run(task);
-    if (result.revision) this.onCommitted(result.revision);
+    if (result.revision) this.committed(task, result.revision);
     return result;
+  }
+
+  private committed(task: ApiTask, revision: number): void {
+    this.namespaces?.committed(task.resource, revision);
+    this.onCommitted(revision);
   }
 
   /** A client acting as one identity, with object-level helpers. */

@@ -11,6 +11,7 @@ import type { Store } from '../storage/interface.js';
 import type { ResourceType } from './resource-type.js';
 import type { TypeRegistry } from './type-registry.js';
 import type { CustomTypeResolver } from '../apiextensions/resolver.js';
+import type { NamespaceSeen } from './admission.js';
 
 export interface RegistryContext {
   store: Store;
@@ -58,6 +59,8 @@ export interface OpRequest {
   contentType: string;
   user: UserInfo;
   userAgent: string;
+  /** The namespace as the main thread's watch cache holds it, when it was sent with the task. */
+  namespaceSeen?: NamespaceSeen;
 }
 
 /** An object to return, as stored bytes (+ revision to stamp) or as a value. */

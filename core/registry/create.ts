@@ -45,7 +45,7 @@ export async function createObject(
   rt.defaults?.(decoded);
   const prepared = beforeCreate(rt, track(decoded), ctx.now());
   warnings.push(...prepared.warnings);
-  await admitCreate(ctx.store, rt, prepared.object);
+  await admitCreate(ctx.store, rt, prepared.object, req.namespaceSeen);
   admitNodeCreate(req.user, rt, prepared.object);
   const obj = prepared.object;
   await runWriteCheck(ctx, req, 'create', obj);

@@ -56,6 +56,7 @@ export class Registry {
       user: task.user,
       userAgent: task.userAgent,
     };
+    if (task.namespaceSeen) req.namespaceSeen = task.namespaceSeen;
     switch (task.verb) {
       case 'create':
         return create(this.ctx, req);

@@ -8,6 +8,7 @@ import type { UserInfo } from '../api/types.js';
 import type { StoreTiming } from '../storage/timed-store.js';
 import type { Respelling } from '../codec/respell.js';
 import type { TransformRequest } from './transform.js';
+import type { NamespaceSeen } from './admission.js';
 
 /** How the answer is to be written: chosen by negotiation on the main thread, applied where it is encoded. */
 export interface ResponseForm {
@@ -41,6 +42,8 @@ export interface ApiTask {
   userAgent: string;
   /** A custom resource's definition and the revision its type was built from (workers build it if they lack it). */
   definition?: { name: string; revision: number };
+  /** The task's namespace as the main thread's watch cache holds it (NamespaceLifecycle need not read the store). */
+  namespaceSeen?: NamespaceSeen;
 }
 
 export interface ApiTaskResult {

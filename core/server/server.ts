@@ -47,6 +47,7 @@ import { waitForStore } from '../storage/readiness.js';
 import { startingHandler } from './starting.js';
 import type { Store } from '../storage/interface.js';
 import { RegistryClient } from '../registry/client.js';
+import { namespaceCacheView } from '../registry/admission.js';
 import { GroupAliases } from '../api/group-aliases.js';
 import { type Lister, Listers } from '../registry/lister.js';
 import type { Executor } from '../registry/task.js';
@@ -331,7 +332,7 @@ export class ApiServer {
       executor: { run: (task) => registry.run(task), close: async () => undefined },
       resources: new Set(types.all().filter((t) => t.writeCheck).map(resourceId)),
       visible: (rev) => this.cacher.waitFor(rev),
-    });
+    }, namespaceCacheView(this.cacher, types.all().find((t) => t.group === '' && t.plural === 'namespaces')!));
 
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);

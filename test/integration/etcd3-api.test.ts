@@ -87,6 +87,20 @@ t.test('two servers on one etcd behave as one API', async (t) => {
     t.same(validateReliable(evs, log.writes, { from: start, to: log.lastRv }), []);
   });
 
+  await t.test('NamespaceLifecycle on B finds a namespace A created a moment ago, and refuses content once A deleted it', async (t) => {
+    for (let i = 0; i < 5; i++) {
+      const ns = `fresh-${i}`;
+      t.equal((await a.admin.post('/api/v1/namespaces', { metadata: { name: ns, finalizers: ['example.com/hold'] } })).status, 201);
+      const made = await b.admin.post(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'inside' } });
+      t.equal(made.status, 201, `content created on B right after A created ${ns}`);
+      t.equal((await a.admin.delete(`/api/v1/namespaces/${ns}`)).status, 200);
+      // this server's own namespace write is in its cache before its next admission
+      const late = await a.admin.post(`/api/v1/namespaces/${ns}/configmaps`, { metadata: { name: 'late' } });
+      t.equal(late.status, 403, `A refuses content right after it deleted ${ns}`);
+      t.equal(late.json.details?.causes?.[0]?.reason, 'NamespaceTerminating');
+    }
+  });
+
   await t.test('a continue token from A pages on B', async (t) => {
     const first = await a.admin.get(`${CM}?limit=5`);
     t.equal(first.json.items.length, 5);
