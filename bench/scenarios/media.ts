@@ -3,9 +3,11 @@
  * protobuf (Accept: application/vnd.svc.protobuf), and CBOR when its gate is on, on one server with
  * rounds alternating between the formats, so drift in the machine's load hits each alike. Targets: a
  * protobuf LIST at least 1.3x JSON's req/s; encodings are memoized per object version, so GET differs
- * little.
+ * little. The load client reads answers as bytes (bench/byte-client.ts): autocannon's decoding of
+ * every body into a string costs it ten times more for a binary list than for a JSON one.
  */
-import { AUTH, load, type LoadResult, type Mode, SetupClient, startApiServer } from '../lib.js';
+import { loadBytes } from '../byte-client.js';
+import { AUTH, type LoadResult, type Mode, SetupClient, startApiServer } from '../lib.js';
 
 export interface MediaRow {
   scenario: string;
@@ -40,7 +42,7 @@ export async function mediaTypes(mode: Mode, duration: number): Promise<MediaRow
       const runs = new Map<string, LoadResult[]>(FORMATS.map(([f]) => [f, []]));
       for (let round = 0; round < ROUNDS; round++) {
         for (const [format, accept] of FORMATS) {
-          runs.get(format)!.push(await load({ url: `${s.url}${path}`, headers: { ...AUTH, accept }, duration, connections, tlsOptions: { ca: s.ca } }));
+          runs.get(format)!.push(await loadBytes({ url: `${s.url}${path}`, headers: { ...AUTH, accept }, duration, connections, ca: s.ca }));
         }
       }
       const mean = (xs: LoadResult[], f: (r: LoadResult) => number): number => xs.reduce((a, r) => a + f(r), 0) / xs.length;
