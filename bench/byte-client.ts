@@ -7,13 +7,13 @@
  * server on the same cores, that decoding, not the server, would set the ratio between formats.
  */
 import { connect, type TLSSocket } from 'node:tls';
-import { type LoadResult, WARMUP_SECONDS } from './lib.js';
+import type { LoadResult } from './lib.js';
 
 export interface ByteLoadOptions {
   url: string;
   headers: Record<string, string>;
   connections: number;
-  /** Seconds measured (after WARMUP_SECONDS unrecorded). */
+  /** Seconds measured. */
   duration: number;
   ca: string;
 }
@@ -146,8 +146,8 @@ function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** Runs `seconds` of load; answers finished in that window count. */
-async function run(o: ByteLoadOptions, seconds: number): Promise<LoadResult> {
+/** Runs `seconds` of load without warm-up; answers finished in that window count. */
+export async function measureBytes(o: ByteLoadOptions, seconds = o.duration): Promise<LoadResult> {
   const u = new URL(o.url);
   const headerLines = Object.entries({ host: u.host, ...o.headers }).map(([k, v]) => `${k}: ${v}\r\n`);
   const request = Buffer.from(`GET ${u.pathname}${u.search} HTTP/1.1\r\n${headerLines.join('')}\r\n`);
@@ -180,10 +180,4 @@ async function run(o: ByteLoadOptions, seconds: number): Promise<LoadResult> {
   for (const c of conns) c.stop();
   latencies.sort((a, b) => a - b);
   return { rps: n / seconds, p50: Math.round(percentile(latencies, 50)), p99: Math.round(percentile(latencies, 99)), errors: closedEarly, non2xx };
-}
-
-/** Like lib.ts load(): WARMUP_SECONDS unrecorded, then `duration` seconds measured. */
-export async function loadBytes(o: ByteLoadOptions): Promise<LoadResult> {
-  await run(o, WARMUP_SECONDS);
-  return run(o, o.duration);
 }

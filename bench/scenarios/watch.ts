@@ -22,6 +22,8 @@ export interface WatchStep {
   p99: number;
   cpuPercent: number;
   holds: boolean;
+  /** Delays of each format's watchers (a mixed run: both formats on one server, the same events). */
+  byFormat: Partial<Record<StreamFormat, { p50: number; p99: number }>>;
 }
 
 export interface WatchResult {
@@ -35,16 +37,20 @@ export interface WatchResult {
 const RV = /"resourceVersion":"(\d+)"/g;
 
 /** The media type a watch stream is asked in. */
-export type WatchFormat = 'json' | 'protobuf';
+export type StreamFormat = 'json' | 'protobuf';
+/** One format for every watcher, or 'mixed': every other watcher JSON, the rest protobuf. */
+export type WatchFormat = StreamFormat | 'mixed';
 
 interface Watcher {
   readonly sock: TLSSocket;
+  readonly format: StreamFormat;
   /** Receive time (ms) of each resourceVersion seen. */
   readonly seen: Map<number, number>;
 }
 
 /** A JSON stream: resourceVersions found by a scan of the text (cheap for the client). */
 class JsonWatcher implements Watcher {
+  readonly format = 'json';
   private tail = '';
   readonly seen = new Map<number, number>();
   constructor(readonly sock: TLSSocket) {
@@ -107,6 +113,7 @@ function field(b: Buffer, start: number, end: number, want: number): [number, nu
  * 2 -> RawExtension 1 -> magic + Unknown 2 -> ConfigMap 1 -> ObjectMeta 6), no full decode.
  */
 class ProtobufWatcher implements Watcher {
+  readonly format = 'protobuf';
   private buf: Buffer = Buffer.alloc(0);
   private body = false;
   readonly seen = new Map<number, number>();
@@ -159,9 +166,9 @@ class ProtobufWatcher implements Watcher {
   }
 }
 
-const acceptOf: Record<WatchFormat, string> = { json: 'application/json', protobuf: 'application/vnd.svc.protobuf' };
+const acceptOf: Record<StreamFormat, string> = { json: 'application/json', protobuf: 'application/vnd.svc.protobuf' };
 
-function openWatcher(url: URL, ca: string, path: string, format: WatchFormat): Promise<Watcher> {
+function openWatcher(url: URL, ca: string, path: string, format: StreamFormat): Promise<Watcher> {
   return new Promise((resolve, reject) => {
     const sock = connect({ host: url.hostname, port: Number(url.port), ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => {
       sock.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: ${acceptOf[format]}\r\n\r\n`);
@@ -185,7 +192,8 @@ export async function watchFanout(mode: Mode, opts: { watchers: number; rates: n
     const t0 = performance.now();
     const path = '/api/v1/namespaces/fanout/configmaps?watch=1&resourceVersion=0&timeoutSeconds=3600';
     for (let i = 0; i < opts.watchers; i += 50) {
-      const batch = await Promise.all(Array.from({ length: Math.min(50, opts.watchers - i) }, () => openWatcher(url, s.ca, path, format)));
+      const formatOf = (n: number): StreamFormat => (format !== 'mixed' ? format : n % 2 ? 'protobuf' : 'json');
+      const batch = await Promise.all(Array.from({ length: Math.min(50, opts.watchers - i) }, (_, j) => openWatcher(url, s.ca, path, formatOf(i + j))));
       watchers.push(...batch);
     }
     const connectSeconds = (performance.now() - t0) / 1000;
@@ -234,16 +242,24 @@ async function runStep(c: SetupClient, watchers: Watcher[], rate: number, second
   const wall = (performance.now() - wall0) / 1000;
   const cpu = cpuSeconds(pid) - cpu0;
   const delays: number[] = [];
+  const formatDelays: Partial<Record<StreamFormat, number[]>> = {};
   let delivered = 0;
   for (const w of watchers) {
+    const mine = (formatDelays[w.format] ??= []);
     for (const [rv, ack] of acks) {
       const at = w.seen.get(rv);
       if (at === undefined) continue;
       delivered++;
       delays.push(Math.max(0, at - ack));
+      mine.push(Math.max(0, at - ack));
     }
   }
   delays.sort((a, b) => a - b);
+  const byFormat: WatchStep['byFormat'] = {};
+  for (const [f, ds] of Object.entries(formatDelays) as [StreamFormat, number[]][]) {
+    ds.sort((a, b) => a - b);
+    byFormat[f] = { p50: percentile(ds, 50), p99: percentile(ds, 99) };
+  }
   const expected = acks.size * watchers.length;
   const p99 = percentile(delays, 99);
   const achievedRate = acks.size / writeSeconds;
@@ -260,5 +276,6 @@ async function runStep(c: SetupClient, watchers: Watcher[], rate: number, second
     cpuPercent: (100 * cpu) / wall,
     // a rate holds only if the writes really came at (nearly) that rate and every event arrived in time
     holds: delivered === expected && p99 < targetP99Ms && achievedRate >= 0.9 * rate,
+    byFormat,
   };
 }
