@@ -37,10 +37,10 @@ function decodedItem(o: CachedObject): Record<string, unknown> {
  */
 export function cachedSource(o: CachedObject, rt?: ResourceType): ObjectSource {
   if (rt?.custom) return customSource(o, rt);
-  return new CachedSource(o);
+  return keepsMemos(o) ? (o.source ??= new CachedSource(o)) : new CachedSource(o);
 }
 
-/** A built-in kind's cached version as serializer input: one small object per read (a list makes one per item), no closures. */
+/** A built-in kind's cached version as serializer input: one small object, kept on the version, no closures. */
 class CachedSource implements ObjectSource {
   constructor(private readonly o: CachedObject) {}
   itemJson(): Uint8Array {
