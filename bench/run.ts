@@ -100,7 +100,7 @@ async function main(): Promise<void> {
             fmt(st.eventsPerSec),
             `${fmt(d.p50, 1)} ms`,
             `${fmt(d.p99, 1)} ms`,
-            `${fmt(st.cpuPercent)}%, ${fmt(st.cpuUsPerEvent, 2)} µs/event`,
+            `${fmt(st.cpuPercent)}%`,
             fmt(r.peakRssMiB),
             st.holds ? 'holds' : st.achievedRate < 0.9 * st.rate ? 'writer below target' : `fails (p99 or ${st.delivered}/${st.expected} delivered)`,
           ]);

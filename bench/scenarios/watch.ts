@@ -21,8 +21,6 @@ export interface WatchStep {
   p50: number;
   p99: number;
   cpuPercent: number;
-  /** Server CPU microseconds per event delivered to a watcher (all threads; steadier than delays on a shared machine). */
-  cpuUsPerEvent: number;
   holds: boolean;
   /** Delays of each format's watchers (a mixed run: both formats on one server, the same events). */
   byFormat: Partial<Record<StreamFormat, { p50: number; p99: number }>>;
@@ -337,7 +335,6 @@ async function runStep(c: SetupClient, watchers: Watcher[], rate: number, second
     p50: percentile(delays, 50),
     p99,
     cpuPercent: (100 * cpu) / wall,
-    cpuUsPerEvent: delivered ? (cpu * 1e6) / delivered : 0,
     // a rate holds only if the writes really came at (nearly) that rate and every event arrived in time
     holds: delivered === expected && p99 < targetP99Ms && achievedRate >= 0.9 * rate,
     byFormat,
