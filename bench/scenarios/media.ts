@@ -3,20 +3,28 @@
  * protobuf (Accept: application/vnd.svc.protobuf), and CBOR when its gate is on, on one server with
  * rounds alternating between the formats, so drift in the machine's load hits each alike. Targets: a
  * protobuf LIST at least 1.3x JSON's req/s; encodings are memoized per object version, so GET differs
- * little.
+ * little. The load client reads answers as bytes (bench/byte-client.ts): autocannon's decoding of
+ * every body into a string costs it ten times more for a binary list than for a JSON one. Each row
+ * also gives the server's CPU time per request (all its threads), steadier than req/s on a shared
+ * machine; "vs JSON" is the median over rounds of the format's req/s over JSON's in the same round.
  */
-import { AUTH, load, type LoadResult, type Mode, SetupClient, startApiServer } from '../lib.js';
+import { measureBytes } from '../byte-client.js';
+import { AUTH, cpuSeconds, type LoadResult, type Mode, SetupClient, startApiServer, WARMUP_SECONDS } from '../lib.js';
 
 export interface MediaRow {
   scenario: string;
   mode: string;
   format: string;
   result: LoadResult;
-  /** Rate as a share of JSON's, in percent. */
+  /** Rate as a share of JSON's, in percent (median of the rounds' ratios). */
   ofJson: number;
+  /** Server CPU microseconds per request (median of the rounds). */
+  serverUs: number;
 }
 
-const ROUNDS = 2;
+const ROUNDS = 3;
+
+const median = (xs: number[]): number => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const FORMATS: [string, string][] = [
   ['JSON', 'application/json'],
   ['protobuf', 'application/vnd.svc.protobuf'],
@@ -37,19 +45,24 @@ export async function mediaTypes(mode: Mode, duration: number): Promise<MediaRow
     ];
     const rows: MediaRow[] = [];
     for (const [scenario, path, connections] of subjects) {
-      const runs = new Map<string, LoadResult[]>(FORMATS.map(([f]) => [f, []]));
+      const runs = new Map<string, { r: LoadResult; serverUs: number }[]>(FORMATS.map(([f]) => [f, []]));
       for (let round = 0; round < ROUNDS; round++) {
         for (const [format, accept] of FORMATS) {
-          runs.get(format)!.push(await load({ url: `${s.url}${path}`, headers: { ...AUTH, accept }, duration, connections, tlsOptions: { ca: s.ca } }));
+          const o = { url: `${s.url}${path}`, headers: { ...AUTH, accept }, duration, connections, ca: s.ca };
+          await measureBytes(o, WARMUP_SECONDS);
+          const cpu0 = cpuSeconds(s.proc.pid!);
+          const r = await measureBytes(o);
+          const serverUs = ((cpuSeconds(s.proc.pid!) - cpu0) * 1e6) / Math.max(1, r.rps * duration);
+          runs.get(format)!.push({ r, serverUs });
         }
       }
-      const mean = (xs: LoadResult[], f: (r: LoadResult) => number): number => xs.reduce((a, r) => a + f(r), 0) / xs.length;
-      let jsonRps = 0;
+      const mean = (xs: { r: LoadResult }[], f: (r: LoadResult) => number): number => xs.reduce((a, x) => a + f(x.r), 0) / xs.length;
+      const json = runs.get('JSON')!;
       for (const [format] of FORMATS) {
         const xs = runs.get(format)!;
         const result = { rps: mean(xs, (r) => r.rps), p50: mean(xs, (r) => r.p50), p99: mean(xs, (r) => r.p99), errors: mean(xs, (r) => r.errors), non2xx: mean(xs, (r) => r.non2xx) };
-        if (format === 'JSON') jsonRps = result.rps;
-        rows.push({ scenario, mode: mode.name, format, result, ofJson: (100 * result.rps) / jsonRps });
+        const ofJson = median(xs.map((x, i) => (100 * x.r.rps) / json[i]!.r.rps));
+        rows.push({ scenario, mode: mode.name, format, result, ofJson, serverUs: median(xs.map((x) => x.serverUs)) });
       }
     }
     return rows;

@@ -22,6 +22,21 @@ export function listMetaValue(meta: ListMeta): Record<string, unknown> {
   return m;
 }
 
+/** Items joined by commas in one buffer, a comma first when an item came before them, then `tail`. */
+function joinItems(items: readonly Uint8Array[], leadingComma: boolean, tail?: Uint8Array): Buffer {
+  let size = (tail?.length ?? 0) + (items.length ? items.length - 1 + (leadingComma ? 1 : 0) : 0);
+  for (const b of items) size += b.length;
+  const out = Buffer.allocUnsafe(size);
+  let pos = 0;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0 || leadingComma) out[pos++] = 0x2c;
+    out.set(items[i]!, pos);
+    pos += items[i]!.length;
+  }
+  if (tail) out.set(tail, pos);
+  return out;
+}
+
 const text = (v: unknown, o: EncodeOptions): Buffer => Buffer.from(o.pretty ? JSON.stringify(v, null, 2) : `${JSON.stringify(v)}\n`);
 
 export const jsonSerializer: Serializer = {
@@ -54,31 +69,34 @@ export const jsonSerializer: Serializer = {
       return;
     }
     yield Buffer.from(`{"kind":${JSON.stringify(t.kind)},"apiVersion":${JSON.stringify(t.apiVersion)},"metadata":${JSON.stringify(listMetaValue(meta))},"items":[`);
-    let pending: Uint8Array[] = [];
+    // chunks of about CHUNK bytes, each one buffer with the commas written in place
+    let batch: Uint8Array[] = [];
+    let batchComma = false;
     let size = 0;
     let first = true;
     for (const it of items) {
-      if (!first) pending.push(COMMA);
-      first = false;
       const b = it.itemJson();
+      const comma = !first;
+      first = false;
       if (b.length >= CHUNK) {
         // a large item goes out as it is, not copied into a chunk
-        if (pending.length) yield pending.length === 1 ? pending[0]! : Buffer.concat(pending);
+        if (batch.length) yield joinItems(batch, batchComma);
+        if (comma) yield COMMA;
         yield b;
-        pending = [];
+        batch = [];
         size = 0;
         continue;
       }
-      pending.push(b);
+      if (!batch.length) batchComma = comma;
+      batch.push(b);
       size += b.length + 1;
       if (size >= CHUNK) {
-        yield Buffer.concat(pending);
-        pending = [];
+        yield joinItems(batch, batchComma);
+        batch = [];
         size = 0;
       }
     }
-    pending.push(LIST_END);
-    yield Buffer.concat(pending);
+    yield joinItems(batch, batchComma, LIST_END);
   },
 
   encodeValueList: (t, meta, items, o) => text({ kind: t.kind, apiVersion: t.apiVersion, metadata: listMetaValue(meta), items }, o),

@@ -67,10 +67,28 @@ function writeEmptyTail(out: Buffer, pos: number): number {
   return pos;
 }
 
+/** An object's message (what a single object's envelope holds), memoized per object version. */
 const itemMessage = (src: ObjectSource, apiVersion: string, kind: string): Uint8Array => {
   let b = src.memo('pi');
   if (!b) src.setMemo('pi', (b = encodeProtobufMessage(apiVersion, kind, src.value())));
   return b;
+};
+
+/**
+ * An item as a list writes it: field 2 of the XList (tag, length, the item's message), memoized per
+ * object version, so a list copies each item's bytes once and does no other work per item. The
+ * message memo becomes a view of the same bytes (each version's message is held once).
+ */
+const itemField = (src: ObjectSource, apiVersion: string, kind: string): Uint8Array => {
+  let f = src.memo('pf');
+  if (!f) {
+    const message = itemMessage(src, apiVersion, kind);
+    const out = Buffer.allocUnsafe(fieldLength(message.length));
+    writeField(out, 0, 2, message);
+    src.setMemo('pf', (f = out));
+    src.setMemo('pi', out.subarray(out.length - message.length));
+  }
+  return f;
 };
 
 export const protobufSerializer: Serializer = {
@@ -97,27 +115,36 @@ export const protobufSerializer: Serializer = {
     const itemKind = t.kind.slice(0, -'List'.length);
     const metaBytes = encodeJsonMessage(listMetaType, listMetaValue(meta));
     // the raw XList's length goes in the envelope's header, so the item messages are gathered first
-    const messages: Uint8Array[] = [];
+    const fields: Uint8Array[] = [];
     let rawLength = fieldLength(metaBytes.length);
     for (const it of items) {
-      const b = itemMessage(it, t.apiVersion, itemKind);
-      messages.push(b);
-      rawLength += fieldLength(b.length);
+      const f = itemField(it, t.apiVersion, itemKind);
+      fields.push(f);
+      rawLength += f.length;
     }
     const typeMeta = typeMetaType.encode({ apiVersion: t.apiVersion, kind: t.kind }).finish();
-    yield Buffer.concat([PROTOBUF_MAGIC, fieldHeader(1, typeMeta.length), typeMeta, fieldHeader(2, rawLength)]);
-    // chunks of about CHUNK bytes, each one buffer with the field headers written in place
-    let from = -1; // -1: the ListMeta, then item indexes
-    while (from < messages.length) {
-      let size = 0;
+    // the header and the ListMeta lead the first chunk; then chunks of about CHUNK bytes, each one buffer
+    const head = Buffer.concat([PROTOBUF_MAGIC, fieldHeader(1, typeMeta.length), typeMeta, fieldHeader(2, rawLength), fieldHeader(1, metaBytes.length), metaBytes]);
+    let from = 0;
+    let lead: Uint8Array | undefined = head;
+    while (from < fields.length || lead) {
+      let size = lead?.length ?? 0;
       let to = from;
-      for (; to < messages.length && size < CHUNK; to++) size += fieldLength((to < 0 ? metaBytes : messages[to]!).length);
-      const last = to === messages.length;
+      for (; to < fields.length && size < CHUNK; to++) size += fields[to]!.length;
+      const last = to === fields.length;
       // runtime.Unknown's contentEncoding and contentType, empty, as upstream writes them
       const out = Buffer.allocUnsafe(size + (last ? 4 : 0));
       let pos = 0;
-      for (let i = from; i < to; i++) pos = writeField(out, pos, i < 0 ? 1 : 2, i < 0 ? metaBytes : messages[i]!);
-      if (last) pos = writeEmptyTail(out, pos);
+      if (lead) {
+        out.set(lead, 0);
+        pos = lead.length;
+        lead = undefined;
+      }
+      for (let i = from; i < to; i++) {
+        out.set(fields[i]!, pos);
+        pos += fields[i]!.length;
+      }
+      if (last) writeEmptyTail(out, pos);
       yield out;
       from = to;
     }

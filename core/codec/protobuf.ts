@@ -156,11 +156,20 @@ export const hasProtobufMessage = (apiVersion: string, kind: string): boolean =>
  * One watch stream frame: 4-byte big-endian length, then a meta.v1.WatchEvent whose object.raw is
  * the already-enveloped object (from encodeProtobufObject).
  */
-export function encodeProtobufWatchFrame(type: string, envelopedObject: Uint8Array): Uint8Array {
-  const event = watchEventType.encode({ type, object: { raw: envelopedObject } }).finish();
-  const frame = new Uint8Array(4 + event.length);
-  new DataView(frame.buffer).setUint32(0, event.length, false);
-  frame.set(event, 4);
+export function encodeProtobufWatchFrame(type: string, envelopedObject: Uint8Array): Buffer {
+  // WatchEvent { type = 1; object = 2 (RawExtension { raw = 1 }) } written in one buffer, one copy of
+  // the object; a Buffer, so each watcher's write takes it as it is (a plain Uint8Array is re-wrapped
+  // per write by the stream)
+  const t = Buffer.byteLength(type);
+  const rawField = headerLength(envelopedObject.length) + envelopedObject.length;
+  const eventLength = headerLength(t) + t + headerLength(rawField) + rawField;
+  const frame = Buffer.allocUnsafe(4 + eventLength);
+  frame.writeUInt32BE(eventLength, 0);
+  let at = putHeader(frame, 4, 1, t);
+  at += frame.write(type, at, 'utf8');
+  at = putHeader(frame, at, 2, rawField);
+  at = putHeader(frame, at, 1, envelopedObject.length);
+  frame.set(envelopedObject, at);
   return frame;
 }
 

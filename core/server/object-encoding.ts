@@ -37,14 +37,24 @@ function decodedItem(o: CachedObject): Record<string, unknown> {
  */
 export function cachedSource(o: CachedObject, rt?: ResourceType): ObjectSource {
   if (rt?.custom) return customSource(o, rt);
-  return {
-    itemJson: () => itemBytes(o),
-    value: () => decodedItem(o),
-    memo: (k) => o.encodings?.get(k),
-    setMemo: (k, b) => {
-      if (keepsMemos(o)) (o.encodings ??= new Map()).set(k, b);
-    },
-  };
+  return keepsMemos(o) ? (o.source ??= new CachedSource(o)) : new CachedSource(o);
+}
+
+/** A built-in kind's cached version as serializer input: one small object, kept on the version, no closures. */
+class CachedSource implements ObjectSource {
+  constructor(private readonly o: CachedObject) {}
+  itemJson(): Uint8Array {
+    return itemBytes(this.o);
+  }
+  value(): Readonly<Record<string, unknown>> {
+    return decodedItem(this.o);
+  }
+  memo(k: string): Uint8Array | undefined {
+    return this.o.encodings?.get(k);
+  }
+  setMemo(k: string, b: Uint8Array): void {
+    if (keepsMemos(this.o)) (this.o.encodings ??= new Map()).set(k, b);
+  }
 }
 
 const viewKey = (rt: ResourceType): string => `${rt.custom!.revision}/${rt.version}`;

@@ -16,6 +16,7 @@
  * that changed this resource, so the state is also exact for any revision in between.
  */
 
+import type { ObjectSource } from '../codec/serializer.js';
 import { SortedKeys } from './sorted-keys.js';
 
 export interface CachedObject {
@@ -33,6 +34,8 @@ export interface CachedObject {
   item?: Buffer;
   /** Encodings of this version by serializer form, built on first use. */
   encodings?: Map<string, Uint8Array>;
+  /** This version as serializer input (built-in kinds), made on first read: a list allocates nothing per item for it. */
+  source?: ObjectSource;
   /** The decoded object, built once for every reader (listers, serializers): shared, never mutated. */
   decoded?: unknown;
   /** Why the stored bytes are not an object (a value written to the store by something else, or damaged): reads of it fail naming it. */
@@ -177,11 +180,15 @@ export class WatchCache {
 
   /** Objects with keys under `prefix` from `startKey` (inclusive), in key order. */
   *range(prefix: string, startKey?: string): Generator<CachedObject> {
-    const from = startKey && startKey > prefix ? startKey : prefix;
-    const objects = this.orderedObjects();
+    const { objects, from, end } = this.bounds(prefix, startKey);
+    for (let i = from; i < end; i++) yield objects[i]!;
+  }
+
+  /** The objects in key order and the index range under `prefix` from `startKey` (a walk with no generator). */
+  bounds(prefix: string, startKey?: string): { objects: readonly CachedObject[]; from: number; end: number } {
+    const first = startKey && startKey > prefix ? startKey : prefix;
     // keys under the prefix sort below prefix + U+FFFF: two binary searches bound the walk
-    const end = this.sortedKeys.lowerBound(prefix + '\uffff');
-    for (let i = this.sortedKeys.lowerBound(from); i < end; i++) yield objects[i]!;
+    return { objects: this.orderedObjects(), from: this.sortedKeys.lowerBound(first), end: this.sortedKeys.lowerBound(prefix + '\uffff') };
   }
 
   /** The objects in key order: a list walks an array instead of looking each key up. */

@@ -348,6 +348,20 @@ t.test('watch frames', async (t) => {
   t.throws(() => decodeProtobufWatchFrame(frame.subarray(0, 3)), { name: 'ProtobufDecodeError', message: 'unexpected EOF' });
 });
 
+t.test('a watch frame written in one buffer has the bytes of the WatchEvent message encoder, at any length', async (t) => {
+  const watchEvent = messageType(`${META}.WatchEvent`);
+  for (const size of [0, 100, 200, 20000, 3000000]) {
+    const obj = encodeProtobufObject('v1', 'ConfigMap', { metadata: { name: 'w', resourceVersion: '5' }, data: { a: 'x'.repeat(size) } });
+    for (const type of ['ADDED', 'MODIFIED', 'DELETED', 'BOOKMARK', 'ERROR']) {
+      const event = watchEvent.encode({ type, object: { raw: obj } }).finish();
+      const expected = Buffer.concat([Buffer.from([event.length >>> 24, (event.length >>> 16) & 0xff, (event.length >>> 8) & 0xff, event.length & 0xff]), event]);
+      const frame = encodeProtobufWatchFrame(type, obj);
+      t.ok(Buffer.isBuffer(frame), 'a Buffer, written to each watcher as it is');
+      t.ok(expected.equals(frame), `${type}, object of ${obj.length} bytes`);
+    }
+  }
+});
+
 t.test('decode errors', async (t) => {
   const good = encodeProtobufObject('v1', 'ConfigMap', { metadata: { name: 'x' }, data: { a: 'b' } });
   t.equal(decodeError(Buffer.from('{"kind":"ConfigMap"}')), 'provided data does not appear to be a protobuf message, expected prefix [107 56 115 0]');

@@ -11,7 +11,7 @@ import { cborSerializer } from '../../core/codec/cbor-serializer.js';
 import { jsonSerializer } from '../../core/codec/json-serializer.js';
 import { registerProtobufKind } from '../../core/codec/protobuf/kinds.js';
 import { protobufSerializer } from '../../core/codec/protobuf-serializer.js';
-import { bodyMediaTypes, bodySerializerFor, type Serializer, valueSource } from '../../core/codec/serializer.js';
+import { bodyMediaTypes, bodySerializerFor, bytesSource, type Serializer, valueSource } from '../../core/codec/serializer.js';
 import { yamlSerializer } from '../../core/codec/yaml-serializer.js';
 import { builtinResourceTypes } from '../../core/registry/catalog.js';
 import { apiVersionOf } from '../../core/registry/resource-type.js';
@@ -94,4 +94,24 @@ t.test('request bodies: the Content-Type names the serializer; CBOR only under i
   for (const [ct, formats, id] of rows) t.equal(bodySerializerFor(ct, formats)?.id, id, `${ct || '(none)'} cbor=${formats.cbor}`);
   t.same(bodyMediaTypes(off), ['application/json', 'application/yaml', 'application/vnd.svc.protobuf'], '415 lists what is served, in upstream order');
   t.same(bodyMediaTypes(on), ['application/json', 'application/yaml', 'application/vnd.svc.protobuf', 'application/cbor']);
+});
+
+t.test('a JSON list is its items joined by commas whatever their sizes (items copied into chunks, large items written as they are)', async (t) => {
+  const item = (i: number, size: number) => Buffer.from(JSON.stringify({ metadata: { name: `i${i}`, resourceVersion: '1' }, data: { v: 'x'.repeat(size) } }));
+  const layouts: [string, number[]][] = [
+    ['empty', []],
+    ['one small', [10]],
+    ['many small, several chunks', Array.from({ length: 900 }, () => 200)],
+    ['a large item first', [70_000, 10, 10]],
+    ['a large item last', [10, 10, 70_000]],
+    ['large items only', [70_000, 70_000]],
+    ['large items between chunks', [...Array.from({ length: 400 }, () => 200), 70_000, ...Array.from({ length: 400 }, () => 200), 70_000]],
+  ];
+  for (const [name, sizes] of layouts) {
+    const items = sizes.map((n, i) => item(i, n));
+    const chunks = [...jsonSerializer.encodeList({ apiVersion: 'v1', kind: 'ConfigMapList' }, { resourceVersion: '7' }, items.map((b) => bytesSource(b)), o)];
+    const expected = `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[${items.map((b) => b.toString()).join(',')}]}\n`;
+    t.equal(Buffer.concat(chunks).toString(), expected, name);
+    t.ok(chunks.every((c) => c.length > 0), `${name}: no empty chunk`);
+  }
 });

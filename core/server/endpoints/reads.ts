@@ -112,7 +112,9 @@ function pageFromCache(
   const items: CachedObject[] = [];
   let more = false;
   let last: CachedObject | undefined;
-  for (const obj of cache.range(prefix, startKey)) {
+  const { objects, from, end } = cache.bounds(prefix, startKey);
+  for (let i = from; i < end; i++) {
+    const obj = objects[i]!;
     // as a list from the store would, an object that cannot be decoded fails the list, naming it
     if (obj.unreadable) throw unreadableError(obj);
     if (!filter(obj)) continue;
@@ -131,6 +133,7 @@ function pageFromCache(
   return { items, meta };
 }
 
-function* sources(items: CachedObject[], rt: ResourceType): Generator<ObjectSource> {
-  for (const o of items) yield cachedSource(o, rt);
+function sources(items: CachedObject[], rt: ResourceType): ObjectSource[] {
+  // an array, not a generator: no iterator result per item
+  return items.map((o) => cachedSource(o, rt));
 }
