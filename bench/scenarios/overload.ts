@@ -235,12 +235,17 @@ class CountingWatcher {
   constructor(
     /** The connection (HTTP/1.1) or stream (HTTP/2) the watch arrives on. */
     readonly sock: Duplex,
-    reads: boolean,
+    /** Never read, read and count the events, or read and drop them (the control case's many watchers). */
+    reads: boolean | 'drain',
   ) {
     sock.on('error', () => undefined);
     sock.once('close', () => (this.closedAt = performance.now()));
     if (!reads) {
       sock.pause();
+      return;
+    }
+    if (reads === 'drain') {
+      sock.on('data', () => undefined);
       return;
     }
     sock.setEncoding('utf8');
@@ -291,8 +296,12 @@ async function streamsEnded(watchers: CountingWatcher[]): Promise<number> {
   return (await Promise.all(watchers.map((w) => closedWithin(w.sock, 5000)))).filter(Boolean).length;
 }
 
-/** Point 9: watchers that never read cannot hurt the others, and memory comes back. */
-async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number, seconds: number, slowOverH2 = false): Promise<OverloadRow> {
+/**
+ * Point 9: watchers that never read cannot hurt the others, and memory comes back. `control`: the
+ * same number of watchers that do read (and drop what they get), for what the writes and the fast
+ * watchers see when nobody is stuck: the fan-out's own cost on these cores.
+ */
+async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number, seconds: number, slowOverH2 = false, control = false): Promise<OverloadRow> {
   const s = await startApiServer(mode.flags);
   const url = new URL(s.url);
   const pid = s.proc.pid!;
@@ -307,12 +316,12 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
     await c.send('POST', '/api/v1/namespaces', { metadata: { name: 'slow' } });
     const rss0 = rssMiB(pid);
     const path = '/api/v1/namespaces/slow/configmaps?watch=1&resourceVersion=0&timeoutSeconds=3600';
-    const open = async (reads: boolean) => {
+    const open = async (reads: boolean | 'drain') => {
       const sock = await tls(url, s.ca);
       sock.write(`GET ${path} HTTP/1.1\r\nHost: ${url.host}\r\nAuthorization: Bearer ${TOKEN}\r\nAccept: application/json\r\n\r\n`);
       return new CountingWatcher(sock, reads);
     };
-    const openSlow = async () => (slowOverH2 ? stuckH2Watch(s.url, s.ca, path) : open(false));
+    const openSlow = async () => (control ? open('drain') : slowOverH2 ? stuckH2Watch(s.url, s.ca, path) : open(false));
     for (let i = 0; i < slow; i += 50) all.push(...(await Promise.all(Array.from({ length: Math.min(50, slow - i) }, openSlow))));
     const fastOnes: CountingWatcher[] = [];
     for (let i = 0; i < fast; i++) fastOnes.push(await open(true));
@@ -351,7 +360,7 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
     const rssDuring = Math.max(peak, rssMiB(pid));
     // resumed, a slow watcher the server dropped ends at once; one still served keeps streaming
     const slowOnes = all.slice(0, slow);
-    const slowClosed = slowOverH2 ? await streamsEnded(slowOnes) : await connectionsGone(Number(url.port), slowOnes);
+    const slowClosed = control ? slowOnes.filter((w) => w.closedAt !== undefined).length : slowOverH2 ? await streamsEnded(slowOnes) : await connectionsGone(Number(url.port), slowOnes);
     const dropAt = (p: number) => (drops.length ? ((percentile(drops, p) - t0) / 1000).toFixed(1) : '-');
     for (const w of all) w.sock.destroy();
     // long enough for the server's memory reclaimer (every 5 s) to have looked twice
@@ -359,11 +368,15 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
     const rssAfter = rssMiB(pid);
     c.close();
     return {
-      scenario: `slow watchers: ${slow} that never read${slowOverH2 ? ' (HTTP/2, one connection each)' : ''} + ${fast} that do, ${rate} writes/s of 2 KB for ${seconds} s`,
+      scenario: control
+        ? `control: ${slow} watchers that read + ${fast} counted, ${rate} writes/s of 2 KB for ${seconds} s (nobody stuck)`
+        : `slow watchers: ${slow} that never read${slowOverH2 ? ' (HTTP/2, one connection each)' : ''} + ${fast} that do, ${rate} writes/s of 2 KB for ${seconds} s`,
       mode: mode.name,
       observed: `fast watchers' delivery p99 ${percentile(delays, 99).toFixed(0)} ms (${missing} missing); write p99 ${percentile(writeLatencies, 99).toFixed(0)} ms`,
-      after: `${slowClosed}/${slow} slow watchers closed (${drops.length} dropped by the server, half by ${dropAt(50)} s and all by ${dropAt(100)} s into the writes); RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after they left`,
-      target: 'slow ones closed, fast p99 and write p99 < 100 ms',
+      after: control
+        ? `${slowClosed}/${slow} reading watchers closed (${drops.length} dropped by the server); RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after they left`
+        : `${slowClosed}/${slow} slow watchers closed (${drops.length} dropped by the server, half by ${dropAt(50)} s and all by ${dropAt(100)} s into the writes); RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after they left`,
+      target: control ? 'none dropped (the baseline for the slow-watcher rows)' : 'slow ones closed, fast p99 and write p99 < 100 ms',
     };
   } finally {
     for (const w of all) w.sock.destroy();
@@ -462,6 +475,7 @@ export async function overload(mode: Mode, only: readonly string[] = []): Promis
     ['slowloris', () => slowloris(mode, 1000)],
     ['watchers', () => slowWatchers(mode, 1000, 20, 100, 30)],
     ['watchers-h2', () => slowWatchers(mode, 1000, 20, 100, 30, true)],
+    ['watchers-control', () => slowWatchers(mode, 1000, 20, 100, 30, false, true)],
     ['bodies', () => expensiveBodies(mode, 8)],
     ['memory', () => memoryBurst(mode, 300, 900_000)],
   ];
