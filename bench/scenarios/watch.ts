@@ -68,32 +68,43 @@ function digitsAt(b: Buffer, i: number, end: number): number {
 let fieldStart = 0;
 let fieldEnd = 0;
 
+/** Where the last varint read by varintAt ended, or -1 when it ran past the end (module scratch). */
+let varintEnd = 0;
+
+/** The base-128 varint at b[i] (its end in varintEnd; -1 there when it runs past `end`). */
+function varintAt(b: Buffer, i: number, end: number): number {
+  let v = 0;
+  let shift = 0;
+  let byte: number;
+  do {
+    if (i >= end) {
+      varintEnd = -1;
+      return 0;
+    }
+    byte = b[i++]!;
+    v += (byte & 0x7f) * 2 ** shift;
+    shift += 7;
+  } while (byte & 0x80);
+  varintEnd = i;
+  return v;
+}
+
 /** Finds length-delimited field `want` of the message in b[start, end) (its bounds in fieldStart/fieldEnd). */
 function findField(b: Buffer, start: number, end: number, want: number): boolean {
   let i = start;
   while (i < end) {
-    let tag = 0;
-    let shift = 0;
-    let byte: number;
-    do {
-      if (i >= end) return false;
-      byte = b[i++]!;
-      tag += (byte & 0x7f) * 2 ** shift;
-      shift += 7;
-    } while (byte & 0x80);
+    const tag = varintAt(b, i, end);
+    if (varintEnd < 0) return false;
+    i = varintEnd;
     const wire = tag % 8;
     if (wire === 0) {
-      do if (i >= end) return false;
-      while (b[i++]! & 0x80);
+      varintAt(b, i, end);
+      if (varintEnd < 0) return false;
+      i = varintEnd;
     } else if (wire === 2) {
-      let len = 0;
-      shift = 0;
-      do {
-        if (i >= end) return false;
-        byte = b[i++]!;
-        len += (byte & 0x7f) * 2 ** shift;
-        shift += 7;
-      } while (byte & 0x80);
+      const len = varintAt(b, i, end);
+      if (varintEnd < 0) return false;
+      i = varintEnd;
       if (Math.floor(tag / 8) === want) {
         fieldStart = i;
         fieldEnd = i + len;

@@ -93,18 +93,17 @@ export class SendQueueReader {
     // never rejects: a thread that fails or is stopped answers "nothing known" (only Node's buffer counts)
     this.pending = new Promise<Map<string, number> | undefined>((resolve) => {
       const settle = (m: Map<string, number> | undefined): void => {
-        w.off('message', done);
+        w.off('message', settle);
         w.off('error', failed);
         w.off('exit', failed);
         this.pending = undefined;
         resolve(m);
       };
-      const done = (m: Map<string, number> | undefined): void => settle(m);
       const failed = (): void => {
         if (this.worker === w) this.worker = undefined;
         settle(undefined);
       };
-      w.on('message', done);
+      w.on('message', settle);
       w.on('error', failed);
       w.on('exit', failed);
       w.postMessage(keys);

@@ -137,8 +137,8 @@ export class WatchStream implements CacheWatcher {
   private readonly convertQueue: CacheEvent[] = [];
   private pumping = false;
   private readonly meter: WatchMeter | undefined;
-  /** Unsent bytes and bytes the client had taken at the last sweep. */
-  private lastSweep: { unsent: number; taken: number; at: number } | undefined;
+  /** Bytes the client had taken at the last look at it, and when that was. */
+  private lastSweep: { taken: number; at: number } | undefined;
 
   constructor(
     private readonly s: WatchSettings,
@@ -170,12 +170,17 @@ export class WatchStream implements CacheWatcher {
     if (this.held) {
       this.held.push(frame);
       this.heldBytes += frame.byteLength;
-    } else if (!this.sink.write(frame) && this.sink.buffered >= this.s.bufferLimitBytes / 4) this.holdUntilDrained([]);
+    } else if (this.sendPastHoldMark(frame)) this.holdUntilDrained([]);
     if (this.heldBytes + this.sink.buffered > this.s.bufferLimitBytes) {
       this.dropSlow();
       return false;
     }
     return true;
+  }
+
+  /** Hands `frame` to the transport; true when what it buffers is now past the mark where frames are held. */
+  private sendPastHoldMark(frame: Uint8Array): boolean {
+    return !this.sink.write(frame) && this.sink.buffered >= this.s.bufferLimitBytes / 4;
   }
 
   private holdUntilDrained(frames: Uint8Array[]): void {
@@ -193,7 +198,7 @@ export class WatchStream implements CacheWatcher {
     this.heldBytes = 0;
     if (!drained) return;
     for (let i = 0; i < frames.length; i++) {
-      if (!this.sink.write(frames[i]!) && this.sink.buffered >= this.s.bufferLimitBytes / 4) return this.holdUntilDrained(frames.slice(i + 1));
+      if (this.sendPastHoldMark(frames[i]!)) return this.holdUntilDrained(frames.slice(i + 1));
     }
   }
 
@@ -230,7 +235,7 @@ export class WatchStream implements CacheWatcher {
     const unsent = this.heldBytes + queued;
     const bound = this.s.bufferLimitBytes;
     const last = this.lastSweep;
-    this.lastSweep = { unsent, taken, at: now };
+    this.lastSweep = { taken, at: now };
     // the client must take at least a quarter of the bound a second to keep a backlog past the bound
     if (last && unsent > bound && taken - last.taken < ((bound / 4) * (now - last.at)) / 1000) this.dropSlow();
   }
