@@ -13,6 +13,8 @@ import { loadSync } from '@grpc/proto-loader';
 import { kmsApiProtoPath } from '../../core/storage/kms-v2.js';
 import { tempDir } from './server.js';
 
+const sleep = (ms: number) => (ms > 0 ? new Promise((r) => setTimeout(r, ms)) : Promise.resolve());
+
 const service = (
   loadPackageDefinition(loadSync(kmsApiProtoPath(), { keepCase: true, defaults: true })) as unknown as { v2: { KeyManagementService: { service: ServiceDefinition } } }
 ).v2.KeyManagementService.service;
@@ -29,6 +31,8 @@ export class KmsPlugin {
   healthz = 'ok';
   /** When set, Decrypt answers this error. */
   failDecrypt: string | undefined;
+  /** How long each method waits before it answers (a slow plugin). */
+  readonly delayMs = { Encrypt: 0, Decrypt: 0 };
   private readonly keys = new Map<string, Buffer>();
   private keyId = '';
   private server: Server | undefined;
@@ -59,15 +63,17 @@ export class KmsPlugin {
         this.calls.Status++;
         cb(null, { version: 'v2', healthz: this.healthz, key_id: this.keyId });
       },
-      Encrypt: (call: ServerUnaryCall<{ plaintext: Buffer }, unknown>, cb: sendUnaryData<unknown>) => {
+      Encrypt: async (call: ServerUnaryCall<{ plaintext: Buffer }, unknown>, cb: sendUnaryData<unknown>) => {
         this.calls.Encrypt++;
+        await sleep(this.delayMs.Encrypt);
         const nonce = randomBytes(12);
         const c = createCipheriv('aes-256-gcm', this.keys.get(this.keyId)!, nonce);
         const body = Buffer.concat([c.update(call.request.plaintext), c.final()]);
         cb(null, { ciphertext: Buffer.concat([nonce, body, c.getAuthTag()]), key_id: this.keyId, annotations: { [PLUGIN_ANNOTATION]: Buffer.from('1') } });
       },
-      Decrypt: (call: ServerUnaryCall<{ ciphertext: Buffer; key_id: string; annotations: Record<string, Buffer> }, unknown>, cb: sendUnaryData<unknown>) => {
+      Decrypt: async (call: ServerUnaryCall<{ ciphertext: Buffer; key_id: string; annotations: Record<string, Buffer> }, unknown>, cb: sendUnaryData<unknown>) => {
         this.calls.Decrypt++;
+        await sleep(this.delayMs.Decrypt);
         const { ciphertext, key_id, annotations } = call.request;
         const key = this.keys.get(key_id);
         if (this.failDecrypt) return cb({ code: Code.INTERNAL, details: this.failDecrypt });
