@@ -174,8 +174,10 @@ export class ValueTransformer {
 
   /** Upstream's kms-providers health check: every KMS plugin answers Status ok (undefined), or why not, naming the provider. */
   async kmsHealth(): Promise<string | undefined> {
-    const errors = (await Promise.all(this.kms.map((k) => k.health()))).filter((e): e is string => !!e);
-    return errors.length ? errors.join('; ') : undefined;
+    const results = await Promise.all(this.kms.map((k) => k.health()));
+    // each named as upstream names the probe it aggregates (kms-provider-<index>)
+    const errors = results.flatMap((e, i) => (e ? [`kms-provider-${i}: ${e}`] : []));
+    return errors.length ? errors.join(', ') : undefined;
   }
 
   /** Closes the KMS plugin connections (a closed store). */

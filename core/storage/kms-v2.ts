@@ -47,12 +47,14 @@ const SOURCE_TYPE_AES_GCM_KEY = 0;
 const SOURCE_TYPE_SEED = 1;
 
 /**
- * How often Status is asked: every minute while healthy, every 10 s while not (upstream's intervals).
- * SVC_KMS_STATUS_INTERVAL_MS sets both (tests that rotate a plugin's key id).
+ * Upstream's intervals: Status is polled every minute while healthy and every 10 s while not (a new key
+ * id makes a new seed); a health check answers from the last Status for 20 s (ok) or 3 s (failing).
+ * SVC_KMS_STATUS_INTERVAL_MS sets all four (tests that rotate a plugin's key id or bring it back).
  */
-function statusIntervals(): { healthyMs: number; failingMs: number } {
+function statusIntervals(): { healthyMs: number; failingMs: number; checkOkMs: number; checkFailingMs: number } {
   const env = Number(process.env.SVC_KMS_STATUS_INTERVAL_MS);
-  return env > 0 ? { healthyMs: env, failingMs: env } : { healthyMs: 60_000, failingMs: 10_000 };
+  if (env > 0) return { healthyMs: env, failingMs: env, checkOkMs: env, checkFailingMs: env };
+  return { healthyMs: 60_000, failingMs: 10_000, checkOkMs: 20_000, checkFailingMs: 3_000 };
 }
 
 interface StatusResponse {
@@ -273,7 +275,7 @@ export class KmsV2Provider implements Transformer {
       const keyIdError = keyIdProblem(s.key_id);
       if (keyIdError) throw new Error(keyIdError);
       if (this.state && this.state.keyID === s.key_id) this.state.expiresAt = Date.now() + WRITE_STATE_TTL_MS;
-      else await this.newWriteSeed();
+      else await this.newWriteSeed(s.key_id);
       this.stateError = undefined;
     } catch (err) {
       error = (err as Error).message;
@@ -283,9 +285,11 @@ export class KmsV2Provider implements Transformer {
   }
 
   /** A fresh seed, encrypted once by the plugin; it is also cached for reading back what it writes. */
-  private async newWriteSeed(): Promise<void> {
+  private async newWriteSeed(statusKeyId: string): Promise<void> {
     const seed = randomBytes(SEED_BYTES);
     const r = await this.call<{ plaintext: Buffer; uid: string }, EncryptResponse>('Encrypt', { plaintext: seed, uid: randomUUID() });
+    // as upstream: a seed the plugin encrypted under another key than Status named is not used (the current one coasts)
+    if (r.key_id !== statusKeyId) throw new Error(`failed to rotate DEK: Encrypt answered key id ${JSON.stringify(r.key_id)}, Status ${JSON.stringify(statusKeyId)}`);
     const annotations = r.annotations ?? {};
     const probe: EncryptedObject = { encryptedData: Uint8Array.of(0), keyID: r.key_id, encryptedDEKSource: r.ciphertext, annotations, encryptedDEKSourceType: SOURCE_TYPE_SEED };
     try {
@@ -299,9 +303,9 @@ export class KmsV2Provider implements Transformer {
 
   /** The health check: Status again when the last answer is older than the polling interval. */
   async health(): Promise<string | undefined> {
-    const { healthyMs, failingMs } = statusIntervals();
+    const { checkOkMs, checkFailingMs } = statusIntervals();
     const last = this.lastStatus;
-    if (!last || Date.now() - last.at >= (last.error ? failingMs : healthyMs)) await this.refresh();
+    if (!last || Date.now() - last.at >= (last.error ? checkFailingMs : checkOkMs)) await this.refresh();
     const error = this.lastStatus?.error;
     return error && `failed to perform status section of the healthz check for KMS Provider ${this.config.name}, error: ${error}`;
   }

@@ -255,9 +255,11 @@ t.test('rotation from aescbc to kms by reordering, and back', async (t) => {
   const s1 = await server(t, [`--encryption-provider-config=${configFile(dir, [aescbc], 'a.yaml')}`], dir);
   t.equal(await createSecret(s1, 'one'), 201);
   await s1.stop();
-  const s2 = await server(t, [`--encryption-provider-config=${configFile(dir, [kms, aescbc], 'b.yaml')}`], dir);
+  // writes run in a pool worker here: it opens the store, and its own plugin connection, as the main thread does
+  const s2 = await server(t, [`--encryption-provider-config=${configFile(dir, [kms, aescbc], 'b.yaml')}`, '--workers=1'], dir);
   t.equal(await secretValue(s2, 'one'), 'plaintext-one', 'the aescbc value reads with kms first');
   t.equal(await createSecret(s2, 'two'), 201);
+  t.equal(await secretValue(s2, 'two'), 'plaintext-two', 'the main thread reads what the worker wrote');
   await s2.stop();
   const s3 = await server(t, [`--encryption-provider-config=${configFile(dir, [aescbc, kms], 'c.yaml')}`], dir);
   t.equal(await secretValue(s3, 'one'), 'plaintext-one');
