@@ -83,25 +83,30 @@ interface EncryptedObject {
   encryptedDEKSourceType: number;
 }
 
-/** The plugin service and the stored message, loaded once from <repo>/proto/kms/v2. */
-const protos = (() => {
+/** The plugin service and the stored message, loaded from <repo>/proto/kms/v2 once a configuration names a kms provider. */
+let loaded: { service: new (target: string, creds: ReturnType<typeof credentials.createInsecure>) => KmsServiceClient; encryptedObject: protobuf.Type } | undefined;
+const protos = () => (loaded ??= loadProtos());
+
+function loadProtos(): NonNullable<typeof loaded> {
   const dir = join(findProtoDir(), 'kms', 'v2');
   const pkg = loadPackageDefinition(loadSync(join(dir, 'api.proto'), { keepCase: true, defaults: true, longs: Number })) as unknown as {
     v2: { KeyManagementService: new (target: string, creds: ReturnType<typeof credentials.createInsecure>) => KmsServiceClient };
   };
   const root = new protobuf.Root().loadSync(join(dir, 'encrypted-object.proto'));
   return { service: pkg.v2.KeyManagementService, encryptedObject: root.lookupType('v2.EncryptedObject') };
-})();
+}
 
 /** The KeyManagementService file path as proto/kms/v2 spells it, for plugins written against it (tests). */
 export const kmsApiProtoPath = (): string => join(findProtoDir(), 'kms', 'v2', 'api.proto');
 
 export function encodeEncryptedObject(o: EncryptedObject): Uint8Array {
-  return protos.encryptedObject.encode(protos.encryptedObject.fromObject(o)).finish();
+  const type = protos().encryptedObject;
+  return type.encode(type.fromObject(o)).finish();
 }
 
 export function decodeEncryptedObject(bytes: Uint8Array): EncryptedObject {
-  const m = protos.encryptedObject.toObject(protos.encryptedObject.decode(bytes), { defaults: true, enums: Number });
+  const type = protos().encryptedObject;
+  const m = type.toObject(type.decode(bytes), { defaults: true, enums: Number });
   return m as EncryptedObject;
 }
 
@@ -230,7 +235,7 @@ export class KmsV2Provider implements Transformer {
 
   /** Connects and makes the first write seed; later Status rounds follow on a timer. */
   start(): void {
-    this.client = new protos.service(this.config.endpoint, credentials.createInsecure());
+    this.client = new (protos().service)(this.config.endpoint, credentials.createInsecure());
     void this.refresh();
   }
 

@@ -174,18 +174,22 @@ export class TransformingStore implements Store {
   async list(prefix: string, opts?: ListOptions): Promise<ListResult> {
     const r = await this.inner.list(prefix, opts);
     const outItem = opts?.keepUnreadable ? (kv: KeyValue) => this.outKept(kv, false) : this.outListed;
-    return { ...r, items: await this.eachSettled(r.items, outItem) };
+    const items = this.eachSettled(r.items, outItem);
+    return { ...r, items: items instanceof Promise ? await items : items };
   }
-  async create(key: string, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.create(key, await settle(() => this.write(key, value)));
+  create(key: string, value: Uint8Array): Promise<WriteResult> {
+    const stored = settle(() => this.write(key, value));
+    return stored instanceof Promise ? stored.then((s) => this.inner.create(key, s)) : this.inner.create(key, stored);
   }
-  async update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.update(key, expectedRevision, await settle(() => this.write(key, value)));
+  update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
+    const stored = settle(() => this.write(key, value));
+    return stored instanceof Promise ? stored.then((s) => this.inner.update(key, expectedRevision, s)) : this.inner.update(key, expectedRevision, stored);
   }
   async delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
     const r = await this.inner.delete(key, expectedRevision);
     // the delete is done: a previous value no key reads is answered marked, not as a failure
-    return { ...r, prev: await settle(() => this.outKept(r.prev)) };
+    const prev = settle(() => this.outKept(r.prev));
+    return { ...r, prev: prev instanceof Promise ? await prev : prev };
   }
   async eventsSince(afterRevision: number, prefix?: string, limit?: number): Promise<StoreEvent[]> {
     return this.eachSettled(await this.inner.eventsSince(afterRevision, prefix, limit), this.outEvent);
