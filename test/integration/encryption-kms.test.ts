@@ -271,19 +271,30 @@ t.test('rotation from aescbc to kms by reordering, and back', async (t) => {
   t.same(stored.map(prefixOf), ['k8s:enc:aescbc:v1:key1', 'k8s:enc:kms:v2:vault', 'k8s:enc:aescbc:v1:key1'], 'each written by the first provider of its time');
 });
 
-t.test('automatic reload to a configuration with a new plugin endpoint connects to it; values of the old one still read', async (t) => {
+t.test('automatic reload to a configuration with a new plugin endpoint connects to it, values of the old one still read, and a dropped plugin is no longer called', async (t) => {
   const oldPlugin = await startPlugin(t);
   const newPlugin = await startPlugin(t);
   const dir = tempDir();
-  const file = configFile(dir, [kmsProviderEntry('old', oldPlugin.endpoint)]);
+  // short timeouts: a replaced configuration's connections close 2 x timeout after the reload, as upstream's grace period
+  const oldEntry = kmsProviderEntry('old', oldPlugin.endpoint, '300ms');
+  const newEntry = kmsProviderEntry('new', newPlugin.endpoint, '300ms');
+  const file = configFile(dir, [oldEntry]);
   const s = await server(t, [`--encryption-provider-config=${file}`, '--encryption-provider-config-automatic-reload'], dir);
   t.equal(await createSecret(s, 'before'), 201);
-  configFile(dir, [kmsProviderEntry('new', newPlugin.endpoint), kmsProviderEntry('old', oldPlugin.endpoint)]);
+  configFile(dir, [newEntry, oldEntry]);
   t.ok(await waitFor(() => newPlugin.calls.Encrypt === 1, 5000), 'the new plugin was asked to encrypt a seed');
   t.ok(await waitFor(async () => (await createSecret(s, 'after')) === 201, 5000));
   t.equal(await secretValue(s, 'before'), 'plaintext-before');
   t.equal(await secretValue(s, 'after'), 'plaintext-after');
   t.equal((await s.admin.get('/readyz/kms-providers')).status, 200, 'the health check follows the new configuration');
+
+  configFile(dir, [newEntry]);
+  t.ok(await waitFor(() => newPlugin.calls.Encrypt === 2, 5000), 'the configuration without the old plugin is loaded');
+  await new Promise((r) => setTimeout(r, 1000));
+  const statusCalls = oldPlugin.calls.Status;
+  await new Promise((r) => setTimeout(r, 800));
+  t.equal(oldPlugin.calls.Status, statusCalls, 'the old plugin is no longer polled: its connection closed');
+  t.ok(newPlugin.calls.Status > 2, 'while the new one still is');
   await s.stop();
   const stored = await rawSecrets(dir, ['before', 'after']);
   t.same(stored.map(prefixOf), ['k8s:enc:kms:v2:old', 'k8s:enc:kms:v2:new']);
