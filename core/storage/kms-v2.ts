@@ -14,7 +14,7 @@
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { credentials, loadPackageDefinition, type Client, type ServiceError } from '@grpc/grpc-js';
+import { credentials, loadPackageDefinition, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
 import { loadSync } from '@grpc/proto-loader';
 import protobuf from 'protobufjs';
 import { findProtoDir } from '../codec/protobuf/proto-root.js';
@@ -84,13 +84,14 @@ interface EncryptedObject {
 }
 
 /** The plugin service and the stored message, loaded from <repo>/proto/kms/v2 once a configuration names a kms provider. */
-let loaded: { service: new (target: string, creds: ReturnType<typeof credentials.createInsecure>) => KmsServiceClient; encryptedObject: protobuf.Type } | undefined;
+type KmsServiceConstructor = new (target: string, creds: ReturnType<typeof credentials.createInsecure>, options: ChannelOptions) => KmsServiceClient;
+let loaded: { service: KmsServiceConstructor; encryptedObject: protobuf.Type } | undefined;
 const protos = () => (loaded ??= loadProtos());
 
 function loadProtos(): NonNullable<typeof loaded> {
   const dir = join(findProtoDir(), 'kms', 'v2');
   const pkg = loadPackageDefinition(loadSync(join(dir, 'api.proto'), { keepCase: true, defaults: true, longs: Number })) as unknown as {
-    v2: { KeyManagementService: new (target: string, creds: ReturnType<typeof credentials.createInsecure>) => KmsServiceClient };
+    v2: { KeyManagementService: KmsServiceConstructor };
   };
   const root = new protobuf.Root().loadSync(join(dir, 'encrypted-object.proto'));
   return { service: pkg.v2.KeyManagementService, encryptedObject: root.lookupType('v2.EncryptedObject') };
@@ -235,7 +236,8 @@ export class KmsV2Provider implements Transformer {
 
   /** Connects and makes the first write seed; later Status rounds follow on a timer. */
   start(): void {
-    this.client = new (protos().service)(this.config.endpoint, credentials.createInsecure());
+    // reconnect within seconds once a plugin that was down is back (grpc's default backoff grows to two minutes)
+    this.client = new (protos().service)(this.config.endpoint, credentials.createInsecure(), { 'grpc.max_reconnect_backoff_ms': 5000 });
     void this.refresh();
   }
 
