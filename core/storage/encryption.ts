@@ -2,9 +2,10 @@
  * Encryption at rest: the EncryptionConfiguration (apiserver.config.svc.io/v1) and the value
  * transformers it names, applied to stored bytes under a store's keys. The first provider of a rule
  * writes; every provider of the rule can read, so keys rotate by reordering. Stored prefixes are
- * upstream's (k8s:enc:<provider>:v1:<key name>:, k8s:enc:kms:v2:<name>: for the KMS v2 envelope of
- * kms-v2.ts) so a raw store never shows plaintext of an encrypted resource. Crypto is node:crypto's (AES) and @noble/ciphers' (secretbox: XSalsa20-Poly1305,
- * NaCl's construction, which node:crypto lacks); nothing here implements a cipher.
+ * upstream's (k8s:enc:<provider>:v1:<key name>:, and k8s:enc:kms:v2:<name>: for the KMS v2 envelope
+ * of kms-v2.ts) so a raw store never shows plaintext of an encrypted resource. Crypto is node:crypto's
+ * (AES) and @noble/ciphers' (secretbox: XSalsa20-Poly1305, NaCl's construction, which node:crypto
+ * lacks); nothing here implements a cipher.
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
@@ -89,9 +90,10 @@ const keyLengths: Record<string, { ok: ReadonlySet<number>; words: string }> = {
 const DEFAULT_KMS_TIMEOUT_MS = 3000;
 
 /** A `kms` provider entry, checked as upstream's validation checks it (v2 only: KMS v1 is deprecated upstream and off by default). */
-function kmsProvider(c: Record<string, unknown>, field: string, kms: KmsV2Provider[]): KmsV2Provider {
+function kmsProvider(entry: Record<string, unknown> | null, field: string, kms: KmsV2Provider[]): KmsV2Provider {
   const f = `${field}.kms`;
-  const apiVersion = c?.apiVersion ?? 'v1';
+  const c = entry ?? {};
+  const apiVersion = c.apiVersion ?? 'v1';
   if (apiVersion === 'v1') throw new EncryptionConfigError(`${f}.apiVersion: Invalid value: "v1": KMSv1 is deprecated and not supported here; use apiVersion v2`);
   if (apiVersion !== 'v2') throw new EncryptionConfigError(`${f}.apiVersion: Invalid value: ${JSON.stringify(apiVersion)}: unsupported apiVersion ${String(apiVersion)} for KMS provider, only v1 and v2 are supported`);
   const name = c.name;
@@ -185,10 +187,10 @@ export class ValueTransformer {
     for (const k of this.kms) k.close();
   }
 
-  /** Closes them once reads still waiting on a plugin call had time to finish (a configuration replaced by a reload), as upstream's grace period. */
+  /** Closes them once calls still under way had time to finish (a configuration replaced by a reload): upstream's grace period, twice the timeouts' sum. */
   closeAfterGrace(): void {
     if (!this.kms.length) return;
-    const graceMs = 2 * Math.max(...this.kms.map((k) => k.config.timeoutMs));
+    const graceMs = 2 * this.kms.reduce((sum, k) => sum + k.config.timeoutMs, 0);
     setTimeout(() => this.close(), graceMs).unref();
   }
 

@@ -238,10 +238,10 @@ export class TransformingStore implements Store {
           // its failure is answered by the queue; this only keeps it from counting as unhandled meanwhile
           decoded.catch(() => undefined);
           enqueue(async () => deliver(await decoded));
-        }
-        else onEvents(decoded, revision);
+        } else onEvents(decoded, revision);
       },
-      onError,
+      // an error of the feed comes after the batches before it, too
+      (err) => (tail ? enqueue(async () => fail(err)) : onError(err)),
     );
     return {
       stop() {
