@@ -227,7 +227,7 @@ t.test('plugin down at start: the kms-providers check fails naming the provider 
   t.equal(await secretValue(s, 'db'), 'plaintext-db');
 });
 
-t.test('a plugin whose Decrypt fails: reads answer the unreadable-object error naming the object and the process keeps serving', async (t) => {
+t.test('a plugin whose Decrypt fails: reads answer the unreadable-object error naming the object, the process keeps serving, and the object reads again once Decrypt works', async (t) => {
   const plugin = await startPlugin(t);
   const dir = tempDir();
   const flags = [`--encryption-provider-config=${configFile(dir, [kmsProviderEntry('vault', plugin.endpoint)])}`];
@@ -246,6 +246,13 @@ t.test('a plugin whose Decrypt fails: reads answer the unreadable-object error n
   t.equal(await createSecret(s, 'fresh'), 201, 'new Secrets are written under this server’s own seed');
   t.equal(await secretValue(s, 'fresh'), 'plaintext-fresh');
   t.equal((await s.admin.get('/readyz')).status, 200, 'the server stays ready (Status is ok)');
+
+  plugin.failDecrypt = undefined;
+  t.ok(await waitFor(async () => (await s.admin.get(`${SECRETS}/db`)).status === 200, 15_000), 'the watch cache reads the object again');
+  t.equal(await secretValue(s, 'db'), 'plaintext-db');
+  const relisted = await s.admin.get(SECRETS);
+  t.equal(relisted.status, 200, 'and lists it');
+  t.same(relisted.json.items.map((i: { metadata: { name: string } }) => i.metadata.name), ['db', 'fresh']);
 });
 
 t.test('rotation from aescbc to kms by reordering, and back', async (t) => {
