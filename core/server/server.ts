@@ -307,6 +307,8 @@ export class ApiServer {
         return this.cacher.healthy ? undefined : 'watch cache is not following the store';
       },
     });
+    // what the store's values depend on (the KMS plugins of encryption at rest: kms-providers)
+    for (const c of this.store.dependencyChecks ?? []) this.health.add(c);
     // upstream's name for the hook that waits for the watch caches to be initialized
     this.health.addPostStartHook('storage-readiness', cacheReady);
     // the listener answers from here on (/readyz says what is missing while the store is waited for)

@@ -29,10 +29,14 @@ export class Cacher {
   /** Highest revision a writer of this process has reported as committed (acknowledged to its client). */
   private acknowledged = 0;
   private failed: Error | undefined;
+  /** The periodic second look at entries that could not be read back (rereadUnreadable). */
+  private rereadTimer: NodeJS.Timeout | undefined;
+  private rereading = false;
 
   constructor(
     private readonly store: Store,
     private readonly waitLimitMs = 3000,
+    private readonly rereadEveryMs = 5000,
   ) {}
 
   /** Registers a resource's cache; call before start(). */
@@ -114,9 +118,31 @@ export class Cacher {
       (events, rev) => this.onEvents(events, rev),
       (err) => this.onError(err),
     );
+    this.rereadTimer ??= setInterval(() => void this.rereadUnreadable(), this.rereadEveryMs).unref();
+  }
+
+  /**
+   * Reads entries that could not be read back again, a few at a time: a value whose KMS plugin was
+   * down or slow, or whose key a reloaded configuration brought, takes its place once it reads (as
+   * upstream's watch cache recovers by listing again), with no event, since the object did not change.
+   */
+  private async rereadUnreadable(): Promise<void> {
+    if (this.rereading) return;
+    this.rereading = true;
+    try {
+      for (const c of this.caches.values()) {
+        for (const key of c.unreadableKeys(100)) {
+          const kv = await this.store.get(key).catch(() => null);
+          if (kv && !kv.unreadable) c.readableAgain(key, kv.value, kv.modRevision);
+        }
+      }
+    } finally {
+      this.rereading = false;
+    }
   }
 
   stop(): void {
+    clearInterval(this.rereadTimer);
     this.watch?.stop();
     for (const w of this.waiters) clearTimeout(w.timer);
     this.waiters = [];

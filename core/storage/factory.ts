@@ -109,11 +109,26 @@ export function openStore(o: StorageOptions, hooks: StoreHooks = {}): Store {
 function openEncrypted(o: StorageOptions, hooks: StoreHooks): Store {
   const store = openBackend(o);
   if (!o.encryptionConfig) return store;
-  const t = new TransformingStore(store, parseEncryptionConfig(o.encryptionConfig));
+  let current = parseEncryptionConfig(o.encryptionConfig);
+  // upstream's check of the KMS plugins; with reload on it follows whichever configuration is current
+  const kmsCheck = { name: 'kms-providers', check: () => current.kmsHealth() };
+  const t = new TransformingStore(store, current, current.hasKms || o.encryptionConfigReloadPath ? { dependencyChecks: [kmsCheck] } : {});
   if (o.encryptionConfigReloadPath) {
-    const reloader = new EncryptionConfigReloader(o.encryptionConfigReloadPath, o.encryptionConfig, (tr) => t.replaceTransformer(tr), hooks.encryptionReloads);
+    const reloader = new EncryptionConfigReloader(
+      o.encryptionConfigReloadPath,
+      o.encryptionConfig,
+      (next) => {
+        const old = current;
+        current = next;
+        t.replaceTransformer(next);
+        // the old configuration's plugin connections end with it, after reads that still use them
+        old.closeAfterGrace();
+      },
+      hooks.encryptionReloads,
+    );
     t.closeWith(() => reloader.close());
   }
+  t.closeWith(() => current.close());
   return t;
 }
 

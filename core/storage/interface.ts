@@ -104,6 +104,12 @@ export interface CompactionClock {
   revision: number;
 }
 
+/** A named health check (/livez, /readyz, /healthz): undefined when healthy, else why not. */
+export interface StoreHealthCheck {
+  name: string;
+  check(): Promise<string | undefined>;
+}
+
 export interface Store {
   /** The latest committed revision (a consistent read: reflects every acknowledged write). */
   currentRevision(): Promise<number>;
@@ -153,6 +159,8 @@ export interface Store {
   compactRound?(clock: CompactionClock): Promise<CompactionClock & { compacted: number }>;
   /** Name of the store's health check (upstream: etcd); absent: store. */
   readonly healthCheckName?: string;
+  /** Health checks of what the store's values depend on besides the store (the KMS plugins of encryption at rest). */
+  readonly dependencyChecks?: readonly StoreHealthCheck[];
 
   /** Drops history below `revision` (etcd's compaction). */
   compact(revision: number): Promise<void>;

@@ -3,7 +3,7 @@
  * whatever the backend). Timings go to a sink: on the main thread straight into the histogram; in a
  * pool worker into a buffer that rides back with each task's result, so no thread shares a metric.
  */
-import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult, GetOptions } from './interface.js';
+import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreHealthCheck, StoreWatch, WriteResult, GetOptions } from './interface.js';
 
 export type StoreOperation = 'get' | 'list' | 'create' | 'update' | 'delete' | 'events' | 'compact';
 
@@ -52,9 +52,11 @@ export class TimedStore implements Store {
   readonly syncFeeds?: () => void;
   readonly compactRound?: (clock: CompactionClock) => Promise<CompactionClock & { compacted: number }>;
   readonly healthCheckName?: string;
+  readonly dependencyChecks?: readonly StoreHealthCheck[];
 
   constructor(private readonly inner: Store, private readonly sink: StoreTimingSink) {
     this.singleProcess = inner.singleProcess;
+    this.dependencyChecks = inner.dependencyChecks;
     if (inner.compactRound) this.compactRound = (c) => inner.compactRound!(c);
     this.healthCheckName = inner.healthCheckName;
     if (inner.currentRevisionSync) this.currentRevisionSync = () => inner.currentRevisionSync!();

@@ -4,9 +4,14 @@
  * backend, so both are the same on LMDB and etcd; revisions, keys and history are the inner store's.
  * A value the transform cannot read back surfaces as a TransformError naming its key; a value an inner
  * layer already marked unreadable is passed on as it is.
+ *
+ * A transform may have to wait for something outside the thread (a KMS plugin's Decrypt of a data key
+ * seed): it throws PendingTransform, and only then does a method await it and transform again
+ * (settle()); the synchronous path of every other transform stays as it was. The live feed keeps its
+ * order: from a batch that waits, every later batch is queued behind it.
  */
-import { TransformError } from './encryption.js';
-import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreWatch, WriteResult, GetOptions } from './interface.js';
+import { PendingTransform, settle, TransformError } from './value-transform.js';
+import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreHealthCheck, StoreWatch, WriteResult, GetOptions } from './interface.js';
 
 /**
  * The last value read back or written per key, with the stored bytes it came from or went to: a
@@ -60,6 +65,7 @@ export class TransformingStore implements Store {
   readonly syncFeeds?: () => void;
   readonly compactRound?: (clock: CompactionClock) => Promise<CompactionClock & { compacted: number }>;
   readonly healthCheckName?: string;
+  readonly dependencyChecks?: readonly StoreHealthCheck[];
 
   /** Released with the store (the watcher of a reloaded configuration). */
   private readonly onClose: (() => void)[] = [];
@@ -70,7 +76,7 @@ export class TransformingStore implements Store {
   constructor(
     private readonly inner: Store,
     private tr: StoredValueTransform,
-    opts: { rememberValues?: boolean } = {},
+    opts: { rememberValues?: boolean; dependencyChecks?: readonly StoreHealthCheck[] } = {},
   ) {
     if (opts.rememberValues) this.recent = new RecentValues();
     this.singleProcess = inner.singleProcess;
@@ -79,6 +85,8 @@ export class TransformingStore implements Store {
     if (inner.syncFeeds) this.syncFeeds = () => inner.syncFeeds!();
     if (inner.compactRound) this.compactRound = (c) => inner.compactRound!(c);
     this.healthCheckName = inner.healthCheckName;
+    const checks = [...(inner.dependencyChecks ?? []), ...(opts.dependencyChecks ?? [])];
+    if (checks.length) this.dependencyChecks = checks;
   }
 
   /** The value of `key` read back from its stored bytes; `remember`: keep it for the next read of the same bytes. */
@@ -161,42 +169,86 @@ export class TransformingStore implements Store {
   }
   async get(key: string, opts?: GetOptions): Promise<KeyValue | null> {
     const kv = await this.inner.get(key, opts);
-    return kv && this.out(kv);
+    return kv && settle(() => this.out(kv));
   }
   async list(prefix: string, opts?: ListOptions): Promise<ListResult> {
     const r = await this.inner.list(prefix, opts);
-    return { ...r, items: r.items.map(opts?.keepUnreadable ? (kv) => this.outKept(kv, false) : this.outListed) };
+    const outItem = opts?.keepUnreadable ? (kv: KeyValue) => this.outKept(kv, false) : this.outListed;
+    const items = this.eachSettled(r.items, outItem);
+    return { ...r, items: items instanceof Promise ? await items : items };
   }
   create(key: string, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.create(key, this.write(key, value));
+    const stored = settle(() => this.write(key, value));
+    return stored instanceof Promise ? stored.then((s) => this.inner.create(key, s)) : this.inner.create(key, stored);
   }
   update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
-    return this.inner.update(key, expectedRevision, this.write(key, value));
+    const stored = settle(() => this.write(key, value));
+    return stored instanceof Promise ? stored.then((s) => this.inner.update(key, expectedRevision, s)) : this.inner.update(key, expectedRevision, stored);
   }
   async delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
     const r = await this.inner.delete(key, expectedRevision);
     // the delete is done: a previous value no key reads is answered marked, not as a failure
-    return { ...r, prev: this.outKept(r.prev) };
+    const prev = settle(() => this.outKept(r.prev));
+    return { ...r, prev: prev instanceof Promise ? await prev : prev };
   }
   async eventsSince(afterRevision: number, prefix?: string, limit?: number): Promise<StoreEvent[]> {
-    return (await this.inner.eventsSince(afterRevision, prefix, limit)).map(this.outEvent);
+    return this.eachSettled(await this.inner.eventsSince(afterRevision, prefix, limit), this.outEvent);
   }
+
+  /** `items.map(fn)`, synchronously unless an item's transform waits; then each item is settled on its own (in parallel, order kept). */
+  private eachSettled<T>(items: T[], fn: (item: T) => T): T[] | Promise<T[]> {
+    try {
+      return items.map(fn);
+    } catch (err) {
+      if (!(err instanceof PendingTransform)) throw err;
+      return Promise.all(items.map((item) => settle(() => fn(item))));
+    }
+  }
+
   watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch {
-    return this.inner.watch(
+    // batches that arrive while an earlier one waits for its transform go behind it, in order
+    let tail: Promise<void> | undefined;
+    let stopped = false;
+    const fail = (err: unknown) => {
+      if (!stopped) onError(err as Error);
+    };
+    const enqueue = (work: () => Promise<void>) => {
+      const next = (tail ?? Promise.resolve()).then(work).catch(fail);
+      tail = next;
+      void next.then(() => {
+        if (tail === next) tail = undefined;
+      });
+    };
+    const inner = this.inner.watch(
       afterRevision,
       (events, revision) => {
-        let decoded: StoreEvent[];
+        const deliver = (decoded: StoreEvent[]) => {
+          if (!stopped) onEvents(decoded, revision);
+        };
+        if (tail) return enqueue(async () => deliver(await this.eachSettled(events, this.outEventKept)));
+        let decoded: StoreEvent[] | Promise<StoreEvent[]>;
         try {
           // the feed goes on past values no key reads: they reach the reader marked unreadable
-          decoded = events.map(this.outEventKept);
+          decoded = this.eachSettled(events, this.outEventKept);
         } catch (err) {
           onError(err as Error);
           return;
         }
-        onEvents(decoded, revision);
+        if (decoded instanceof Promise) {
+          // its failure is answered by the queue; this only keeps it from counting as unhandled meanwhile
+          decoded.catch(() => undefined);
+          enqueue(async () => deliver(await decoded));
+        } else onEvents(decoded, revision);
       },
-      onError,
+      // an error of the feed comes after the batches before it, too
+      (err) => (tail ? enqueue(async () => fail(err)) : onError(err)),
     );
+    return {
+      stop() {
+        stopped = true;
+        inner.stop();
+      },
+    };
   }
   compact(revision: number): Promise<void> {
     return this.inner.compact(revision);

@@ -133,6 +133,8 @@ export class WatchCache {
   /** Bytes held by the events in the ring (see eventBytes). */
   private ringBytes = 0;
   private readonly watchers = new Set<CacheWatcher>();
+  /** Keys whose entry could not be read back, for a later look (readableAgain); kept by entry(). */
+  private readonly unreadable = new Set<string>();
   private readonly observers: CacheObserver[] = [];
   /** Global revision the cache reflects. */
   revision = 0;
@@ -152,6 +154,7 @@ export class WatchCache {
   reset(objects: { key: string; value: Uint8Array; modRevision: number; unreadable?: string }[], revision: number): void {
     this.objects.clear();
     this.ordered = undefined;
+    this.unreadable.clear();
     for (const kv of objects) this.objects.set(kv.key, this.entry(kv.key, kv.value, kv.modRevision, kv.unreadable));
     this.sortedKeys.reset([...this.objects.keys()]);
     for (const w of this.watchers) w.close('watch cache was re-initialized');
@@ -166,7 +169,11 @@ export class WatchCache {
   }
 
   private entry(key: string, value: Uint8Array, revision: number, unreadable: string | undefined): CachedObject {
-    if (unreadable === undefined) return this.opts.describe(key, value, revision);
+    if (unreadable === undefined) {
+      this.unreadable.delete(key);
+      return this.opts.describe(key, value, revision);
+    }
+    this.unreadable.add(key);
     return this.opts.describeUnreadable?.(key, value, revision, unreadable) ?? { key, namespace: '', name: key, revision, stored: value, labels: undefined, fields: {}, unreadable };
   }
 
@@ -228,9 +235,35 @@ export class WatchCache {
     const prev = this.objects.get(key);
     if (!prev) return;
     this.objects.delete(key);
+    this.unreadable.delete(key);
     this.ordered = undefined;
     this.sortedKeys.delete(key);
     this.record({ type: 'DELETED', revision, object: restamp(prev, revision), prev });
+  }
+
+  /** Up to `limit` keys whose entry could not be read back. */
+  unreadableKeys(limit: number): string[] {
+    const keys: string[] = [];
+    for (const k of this.unreadable) {
+      if (keys.length === limit) break;
+      keys.push(k);
+    }
+    return keys;
+  }
+
+  /**
+   * An entry that could not be read back, read now from the same stored value (its KMS plugin is back,
+   * a reloaded configuration has its key): the object did not change, so no event is recorded for
+   * watchers; observers (listers) see it come in as modified. False when the entry moved on meanwhile.
+   */
+  readableAgain(key: string, value: Uint8Array, revision: number): boolean {
+    const prev = this.objects.get(key);
+    if (!prev?.unreadable || prev.revision !== revision) return false;
+    const next = this.entry(key, value, revision, undefined);
+    this.objects.set(key, next);
+    this.ordered = undefined;
+    for (const o of this.observers) o.onEvent({ type: 'MODIFIED', revision, object: next, prev });
+    return true;
   }
 
   /** Marks the cache synced to `revision` (no further events for this resource up to it). */
