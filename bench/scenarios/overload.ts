@@ -299,7 +299,8 @@ async function streamsEnded(watchers: CountingWatcher[]): Promise<number> {
 /**
  * Point 9: watchers that never read cannot hurt the others, and memory comes back. `control`: the
  * same number of watchers that do read (and drop what they get), for what the writes and the fast
- * watchers see when nobody is stuck: the fan-out's own cost on these cores.
+ * watchers see when nobody is stuck: the fan-out's own cost on these cores. With `slow` 0, the
+ * writes and the counted watchers alone: what memory and write latency come back to.
  */
 async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number, seconds: number, slowOverH2 = false, control = false): Promise<OverloadRow> {
   const s = await startApiServer(mode.flags);
@@ -329,6 +330,8 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
     await sleep(500);
     const acks = new Map<number, number>();
     const writeLatencies: number[] = [];
+    /** When each write was sent, beside its latency: writes sent after the last drop met no slow watcher. */
+    const writeStarts: number[] = [];
     let peak = 0;
     const total = rate * seconds;
     const t0 = performance.now();
@@ -341,6 +344,7 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
         c.send('POST', '/api/v1/namespaces/slow/configmaps', { metadata: { generateName: 'w-' }, data: { v: 'x'.repeat(2000) } }).then((r) => {
           const at = performance.now();
           writeLatencies.push(at - started);
+          writeStarts.push(started);
           acks.set(Number(/"resourceVersion":"(\d+)"/.exec(r.text)?.[1]), at);
         }),
       );
@@ -362,21 +366,34 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
     const slowOnes = all.slice(0, slow);
     const slowClosed = control ? slowOnes.filter((w) => w.closedAt !== undefined).length : slowOverH2 ? await streamsEnded(slowOnes) : await connectionsGone(Number(url.port), slowOnes);
     const dropAt = (p: number) => (drops.length ? ((percentile(drops, p) - t0) / 1000).toFixed(1) : '-');
+    const lastDrop = drops.length ? Math.max(...drops) : Infinity;
+    const afterDrops = writeLatencies.filter((_, i) => writeStarts[i]! > lastDrop);
     for (const w of all) w.sock.destroy();
     // long enough for the server's memory reclaimer (every 5 s) to have looked twice
     await sleep(12_000);
     const rssAfter = rssMiB(pid);
     c.close();
+    const rss = `RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after they left`;
+    const alone = slow === 0;
+    const writeP99 = `write p99 ${percentile(writeLatencies, 99).toFixed(0)} ms${afterDrops.length ? ` (${percentile(afterDrops, 99).toFixed(0)} ms for writes sent after the last drop)` : ''}`;
     return {
-      scenario: control
-        ? `control: ${slow} watchers that read + ${fast} counted, ${rate} writes/s of 2 KB for ${seconds} s (nobody stuck)`
-        : `slow watchers: ${slow} that never read${slowOverH2 ? ' (HTTP/2, one connection each)' : ''} + ${fast} that do, ${rate} writes/s of 2 KB for ${seconds} s`,
+      scenario: alone
+        ? `alone: ${fast} watchers that read, ${rate} writes/s of 2 KB for ${seconds} s (no other watchers)`
+        : control
+          ? `control: ${slow} watchers that read + ${fast} counted, ${rate} writes/s of 2 KB for ${seconds} s (nobody stuck)`
+          : `slow watchers: ${slow} that never read${slowOverH2 ? ' (HTTP/2, one connection each)' : ''} + ${fast} that do, ${rate} writes/s of 2 KB for ${seconds} s`,
       mode: mode.name,
-      observed: `fast watchers' delivery p99 ${percentile(delays, 99).toFixed(0)} ms (${missing} missing); write p99 ${percentile(writeLatencies, 99).toFixed(0)} ms`,
-      after: control
-        ? `${slowClosed}/${slow} reading watchers closed (${drops.length} dropped by the server); RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after they left`
-        : `${slowClosed}/${slow} slow watchers closed (${drops.length} dropped by the server, half by ${dropAt(50)} s and all by ${dropAt(100)} s into the writes); RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after they left`,
-      target: control ? 'none dropped (the baseline for the slow-watcher rows)' : 'slow ones closed, fast p99 and write p99 < 100 ms',
+      observed: `fast watchers' delivery p99 ${percentile(delays, 99).toFixed(0)} ms (${missing} missing); ${writeP99}`,
+      after: alone
+        ? `${rss.replace(' after they left', ' after the writes')}`
+        : control
+          ? `${slowClosed}/${slow} reading watchers closed (${drops.length} dropped by the server); ${rss}`
+          : `${slowClosed}/${slow} slow watchers closed (${drops.length} dropped by the server, half by ${dropAt(50)} s and all by ${dropAt(100)} s into the writes); ${rss}`,
+      target: alone
+        ? 'the baseline: write latency and RSS with the same writes and no other watchers'
+        : control
+          ? 'none dropped (the baseline for the slow-watcher rows)'
+          : 'slow ones closed, fast p99 and write p99 < 100 ms',
     };
   } finally {
     for (const w of all) w.sock.destroy();
@@ -476,6 +493,7 @@ export async function overload(mode: Mode, only: readonly string[] = []): Promis
     ['watchers', () => slowWatchers(mode, 1000, 20, 100, 30)],
     ['watchers-h2', () => slowWatchers(mode, 1000, 20, 100, 30, true)],
     ['watchers-control', () => slowWatchers(mode, 1000, 20, 100, 30, false, true)],
+    ['watchers-alone', () => slowWatchers(mode, 0, 20, 100, 30)],
     ['bodies', () => expensiveBodies(mode, 8)],
     ['memory', () => memoryBurst(mode, 300, 900_000)],
   ];
