@@ -22,6 +22,7 @@ export interface Mode {
 }
 const binPath = fileURLToPath(new URL('../bin/svc-apiserver.js', import.meta.url));
 const barePath = fileURLToPath(new URL('./bare-server.js', import.meta.url));
+const bareGrpcPath = fileURLToPath(new URL('./bare-grpc-server.js', import.meta.url));
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -87,10 +88,10 @@ export async function startApiServer(flags: string[], extraTokenLines: readonly 
   return { proc, url: `https://127.0.0.1:${port}`, dir, ca: readFileSync(join(dir, 'ca.crt'), 'utf8'), stop: stopper(proc, dir) };
 }
 
-/** Starts the bare node:https baseline using an API server data dir's certificate. */
-export async function startBareServer(certDir: string): Promise<Proc> {
+/** Starts the bare node:https baseline (or, `grpc`, the bare grpc-js one) using an API server data dir's certificate. */
+export async function startBareServer(certDir: string, grpc = false): Promise<Proc> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [barePath, certDir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [grpc ? bareGrpcPath : barePath, certDir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
   await waitFor(proc, 'serving on');
   return { proc, url: `https://127.0.0.1:${port}`, dir: certDir, ca: '', stop: stopper(proc, undefined) };
 }

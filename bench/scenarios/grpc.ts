@@ -14,7 +14,7 @@ import { performance } from 'node:perf_hooks';
 import { ResourceClient, type Ref } from '../../core/grpc/client.js';
 import { methodOf, RESOURCES_SERVICE, type RequestMessage, type UnaryMethod } from '../../core/grpc/proto.js';
 import { CONNECTION_WINDOW, grpcFrame, grpcLoad, STREAM_WINDOW } from '../grpc-load.js';
-import { AUTH as auth, cpuSeconds, fmt, freePort, load, type LoadResult, peakRssMiB, SetupClient, startApiServer, table, TOKEN, WARMUP_SECONDS } from '../lib.js';
+import { AUTH as auth, cpuSeconds, fmt, freePort, load, type LoadResult, peakRssMiB, SetupClient, startApiServer, startBareServer, table, TOKEN, WARMUP_SECONDS } from '../lib.js';
 import { watchFanout } from './watch.js';
 
 export interface GrpcRow {
@@ -99,11 +99,12 @@ export async function grpcGetAndCreate(duration: number): Promise<GrpcRow[]> {
   const pid = s.proc.pid!;
   const clients = Array.from({ length: 4 }, () => new ResourceClient({ server: `127.0.0.1:${grpcPort}`, ca: s.ca, token: TOKEN }));
   const grpcUrl = `https://127.0.0.1:${grpcPort}`;
-  const lean = async (method: UnaryMethod, req: RequestMessage): Promise<LoadResult> => {
-    const o = { url: grpcUrl, ca: s.ca, path: `/${RESOURCES_SERVICE}/${method}`, message: requestBytes(method, req), token: TOKEN, connections: 4, streamsPerConnection: IN_FLIGHT / 4 };
+  const grpcLoadWarm = async (o: Omit<Parameters<typeof grpcLoad>[0], 'seconds'>): Promise<LoadResult> => {
     await grpcLoad({ ...o, seconds: WARMUP_SECONDS });
     return grpcLoad({ ...o, seconds: duration });
   };
+  const lean = (method: UnaryMethod, req: RequestMessage): Promise<LoadResult> =>
+    grpcLoadWarm({ url: grpcUrl, ca: s.ca, path: `/${RESOURCES_SERVICE}/${method}`, message: requestBytes(method, req), token: TOKEN, connections: 4, streamsPerConnection: IN_FLIGHT / 4 });
   const https = (o: Parameters<typeof load>[0]) => load({ duration, connections: IN_FLIGHT, tlsOptions: { ca: s.ca }, ...o });
   try {
     const setup = new SetupClient(s.url, s.ca);
@@ -119,6 +120,19 @@ export async function grpcGetAndCreate(duration: number): Promise<GrpcRow[]> {
       // the same lean client on the HTTPS API over HTTP/2: what HTTP/2 itself costs, beside what gRPC adds
       const h2 = { url: s.url, ca: s.ca, path: new URL(csiUrl).pathname, message: new Uint8Array(), token: TOKEN, plainGet: accept, connections: 4, streamsPerConnection: IN_FLIGHT / 4 };
       rows.push(await withCpu(pid, scenario, 'HTTPS, HTTP/2', async () => (await grpcLoad({ ...h2, seconds: WARMUP_SECONDS }), grpcLoad({ ...h2, seconds: duration }))));
+    }
+    // the ceilings of each side in this run: bare node:https with the HTTPS load, bare grpc-js with the gRPC one
+    for (const grpc of [false, true]) {
+      const bare = await startBareServer(s.dir, grpc);
+      try {
+        const transport = grpc ? 'bare grpc-js (fixed answer, no API work)' : 'bare node:https (fixed 1 KB answer)';
+        const run = grpc
+          ? () => grpcLoadWarm({ url: bare.url, ca: s.ca, path: `/${RESOURCES_SERVICE}/Get`, message: requestBytes('Get', get('application/json')), token: TOKEN, connections: 4, streamsPerConnection: IN_FLIGHT / 4 })
+          : () => https({ url: bare.url });
+        rows.push(await withCpu(bare.proc.pid!, 'GET one CSIDriver (JSON)', transport, run));
+      } finally {
+        await bare.stop();
+      }
     }
     await Promise.all(clients.map((c) => c.ready()));
     rows.push(await withCpu(pid, 'GET one CSIDriver (protobuf)', 'gRPC, typed client', () => typedClientLoad(clients, duration, (c) => c.get(CSI))));
