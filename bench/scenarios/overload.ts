@@ -373,8 +373,8 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
     await sleep(12_000);
     const rssAfter = rssMiB(pid);
     c.close();
-    const rss = `RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after they left`;
     const alone = slow === 0;
+    const rss = `RSS ${rss0.toFixed(0)} -> ${rssDuring.toFixed(0)} -> ${rssAfter.toFixed(0)} MiB 12 s after ${alone ? 'the writes' : 'they left'}`;
     const writeP99 = `write p99 ${percentile(writeLatencies, 99).toFixed(0)} ms${afterDrops.length ? ` (${percentile(afterDrops, 99).toFixed(0)} ms for writes sent after the last drop)` : ''}`;
     return {
       scenario: alone
@@ -385,7 +385,7 @@ async function slowWatchers(mode: Mode, slow: number, fast: number, rate: number
       mode: mode.name,
       observed: `fast watchers' delivery p99 ${percentile(delays, 99).toFixed(0)} ms (${missing} missing); ${writeP99}`,
       after: alone
-        ? `${rss.replace(' after they left', ' after the writes')}`
+        ? rss
         : control
           ? `${slowClosed}/${slow} reading watchers closed (${drops.length} dropped by the server); ${rss}`
           : `${slowClosed}/${slow} slow watchers closed (${drops.length} dropped by the server, half by ${dropAt(50)} s and all by ${dropAt(100)} s into the writes); ${rss}`,
