@@ -12,15 +12,17 @@ import {
   encodeProtobufMessage,
   encodeProtobufWatchFrame,
   envelopeProtobuf,
+  messageTypeOf,
   PROTOBUF_MAGIC,
   PROTOBUF_MEDIA_TYPE,
   ProtobufDecodeError,
   UPSTREAM_PROTOBUF_MEDIA_TYPE,
 } from './protobuf.js';
-import { encodeJsonMessage } from './protobuf/json-to-wire.js';
+import { encodeJsonMessage, encodeJsonMessageField } from './protobuf/json-to-wire.js';
 import { envelopeApiVersion } from './protobuf/kinds.js';
 import { META_V1, RUNTIME, messageType } from './protobuf/proto-root.js';
 import { BodyDecodeError, type ObjectSource, registerSerializer, type Serializer } from './serializer.js';
+import type protobuf from 'protobufjs';
 
 const listMetaType = messageType(`${META_V1}.ListMeta`);
 const typeMetaType = messageType(`${RUNTIME}.TypeMeta`);
@@ -74,19 +76,29 @@ const itemMessage = (src: ObjectSource, apiVersion: string, kind: string): Uint8
   return b;
 };
 
+/** The content of a length-delimited field with a one-byte tag (what follows its length). */
+function fieldContent(f: Uint8Array): Uint8Array {
+  let pos = 1;
+  while (f[pos]! & 0x80) pos++;
+  return f.subarray(pos + 1);
+}
+
 /**
  * An item as a list writes it: field 2 of the XList (tag, length, the item's message), memoized per
- * object version, so a list copies each item's bytes once and does no other work per item. The
- * message memo becomes a view of the same bytes (each version's message is held once).
+ * object version, so a list copies each item's bytes once and does no other work per item. An item
+ * not yet encoded is written as the field in one pass (`type`: its message type, looked up once per
+ * list); the message memo becomes a view of the same bytes (each version's message is held once).
  */
-const itemField = (src: ObjectSource, apiVersion: string, kind: string): Uint8Array => {
+const itemField = (src: ObjectSource, type: () => protobuf.Type): Uint8Array => {
   let f = src.memo('pf');
   if (!f) {
-    const message = itemMessage(src, apiVersion, kind);
-    const out = Buffer.allocUnsafe(fieldLength(message.length));
-    writeField(out, 0, 2, message);
-    src.setMemo('pf', (f = out));
-    src.setMemo('pi', out.subarray(out.length - message.length));
+    const message = src.memo('pi');
+    if (message) {
+      f = Buffer.allocUnsafe(fieldLength(message.length));
+      writeField(f as Buffer, 0, 2, message);
+    } else f = encodeJsonMessageField(type(), src.value(), 2);
+    src.setMemo('pf', f);
+    src.setMemo('pi', fieldContent(f));
   }
   return f;
 };
@@ -113,12 +125,14 @@ export const protobufSerializer: Serializer = {
 
   *encodeList(t, meta, items) {
     const itemKind = t.kind.slice(0, -'List'.length);
+    let itemType: protobuf.Type | undefined;
+    const typeOfItems = (): protobuf.Type => (itemType ??= messageTypeOf(t.apiVersion, itemKind));
     const metaBytes = encodeJsonMessage(listMetaType, listMetaValue(meta));
     // the raw XList's length goes in the envelope's header, so the item messages are gathered first
     const fields: Uint8Array[] = [];
     let rawLength = fieldLength(metaBytes.length);
     for (const it of items) {
-      const f = itemField(it, t.apiVersion, itemKind);
+      const f = itemField(it, typeOfItems);
       fields.push(f);
       rawLength += f.length;
     }

@@ -100,9 +100,14 @@ export function encodeProtobufObject(apiVersion: string, kind: string, object: R
 
 /** The message bytes of an object (no envelope: a list item, or the raw inside an envelope). */
 export function encodeProtobufMessage(apiVersion: string, kind: string, object: Readonly<Record<string, unknown>>): Uint8Array {
+  return encodeJsonMessage(messageTypeOf(apiVersion, kind), object);
+}
+
+/** The message type of a served kind; throws ProtobufEncodeError for a kind without one. */
+export function messageTypeOf(apiVersion: string, kind: string): protobuf.Type {
   const name = messageNameForKind(apiVersion, kind);
   if (!name) throw new ProtobufEncodeError(`no protobuf message for kind ${JSON.stringify(kind)} in version ${JSON.stringify(apiVersion)}`);
-  return encodeJsonMessage(messageType(name), object);
+  return messageType(name);
 }
 
 /** Bytes of a length-delimited field's tag and length (field numbers below 16). */

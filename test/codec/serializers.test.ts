@@ -58,6 +58,20 @@ t.test('every resource kind through the object and list paths the endpoints use'
   }
 });
 
+t.test('protobuf: a list item and an object alone are the same message, whichever is encoded first', async (t) => {
+  for (const f of resourceFixtures) {
+    const typeInfo = { apiVersion: f.apiVersion, kind: f.kind };
+    const listInfo = { apiVersion: f.apiVersion, kind: `${f.kind}List` };
+    const list = (src: ReturnType<typeof valueSource>) => Buffer.concat([...protobufSerializer.encodeList(listInfo, { resourceVersion: '5' }, [src], o)]);
+    const listFirst = valueSource(f.object);
+    const listed = list(listFirst);
+    const objectFirst = valueSource(f.object);
+    const alone = Buffer.from(protobufSerializer.encodeObject(objectFirst, typeInfo, o));
+    t.ok(list(objectFirst).equals(listed), `${f.kind}: the list is the same after the object alone`);
+    t.ok(Buffer.from(protobufSerializer.encodeObject(listFirst, typeInfo, o)).equals(alone), `${f.kind}: the object alone is the same after the list`);
+  }
+});
+
 t.test('an object that occurs twice in a value is written twice (YAML has no aliases in JSON terms)', async (t) => {
   const shared = { groupVersion: 'storage.svc.io/v1', version: 'v1' };
   const doc = { kind: 'APIGroup', apiVersion: 'v1', name: 'storage.svc.io', versions: [shared], preferredVersion: shared };

@@ -216,6 +216,17 @@ function compiled(type: protobuf.Type): MessageWriter {
   return write;
 }
 
+/**
+ * `json` as field `field` of an enclosing message (tag, length, the message's bytes), written in one
+ * pass: what a list item is, without a copy of the message into its field.
+ */
+export function encodeJsonMessageField(type: protobuf.Type, json: unknown, field: number): Uint8Array {
+  const w = new WireWriter();
+  const start = w.uint32(tagOf(field, 2)).begin();
+  if (compiled(type)(json, w)) return w.end(start).finish();
+  return new WireWriter().uint32(tagOf(field, 2)).bytes(type.encode(messageFromJson(type, json)).finish()).finish();
+}
+
 /** The wire bytes of `json` as a message of `type`; throws ProtobufEncodeError (with the path) when it does not fit. */
 export function encodeJsonMessage(type: protobuf.Type, json: unknown): Uint8Array {
   const w = new WireWriter();
