@@ -3,7 +3,7 @@
  * process's peak RSS and CPU time from /proc, running autocannon, and printing result tables.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -72,8 +72,14 @@ function stopper(proc: ChildProcess, dir: string | undefined): () => Promise<voi
     });
 }
 
+/** The system's jemalloc (Debian's libjemalloc2), which `npm start` preloads when it is there; '' when not. */
+function jemallocPath(): string {
+  const found = existsSync('/usr/lib') ? readdirSync('/usr/lib').map((d) => join('/usr/lib', d, 'libjemalloc.so.2')).find((f) => existsSync(f)) : undefined;
+  return found ?? '';
+}
+
 /** The allocator settings `npm start` runs the server with (see bin/svc-apiserver.ts). */
-export const SERVER_ALLOCATOR_ENV = { MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' } as const;
+export const SERVER_ALLOCATOR_ENV = { LD_PRELOAD: jemallocPath(), MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0', MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' } as const;
 
 /** Starts svc-apiserver with a fresh data dir and an admin bearer token. */
 export async function startApiServer(flags: string[], extraTokenLines: readonly string[] = []): Promise<Proc> {

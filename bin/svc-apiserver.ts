@@ -9,6 +9,9 @@
  * threshold above which blocks are mapped on their own and given back to the system when freed (by
  * default the threshold climbs after the first large free, and later large Buffers fragment the heap
  * for good). They are not put on the first line (`env -S`): BusyBox's env, on Alpine, has no -S.
+ * Where the system has jemalloc (Debian's libjemalloc2), `npm start` preloads it instead, with a
+ * background thread that gives freed pages back within about a second: glibc keeps the memory of
+ * many closed TLS connections (scattered small blocks) for good, jemalloc returns it.
  */
 import { ApiServer } from '../core/server/server.js';
 import { FlagError, helpText, parseFlags } from '../core/server/options.js';
