@@ -3,9 +3,9 @@
  * --secure-port, --workers default, --tls-cert-file / --tls-private-key-file); first-start credentials
  * in --data-dir (CA, serving certificate for localhost and 127.0.0.1, admin.kubeconfig).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { X509Certificate } from 'node:crypto';
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
@@ -49,10 +49,19 @@ function peerCert(port: number, servername: string, ca: string): Promise<X509Cer
   });
 }
 
-t.test('npm start runs the compiled bin/svc-apiserver with the allocator settings', async (t) => {
+t.test('npm start runs the compiled bin/svc-apiserver with the allocator settings, jemalloc preloaded when the system has it', async (t) => {
   const pkg = JSON.parse(readFileSync(fileURLToPath(new URL('../../../package.json', import.meta.url)), 'utf8'));
-  // glibc's allocator settings ride in front (README "What bounds memory and connections")
-  t.equal(pkg.scripts.start, 'MALLOC_ARENA_MAX=2 MALLOC_MMAP_THRESHOLD_=131072 node dist/bin/svc-apiserver.js');
+  const start: string = pkg.scripts.start;
+  const command = ' node dist/bin/svc-apiserver.js';
+  t.ok(start.endsWith(command), start);
+  // the settings in front, as npm's shell reads them (README "What bounds memory and connections")
+  const env = execFileSync('sh', ['-c', `${start.slice(0, -command.length)} env`], { encoding: 'utf8', env: { PATH: process.env.PATH ?? '/usr/bin:/bin' } });
+  const vars = new Map(env.trim().split('\n').map((l) => [l.slice(0, l.indexOf('=')), l.slice(l.indexOf('=') + 1)] as const));
+  t.equal(vars.get('MALLOC_ARENA_MAX'), '2');
+  t.equal(vars.get('MALLOC_MMAP_THRESHOLD_'), '131072');
+  t.equal(vars.get('MALLOC_CONF'), 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0');
+  const jemalloc = readdirSync('/usr/lib').map((d) => `/usr/lib/${d}/libjemalloc.so.2`).find((f) => existsSync(f)) ?? '';
+  t.equal(vars.get('LD_PRELOAD'), jemalloc, jemalloc ? 'the system jemalloc is preloaded' : 'nothing preloaded without a system jemalloc');
   t.equal(pkg.bin['svc-apiserver'], 'dist/bin/svc-apiserver.js');
   t.ok(existsSync(binPath), 'compiled binary exists');
 });
