@@ -17,7 +17,6 @@ import { groupResourceOf, type ResourceType } from './resource-type.js';
 /** A namespace as this server's watch cache holds it, sent with a write task so that admission need not ask the store. */
 export interface NamespaceSeen {
   name: string;
-  revision: number;
   terminating: boolean;
 }
 
@@ -74,7 +73,7 @@ export class NamespaceCacheView {
     if (at === undefined || at < this.writtenAt) return undefined;
     const o = this.lookup(name);
     if (!o || o.unreadable) return undefined;
-    return { name, revision: o.revision, terminating: isTerminating(name, o.revision, o.stored) };
+    return { name, terminating: isTerminating(name, o.revision, o.stored) };
   }
 
   /** A task on `resource` committed `revision`. */
@@ -102,12 +101,12 @@ function isTerminating(ns: string, revision: number, value: Uint8Array): boolean
   return t;
 }
 
-/** The view of the namespaces resource `nsType` in `cacher`'s watch cache. */
-export function namespaceCacheView(cacher: Cacher, nsType: ResourceType): NamespaceCacheView {
-  const prefix = resourcePrefix(nsType);
+/** The view of the namespaces in `cacher`'s watch cache. */
+export function namespaceCacheView(cacher: Cacher): NamespaceCacheView {
+  const prefix = resourcePrefix(namespaces);
   return new NamespaceCacheView(
-    resourceId(nsType),
-    (name) => (cacher.has(prefix) ? cacher.cacheFor(prefix).get(objectKey(nsType, '', name)) : undefined),
+    resourceId(namespaces),
+    (name) => (cacher.has(prefix) ? cacher.cacheFor(prefix).get(objectKey(namespaces, '', name)) : undefined),
     () => (cacher.healthy ? cacher.revision : undefined),
   );
 }

@@ -334,7 +334,7 @@ export class ApiServer {
       executor: { run: (task) => registry.run(task), close: async () => undefined },
       resources: new Set(types.all().filter((t) => t.writeCheck).map(resourceId)),
       visible: (rev) => this.cacher.waitFor(rev),
-    }, namespaceCacheView(this.cacher, types.all().find((t) => t.group === '' && t.plural === 'namespaces')!));
+    }, namespaceCacheView(this.cacher));
 
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
