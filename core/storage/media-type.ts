@@ -23,7 +23,7 @@ import { encodeJsonMessage } from '../codec/protobuf/json-to-wire.js';
 import { messageToJson, type ToJsonContext } from '../codec/protobuf/message-to-json.js';
 import { PROTOBUF_MAGIC, RUNTIME, hasProtobufMagic, messageType } from '../codec/protobuf/proto-root.js';
 import { encodeYaml } from '../codec/yaml.js';
-import { TransformError } from './encryption.js';
+import { TransformError } from './value-transform.js';
 import type { StoredValueTransform } from './transforming-store.js';
 import type protobuf from 'protobufjs';
 

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import { EncryptionConfigError, TransformError, parseEncryptionConfig } from '../../core/storage/encryption.js';
+import { EncryptionConfigError, parseEncryptionConfig } from '../../core/storage/encryption.js';
+import { TransformError } from '../../core/storage/value-transform.js';
 
 const k32 = () => randomBytes(32).toString('base64');
 const keyA = k32();

@@ -18,7 +18,7 @@ import { objectKey } from '../../core/registry/keys.js';
 import { apiVersionOf, type ResourceType } from '../../core/registry/resource-type.js';
 import { storedKindOfKey } from '../../core/registry/stored-kinds.js';
 import { canonicalize } from '../../core/schema/structural.js';
-import { TransformError } from '../../core/storage/encryption.js';
+import { TransformError } from '../../core/storage/value-transform.js';
 import { effectiveStorageMediaType, openStore, storageFlagError, type StorageFlags } from '../../core/storage/factory.js';
 import { MediaTypeCodec, type StorageForm } from '../../core/storage/media-type.js';
 import { LmdbStore } from '../../core/storage/lmdb/store.js';
