@@ -18,7 +18,6 @@ import {
   encodeCbor,
   encodeCborBare,
   REQUEST_LIMITS,
-  forCbor,
 } from './cbor.js';
 import { BodyDecodeError, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer } from './serializer.js';
 
@@ -56,7 +55,7 @@ function itemBytes(src: ObjectSource, shape: CborShape | undefined): Uint8Array 
   let b = src.memo('ci');
   if (!b) {
     const fields = itemValue(src.value());
-    src.setMemo('ci', (b = encodeCborBare(shape ? forCbor(fields, shape) : fields)));
+    src.setMemo('ci', (b = encodeCborBare(fields, shape)));
   }
   return b;
 }
@@ -75,7 +74,7 @@ export const cborSerializer: Serializer = {
     if (!b) {
       const shape = cborShapeFor(t.apiVersion, t.kind);
       const v = objectValue(t, src.value());
-      src.setMemo(key, (b = encodeCbor(shape ? forCbor(v, shape) : v)));
+      src.setMemo(key, (b = encodeCbor(v, shape)));
     }
     return b;
   },
@@ -94,7 +93,7 @@ export const cborSerializer: Serializer = {
       API_VERSION,
       text(t.apiVersion),
       METADATA,
-      encodeCborBare(forCbor(listMetaValue(meta), LIST_META_SHAPE)),
+      encodeCborBare(listMetaValue(meta), LIST_META_SHAPE),
       ITEMS,
       head(4, encoded.length),
     ]);

@@ -1,6 +1,6 @@
 /**
- * The CBOR codec (RFC 8949), behind the CBORServingAndStorage gate. cbor-x writes and reads the
- * bytes; this file adds what upstream's decoder (fxamacker/cbor in apimachinery 1.32's decode mode)
+ * The CBOR codec (RFC 8949), behind the CBORServingAndStorage gate. cbor-x reads the bytes and
+ * core/codec/cbor-encode.ts writes them; this file adds what upstream's decoder (fxamacker/cbor in apimachinery 1.32's decode mode)
  * checks that cbor-x does not, and the value conventions of the Kubernetes CBOR form:
  *
  *   - every body is one data item behind the self-described CBOR tag (0xd9d9f7, the magic number);
@@ -16,7 +16,8 @@
  *     however large; which fields those are comes from each kind's schema, registered at start
  *     (registerCborKind).
  */
-import { Encoder, Decoder, Tag } from 'cbor-x';
+import { Decoder } from 'cbor-x';
+import { writeCbor } from './cbor-encode.js';
 import { canonicalSpelling, respellApiVersion } from '../api/group-aliases.js';
 import { CborDecodeError, type CborLimits, scanCbor } from './cbor-scan.js';
 import type { Schema } from '../schema/schema.js';
@@ -36,20 +37,18 @@ export const REQUEST_LIMITS: CborLimits = { maxDepth: 64, maxArrayElements: 1024
 /** For reading answers (lists have any number of items): only the depth is bounded. */
 export const RESPONSE_LIMITS: CborLimits = { maxDepth: 64, maxArrayElements: Infinity, maxMapPairs: Infinity };
 
-const encoder = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true, tagUint8Array: false, pack: false, useSelfDescribedHeader: true });
-const bareEncoder = new Encoder({ useRecords: false, mapsAsObjects: true, variableMapSize: true, tagUint8Array: false, pack: false });
 // the scan leaves only maps with text keys, arrays, text, numbers, booleans and null for cbor-x to read
 // (int64AsNumber: 8-byte integers as numbers, as JSON.parse reads them, rather than BigInts; not in cbor-x's typings)
 const decoder = new Decoder({ useRecords: false, mapsAsObjects: true, int64AsNumber: true } as ConstructorParameters<typeof Decoder>[0]);
 
-/** A JSON-shaped value as one self-described CBOR data item. */
-export function encodeCbor(value: unknown): Uint8Array {
-  return encoder.encode(value);
+/** A JSON-shaped value as one self-described CBOR data item; `shape`: the typed fields of its kind. */
+export function encodeCbor(value: unknown, shape?: CborShape): Uint8Array {
+  return writeCbor(value, shape, true);
 }
 
 /** The same without the self-described prefix (a piece spliced into a larger item). */
-export function encodeCborBare(value: unknown): Uint8Array {
-  return bareEncoder.encode(value);
+export function encodeCborBare(value: unknown, shape?: CborShape): Uint8Array {
+  return writeCbor(value, shape, false);
 }
 
 export interface DecodedCbor {
@@ -92,9 +91,10 @@ export function cborItemLength(bytes: Uint8Array): number {
 // ---- typed fields ---------------------------------------------------------------------------
 
 /**
- * The fields of a kind whose CBOR form differs from what cbor-x writes for their JSON value: []byte
- * fields ('bytes', written as tag-22 byte strings) and int64 fields ('int64': cbor-x writes integers
- * past 32 bits as floats; upstream writes integers). A shape holds only the branches that lead to one.
+ * The fields of a kind whose CBOR form differs from what their JSON value alone would give: []byte
+ * fields ('bytes', written as tag-22 byte strings) and int64 fields ('int64': an untyped number past
+ * 32 bits is written as a float64, upstream writes int64 fields as integers). A shape holds only the
+ * branches that lead to one.
  */
 export type CborShape = 'bytes' | 'int64' | { fields: Readonly<Record<string, CborShape>> } | { each: CborShape };
 
@@ -139,45 +139,4 @@ export function registerCborKind(apiVersion: string, kind: string, shape: CborSh
 /** The typed fields of apiVersion + kind (either group spelling), if any. */
 export function cborShapeFor(apiVersion: string, kind: string): CborShape | undefined {
   return shapes.get(`${respellApiVersion(apiVersion, canonicalSpelling)}/${kind}`);
-}
-
-/** Integers cbor-x writes as integers (32 bits); past that a BigInt makes it write a 64-bit integer. */
-const fitsCborXInteger = (n: number): boolean => n <= 0xffffffff && n >= -0x100000000;
-
-/**
- * The value as it should be written: base64 []byte fields as tag-22 byte strings, large int64 fields
- * as BigInts. Only the branches that change are copied; the value itself is returned when none does.
- */
-export function forCbor(v: unknown, shape: CborShape): unknown {
-  if (shape === 'bytes') return typeof v === 'string' ? new Tag(Buffer.from(v, 'base64'), 22) : v;
-  if (shape === 'int64') return typeof v === 'number' && Number.isInteger(v) && !fitsCborXInteger(v) ? BigInt(v) : v;
-  if (typeof v !== 'object' || v === null) return v;
-  if ('each' in shape) {
-    if (Array.isArray(v)) {
-      let out: unknown[] | undefined;
-      v.forEach((x, i) => {
-        const y = forCbor(x, shape.each);
-        if (y !== x) (out ??= v.slice())[i] = y;
-      });
-      return out ?? v;
-    }
-    let out: Record<string, unknown> | undefined;
-    for (const k in v) {
-      const x = (v as Record<string, unknown>)[k];
-      const y = forCbor(x, shape.each);
-      if (y !== x) (out ??= { ...(v as Record<string, unknown>) })[k] = y;
-    }
-    return out ?? v;
-  }
-  if (Array.isArray(v)) return v;
-  let out: Record<string, unknown> | undefined;
-  const fields = shape.fields;
-  for (const name in fields) {
-    const sub = fields[name]!;
-    const x = (v as Record<string, unknown>)[name];
-    if (x === undefined || x === null) continue;
-    const y = forCbor(x, sub);
-    if (y !== x) (out ??= { ...(v as Record<string, unknown>) })[name] = y;
-  }
-  return out ?? v;
 }
