@@ -126,7 +126,11 @@ export const nowMicro = (): string => microTime(timeOrigin + performance.now());
 /** The epoch time of a `performance.now()` reading. */
 export const epochOf = (perfNow: number): number => timeOrigin + perfNow;
 
-const str = JSON.stringify as (s: string) => string;
+/** Text JSON writes as it is between quotes: printable ASCII without quotes or backslashes. */
+const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+
+/** JSON.stringify of a string; plain text (nearly every name, path and agent) skips the escaper, a third of its time. */
+export const quoted = (s: string): string => (PLAIN_JSON_TEXT.test(s) ? `"${s}"` : JSON.stringify(s));
 
 /**
  * A user's JSON, made once per distinct user: authenticators hand out a fresh object per request, so
@@ -163,10 +167,10 @@ function userJson(u: Partial<UserInfo>): string {
  * the request body changed one of them).
  */
 export function identityJson(ev: AuditEvent): string {
-  let out = `"requestURI":${str(ev.requestURI)},"verb":${str(ev.verb)},"user":${userJson(ev.user)}`;
+  let out = `"requestURI":${quoted(ev.requestURI)},"verb":${quoted(ev.verb)},"user":${userJson(ev.user)}`;
   if (ev.impersonatedUser) out += `,"impersonatedUser":${userJson(ev.impersonatedUser)}`;
-  if (ev.sourceIPs) out += `,"sourceIPs":${ev.sourceIPs.length === 1 ? `[${str(ev.sourceIPs[0]!)}]` : JSON.stringify(ev.sourceIPs)}`;
-  if (ev.userAgent !== undefined) out += `,"userAgent":${str(ev.userAgent)}`;
+  if (ev.sourceIPs) out += `,"sourceIPs":${ev.sourceIPs.length === 1 ? `[${quoted(ev.sourceIPs[0]!)}]` : JSON.stringify(ev.sourceIPs)}`;
+  if (ev.userAgent !== undefined) out += `,"userAgent":${quoted(ev.userAgent)}`;
   if (ev.objectRef) out += `,"objectRef":${objectRefJson(ev.objectRef)}`;
   return out;
 }
@@ -177,25 +181,28 @@ export function identityJson(ev: AuditEvent): string {
  */
 function objectRefJson(r: ObjectReference): string {
   let out = '';
-  if (r.resource !== undefined) out += `,"resource":${str(r.resource)}`;
-  if (r.namespace !== undefined) out += `,"namespace":${str(r.namespace)}`;
-  if (r.name !== undefined) out += `,"name":${str(r.name)}`;
-  if (r.uid !== undefined) out += `,"uid":${str(r.uid)}`;
-  if (r.apiGroup !== undefined) out += `,"apiGroup":${str(r.apiGroup)}`;
-  if (r.apiVersion !== undefined) out += `,"apiVersion":${str(r.apiVersion)}`;
-  if (r.resourceVersion !== undefined) out += `,"resourceVersion":${str(r.resourceVersion)}`;
-  if (r.subresource !== undefined) out += `,"subresource":${str(r.subresource)}`;
+  if (r.resource !== undefined) out += `,"resource":${quoted(r.resource)}`;
+  if (r.namespace !== undefined) out += `,"namespace":${quoted(r.namespace)}`;
+  if (r.name !== undefined) out += `,"name":${quoted(r.name)}`;
+  if (r.uid !== undefined) out += `,"uid":${quoted(r.uid)}`;
+  if (r.apiGroup !== undefined) out += `,"apiGroup":${quoted(r.apiGroup)}`;
+  if (r.apiVersion !== undefined) out += `,"apiVersion":${quoted(r.apiVersion)}`;
+  if (r.resourceVersion !== undefined) out += `,"resourceVersion":${quoted(r.resourceVersion)}`;
+  if (r.subresource !== undefined) out += `,"subresource":${quoted(r.subresource)}`;
   return out ? `{${out.slice(1)}}` : '{}';
 }
+
+/** A status of only a code (a success), written without JSON.stringify. */
+const plainStatus = (st: EventStatus): boolean => st.status === undefined && st.message === undefined && st.reason === undefined && st.details === undefined;
 
 /**
  * One event as a JSON line, in upstream's field order: what JSON.stringify would write, built from
  * the pieces that stay the same across a request's stages (`identity`) and those that change.
  */
 export function eventLine(ev: AuditEvent, identity: string, annotations = ev.annotations && JSON.stringify(ev.annotations)): string {
-  let out = `{"kind":"Event","apiVersion":"${ev.apiVersion}","level":"${ev.level}","auditID":${str(ev.auditID)},"stage":"${ev.stage}",${identity}`;
+  let out = `{"kind":"Event","apiVersion":"${ev.apiVersion}","level":"${ev.level}","auditID":${quoted(ev.auditID)},"stage":"${ev.stage}",${identity}`;
   const st = ev.responseStatus;
-  if (st) out += st.status === undefined && st.message === undefined ? `,"responseStatus":{"metadata":{},"code":${st.code}}` : `,"responseStatus":${JSON.stringify(st)}`;
+  if (st) out += plainStatus(st) ? `,"responseStatus":{"metadata":{},"code":${st.code}}` : `,"responseStatus":${JSON.stringify(st)}`;
   if (ev.requestObject !== undefined) out += `,"requestObject":${JSON.stringify(ev.requestObject)}`;
   if (ev.responseObject !== undefined) out += `,"responseObject":${JSON.stringify(ev.responseObject)}`;
   out += `,"requestReceivedTimestamp":"${ev.requestReceivedTimestamp}","stageTimestamp":"${ev.stageTimestamp}"`;

@@ -49,6 +49,8 @@ t.test('eventLine writes what JSON.stringify writes, in upstream field order, fo
   t.equal(line, `${JSON.stringify(ev)}\n`, 'byte for byte what JSON.stringify writes');
   const bare: AuditEvent = { ...ev, impersonatedUser: undefined, sourceIPs: undefined, userAgent: undefined, objectRef: undefined, responseStatus: { metadata: {}, code: 200 }, requestObject: undefined, responseObject: undefined, annotations: undefined };
   t.equal(eventLine(bare, identityJson(bare)), `${JSON.stringify(bare)}\n`, 'absent fields are left out');
+  const reasonOnly: AuditEvent = { ...bare, responseStatus: { metadata: {}, reason: 'Conflict', code: 409 } };
+  t.equal(eventLine(reasonOnly, identityJson(reasonOnly)), `${JSON.stringify(reasonOnly)}\n`, 'a status with a reason and no message keeps its reason');
   // the objectRef is written field by field: every field, escapes, empty strings and absent fields
   for (const objectRef of [
     { resource: 'pods', namespace: 'n"s', name: 'a\\b', uid: 'u-1', apiGroup: 'apps', apiVersion: 'v1', resourceVersion: '7', subresource: 'status' },
