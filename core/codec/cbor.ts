@@ -1,7 +1,8 @@
 /**
  * The CBOR codec (RFC 8949), behind the CBORServingAndStorage gate. cbor-x reads the bytes and
- * core/codec/cbor-encode.ts writes them; this file adds what upstream's decoder (fxamacker/cbor in apimachinery 1.32's decode mode)
- * checks that cbor-x does not, and the value conventions of the Kubernetes CBOR form:
+ * core/codec/cbor-encode.ts writes them; this file adds what upstream's decoder (fxamacker/cbor in
+ * apimachinery 1.32's decode mode) checks that cbor-x does not, and the value conventions of the
+ * Kubernetes CBOR form:
  *
  *   - every body is one data item behind the self-described CBOR tag (0xd9d9f7, the magic number);
  *   - a body is scanned once before cbor-x reads it (core/codec/cbor-scan.ts): malformed or truncated
