@@ -114,11 +114,25 @@ export const peakRssMiB = (pid: number): number => statusMiB(pid, 'VmHWM');
 /** Current resident set size of a process in MiB. */
 export const rssMiB = (pid: number): number => statusMiB(pid, 'VmRSS');
 
+/** The fields of /proc/<pid>/stat after the command name (the first is the state, field 3). */
+function statFields(pid: number): string[] {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+}
+
 /** User+system CPU seconds consumed by a process so far. */
 export function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  const fields = statFields(pid);
   return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
+/**
+ * Minor page faults of a process so far. Under a steady load a server either reuses its heap's pages
+ * (about none per request) or keeps faulting fresh ones in as V8 promotes young objects (about 0.6 per
+ * GET here), and the second runs 25-45% slower: the figure tells which state a row was measured in.
+ */
+export function minorFaults(pid: number): number {
+  return Number(statFields(pid)[7]);
 }
 
 export interface LoadResult {

@@ -211,13 +211,14 @@ async function main(): Promise<void> {
           `${fmt(r.audited.p99)} ms`,
           `${fmt(ratio)}%`,
           `${fmt(r.plainCpuUs, 1)} / ${fmt(r.auditedCpuUs, 1)} us (${fmt(cpuRatio)}%)`,
+          `${fmt(r.plainFaults, 2)} / ${fmt(r.auditedFaults, 2)}`,
           fmt(r.logBytesPerRequest),
           ratio >= 85 ? 'holds' : 'below 85%',
           bad,
         ]);
       }
     }
-    sections.push(table(['scenario (audit: Metadata to a file, /metrics scraped every second)', 'mode', 'without audit req/s', 'with audit req/s', 'audited p99', 'audited / plain (median of 3 rounds)', 'server CPU per request: plain / audited (median ratio)', 'log bytes per request', 'target >= 85%', 'errors'], rows));
+    sections.push(table(['scenario (audit: Metadata to a file, /metrics scraped every second)', 'mode', 'without audit req/s', 'with audit req/s', 'audited p99', 'audited / plain (median of 3 rounds)', 'server CPU per request: plain / audited (median ratio)', 'page faults per request: plain / audited', 'log bytes per request', 'target >= 85%', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards

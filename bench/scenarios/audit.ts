@@ -10,7 +10,7 @@
 import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { AUTH as auth, cpuSeconds, type LoadResult, load, type Mode, type Proc, SetupClient, startApiServer, WARMUP_SECONDS } from '../lib.js';
+import { AUTH as auth, cpuSeconds, type LoadResult, load, minorFaults, type Mode, type Proc, SetupClient, startApiServer, WARMUP_SECONDS } from '../lib.js';
 
 export interface AuditRow {
   scenario: string;
@@ -20,6 +20,9 @@ export interface AuditRow {
   /** Server CPU microseconds per request (warm-up included in both the time and the count). */
   plainCpuUs: number;
   auditedCpuUs: number;
+  /** Minor page faults per request (see minorFaults in bench/lib.ts). */
+  plainFaults: number;
+  auditedFaults: number;
   /** Bytes of audit log written per audited request. */
   logBytesPerRequest: number;
   /** Audited rate as a share of the plain one, in percent: the median of the rounds' ratios (each round's pair ran moments apart). */
@@ -37,6 +40,7 @@ const median = (xs: number[]): number => {
 interface Measured {
   r: LoadResult;
   cpuUs: number;
+  faults: number;
   /** Audit log bytes per request, when the log grew without rotating meanwhile. */
   logBytes?: number;
 }
@@ -62,11 +66,12 @@ async function scrapedEverySecond<T>(s: Proc, during: Promise<T>): Promise<T> {
 
 async function measured(s: Proc, duration: number, run: (s: Proc) => Promise<LoadResult>, log?: string): Promise<Measured> {
   const before = cpuSeconds(s.proc.pid!);
+  const faultsBefore = minorFaults(s.proc.pid!);
   const size = log ? logSize(log) : 0;
   // the audited server is also scraped every second: the row is "audit and metrics" against neither
   const r = await (log ? scrapedEverySecond(s, run(s)) : run(s));
   const requests = Math.max(1, r.rps * (duration + WARMUP_SECONDS));
-  const m: Measured = { r, cpuUs: ((cpuSeconds(s.proc.pid!) - before) * 1e6) / requests };
+  const m: Measured = { r, cpuUs: ((cpuSeconds(s.proc.pid!) - before) * 1e6) / requests, faults: (minorFaults(s.proc.pid!) - faultsBefore) / requests };
   const grew = log ? logSize(log) - size : 0;
   if (grew > 0) m.logBytes = grew / requests;
   return m;
@@ -117,12 +122,13 @@ export async function auditCost(mode: Mode, duration: number): Promise<AuditRow[
         a.push(await measured(audited, duration, run, log));
       }
       const cpu = (xs: Measured[]) => xs.reduce((t, x) => t + x.cpuUs, 0) / xs.length;
+      const faults = (xs: Measured[]) => xs.reduce((t, x) => t + x.faults, 0) / xs.length;
       // a round in which the log rotated (past 4,000 MB) reads as nothing written: it is left out of the figure
       const sizes = a.flatMap((x) => (x.logBytes ? [x.logBytes] : []));
       const logBytesPerRequest = sizes.length ? sizes.reduce((t, x) => t + x, 0) / sizes.length : 0;
       const ratio = median(a.map((x, i) => (100 * x.r.rps) / p[i]!.r.rps));
       const cpuRatio = median(a.map((x, i) => (100 * p[i]!.cpuUs) / x.cpuUs));
-      rows.push({ scenario, mode: mode.name, plain: mean(p.map((x) => x.r)), audited: mean(a.map((x) => x.r)), plainCpuUs: cpu(p), auditedCpuUs: cpu(a), logBytesPerRequest, ratio, cpuRatio });
+      rows.push({ scenario, mode: mode.name, plain: mean(p.map((x) => x.r)), audited: mean(a.map((x) => x.r)), plainCpuUs: cpu(p), auditedCpuUs: cpu(a), plainFaults: faults(p), auditedFaults: faults(a), logBytesPerRequest, ratio, cpuRatio });
     }
     return rows;
   } finally {
