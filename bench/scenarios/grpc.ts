@@ -119,7 +119,7 @@ export async function grpcGetAndCreate(duration: number): Promise<GrpcRow[]> {
       rows.push(await withCpu(pid, scenario, 'gRPC', () => lean('Get', get(accept))));
       // the same lean client on the HTTPS API over HTTP/2: what HTTP/2 itself costs, beside what gRPC adds
       const h2 = { url: s.url, ca: s.ca, path: new URL(csiUrl).pathname, message: new Uint8Array(), token: TOKEN, plainGet: accept, connections: 4, streamsPerConnection: IN_FLIGHT / 4 };
-      rows.push(await withCpu(pid, scenario, 'HTTPS, HTTP/2', async () => (await grpcLoad({ ...h2, seconds: WARMUP_SECONDS }), grpcLoad({ ...h2, seconds: duration }))));
+      rows.push(await withCpu(pid, scenario, 'HTTPS, HTTP/2', () => grpcLoadWarm(h2)));
     }
     // the ceilings of each side in this run: bare node:https with the HTTPS load, bare grpc-js with the gRPC one
     for (const grpc of [false, true]) {

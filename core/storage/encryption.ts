@@ -13,7 +13,6 @@ import { parse as parseYaml } from 'yaml';
 import { KmsV2Provider, parseGoDuration } from './kms-v2.js';
 import { PendingTransform, TransformError, type Transformer } from './value-transform.js';
 
-
 export class EncryptionConfigError extends Error {}
 
 const enc = new TextEncoder();
