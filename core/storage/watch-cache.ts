@@ -19,6 +19,13 @@
 import type { ObjectSource } from '../codec/serializer.js';
 import { SortedKeys } from './sorted-keys.js';
 
+/** A fan-out pass shorter than this is not followed by a pause (few watchers: events go out at once). */
+const MIN_PAUSED_FAN_OUT_MS = 1;
+/** The longest pause after a fan-out pass, which bounds what it adds to the delivery of an event. */
+const MAX_FAN_OUT_PAUSE_MS = 50;
+/** The pause after a long fan-out pass, as a share of the pass: the fan-out takes up to two thirds of the thread. */
+const FAN_OUT_PAUSE_RATIO = 0.5;
+
 export interface CachedObject {
   key: string;
   namespace: string;
@@ -94,6 +101,8 @@ export interface FrameVariant {
 export interface CacheWatcher {
   /** Receives every event of the resource in revision order; returns false once closed (dropped). */
   onEvent(ev: CacheEvent): boolean;
+  /** Whether what it was sent before is still waiting to go out (its events can come after the others'). */
+  behind?(): boolean;
   /** The cache was reset (feed restarted): the watcher can no longer be kept consistent. */
   close(reason: string): void;
 }
@@ -133,6 +142,11 @@ export class WatchCache {
   /** Bytes held by the events in the ring (see eventBytes). */
   private ringBytes = 0;
   private readonly watchers = new Set<CacheWatcher>();
+  /** Events recorded but not yet handed to the watchers (see fanOut). */
+  private forWatchers: CacheEvent[] = [];
+  private fanOutTimer: NodeJS.Timeout | undefined;
+  /** Until then (performance.now()) recorded events wait for the next fan-out pass. */
+  private nextFanOutAt = 0;
   /** Keys whose entry could not be read back, for a later look (readableAgain); kept by entry(). */
   private readonly unreadable = new Set<string>();
   private readonly observers: CacheObserver[] = [];
@@ -157,6 +171,9 @@ export class WatchCache {
     this.unreadable.clear();
     for (const kv of objects) this.objects.set(kv.key, this.entry(kv.key, kv.value, kv.modRevision, kv.unreadable));
     this.sortedKeys.reset([...this.objects.keys()]);
+    this.forWatchers = [];
+    clearTimeout(this.fanOutTimer);
+    this.fanOutTimer = undefined;
     for (const w of this.watchers) w.close('watch cache was re-initialized');
     this.watchers.clear();
     this.revision = revision;
@@ -283,7 +300,72 @@ export class WatchCache {
     // the newest event always stays: a watcher at the head must get it
     while (this.ringBytes > this.opts.maxBytes && this.ringSize > 1) this.evictOldest();
     for (const o of this.observers) o.onEvent(ev);
-    for (const w of this.watchers) if (!w.onEvent(ev)) this.watchers.delete(w);
+    if (this.watchers.size === 0) return;
+    this.forWatchers.push(ev);
+    if (!this.fanOutTimer && !this.passing) this.scheduleFanOut();
+  }
+
+  private scheduleFanOut(): void {
+    const wait = this.nextFanOutAt - performance.now();
+    if (wait <= 0) this.fanOut();
+    else this.fanOutTimer = setTimeout(this.fanOutLater, wait).unref();
+  }
+
+  private readonly fanOutLater = (): void => {
+    this.fanOutTimer = undefined;
+    this.fanOut();
+  };
+
+  /**
+   * Hands the waiting events to every watcher, each watcher's in one pass (their transport sends what
+   * one pass writes as one write). A pass that took long (many watchers: each write is encrypted for
+   * its own connection) is followed by a pause as long as itself, up to MAX_FAN_OUT_PAUSE_MS, during
+   * which new events wait and then go out together: the fan-out takes at most about half of the
+   * request thread, and what it saves per event grows with the load (one write per watcher for
+   * several events) instead of holding every other request behind it. Cheap passes never pause.
+   */
+  private fanOut(): void {
+    const events = this.forWatchers;
+    if (events.length === 0) return;
+    this.forWatchers = [];
+    const start = performance.now();
+    // watchers whose client keeps up first; those still sending earlier events can wait for theirs
+    let behind: CacheWatcher[] | undefined;
+    for (const w of this.watchers) {
+      if (w.behind?.()) (behind ??= []).push(w);
+      else this.handOver(w, events);
+    }
+    if (behind) for (const w of behind) this.handOver(w, events);
+    // the pass's writes leave when their transports uncork, in ticks queued during the pass: the
+    // pass ends after them
+    this.passStart = start;
+    this.passing = true;
+    process.nextTick(this.endPass);
+  }
+
+  private handOver(w: CacheWatcher, events: CacheEvent[]): void {
+    for (const ev of events) {
+      if (!w.onEvent(ev)) {
+        this.watchers.delete(w);
+        return;
+      }
+    }
+  }
+
+  /** A pass is under way: from its start to the end of its writes (events recorded meanwhile wait for the next). */
+  private passing = false;
+  private passStart = 0;
+  private readonly endPass = (): void => {
+    this.passing = false;
+    const end = performance.now();
+    const took = end - this.passStart;
+    this.nextFanOutAt = took < MIN_PAUSED_FAN_OUT_MS ? 0 : end + Math.min(took * FAN_OUT_PAUSE_RATIO, MAX_FAN_OUT_PAUSE_MS);
+    if (this.forWatchers.length && !this.fanOutTimer) this.scheduleFanOut();
+  };
+
+  /** The revision every watcher has been handed all events up to (a bookmark must not pass events still waiting). */
+  get watchersRevision(): number {
+    return this.forWatchers.length ? this.forWatchers[0]!.revision - 1 : this.revision;
   }
 
   /** Drops the oldest event; resumptions from before it replay the store's history instead. */

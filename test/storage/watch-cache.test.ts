@@ -37,3 +37,85 @@ t.test('frames built for watchers count against the bound', async (t) => {
   cache.frame(ev, { key: 'x', encode: () => new Uint8Array(4000) }, 1);
   t.equal(cache.heldBytes, before + 4000, 'a memoized frame is counted once');
 });
+
+/** A watcher that records what it gets, pass by pass, and costs `busyMs` per event. */
+function slowWatcher(busyMs: number, behind = false) {
+  const passes: number[][] = [];
+  let lastTick = -1;
+  let tick = 0;
+  const w = {
+    passes,
+    behind: () => behind,
+    onEvent(ev: { revision: number }): boolean {
+      if (lastTick !== tick) passes.push([]);
+      lastTick = tick;
+      passes[passes.length - 1]!.push(ev.revision);
+      const until = performance.now() + busyMs;
+      while (performance.now() < until);
+      return true;
+    },
+    close() {},
+    nextTick() {
+      tick++;
+    },
+  };
+  return w;
+}
+
+t.test('a long fan-out pass is followed by a pause; events recorded meanwhile reach each watcher together, in order', async (t) => {
+  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
+  cache.reset([], 0);
+  const w = slowWatcher(5);
+  cache.addWatcher(w);
+  cache.applyPut('/a', new Uint8Array(10), 1);
+  t.same(w.passes, [[1]], 'the first event after a quiet spell goes out at once');
+  await new Promise((r) => process.nextTick(r));
+  w.nextTick();
+  cache.applyPut('/b', new Uint8Array(10), 2);
+  cache.applyPut('/c', new Uint8Array(10), 3);
+  t.same(w.passes, [[1]], 'within the pause after a 5 ms pass, events wait');
+  t.equal(cache.revision, 3, 'the state is current meanwhile (reads do not wait for the fan-out)');
+  t.equal(cache.watchersRevision, 1, 'a bookmark cannot pass the events still waiting');
+  await new Promise((r) => setTimeout(r, 20));
+  t.same(w.passes, [[1], [2, 3]], 'after the pause both go out in one pass, in order');
+  t.equal(cache.watchersRevision, 3);
+});
+
+t.test('cheap fan-out passes never pause: with few watchers every event goes out as it is recorded', async (t) => {
+  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
+  cache.reset([], 0);
+  const got: number[] = [];
+  cache.addWatcher({ onEvent: (ev) => (got.push(ev.revision), true), close() {} });
+  for (let rev = 1; rev <= 5; rev++) {
+    cache.applyPut('/a', new Uint8Array(10), rev);
+    t.same(got.at(-1), rev, `event ${rev} delivered synchronously`);
+    await new Promise((r) => process.nextTick(r));
+  }
+});
+
+t.test('watchers still sending earlier events get a pass\'s events after those that keep up', async (t) => {
+  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
+  cache.reset([], 0);
+  const order: string[] = [];
+  cache.addWatcher({ behind: () => true, onEvent: () => (order.push('behind'), true), close() {} });
+  cache.addWatcher({ behind: () => false, onEvent: () => (order.push('current'), true), close() {} });
+  cache.applyPut('/a', new Uint8Array(10), 1);
+  t.same(order, ['current', 'behind']);
+});
+
+t.test('a reset drops the events waiting for a pass: the watchers are closed and nothing is sent after', async (t) => {
+  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
+  cache.reset([], 0);
+  const w = slowWatcher(5);
+  let closed = '';
+  w.close = () => void (closed = 'closed');
+  cache.addWatcher(w);
+  cache.applyPut('/a', new Uint8Array(10), 1);
+  await new Promise((r) => process.nextTick(r));
+  w.nextTick();
+  cache.applyPut('/b', new Uint8Array(10), 2);
+  cache.reset([], 2);
+  await new Promise((r) => setTimeout(r, 20));
+  t.equal(closed, 'closed');
+  t.same(w.passes, [[1]], 'the waiting event was not sent to the closed watcher');
+});

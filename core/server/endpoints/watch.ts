@@ -306,6 +306,10 @@ export class WatchStream implements CacheWatcher {
     this.pumping = false;
   }
 
+  behind(): boolean {
+    return this.held !== undefined || this.sink.buffered > 0;
+  }
+
   onEvent(ev: CacheEvent): boolean {
     if (this.closed) return false;
     if (this.replaying) {
@@ -334,7 +338,7 @@ export class WatchStream implements CacheWatcher {
   }
 
   private bookmark(initialEventsEnd = false): void {
-    const rev = Math.max(this.cache.revision, this.lastRevision);
+    const rev = Math.max(this.cache.watchersRevision, this.lastRevision);
     this.write(bookmarkFrame(this.t.rt, this.t.form, rev, initialEventsEnd));
   }
 
