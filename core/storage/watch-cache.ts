@@ -319,10 +319,10 @@ export class WatchCache {
   /**
    * Hands the waiting events to every watcher, each watcher's in one pass (their transport sends what
    * one pass writes as one write). A pass that took long (many watchers: each write is encrypted for
-   * its own connection) is followed by a pause as long as itself, up to MAX_FAN_OUT_PAUSE_MS, during
-   * which new events wait and then go out together: the fan-out takes at most about half of the
-   * request thread, and what it saves per event grows with the load (one write per watcher for
-   * several events) instead of holding every other request behind it. Cheap passes never pause.
+   * its own connection) is followed by a pause of FAN_OUT_PAUSE_RATIO of its length, up to
+   * MAX_FAN_OUT_PAUSE_MS, during which new events wait and then go out together: the fan-out takes at
+   * most about two thirds of the request thread instead of holding every other request behind it, and
+   * the next pass writes several events per watcher at once. Cheap passes never pause.
    */
   private fanOut(): void {
     const events = this.forWatchers;
