@@ -6,6 +6,7 @@
  * every event meanwhile. Bounds are on bytes, with generous waits; nothing is timed.
  */
 import t from 'tap';
+import { existsSync, readFileSync } from 'node:fs';
 import { connect as h2connect } from 'node:http2';
 import { connect, type TLSSocket } from 'node:tls';
 import { collectThrough, rvOf } from '../helpers/watch-guarantees.js';
@@ -154,4 +155,78 @@ t.test('a watcher that falls behind without passing its bound gets every held ev
   await Promise.race([done, sleep(30_000)]);
   t.same(seen, written, 'every event arrives once, in the order written');
   req.close();
+});
+
+/** What the kernel holds for a loopback connection, from /proc/net/tcp: unacknowledged on `local`'s side, unread on `remote`'s. */
+function kernelQueues(localPort: number, remotePort: number): { tx: number; peerRx: number } {
+  const hex = (p: number) => p.toString(16).toUpperCase().padStart(4, '0');
+  let tx = 0;
+  let peerRx = 0;
+  for (const path of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(path, 'latin1');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n')) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 5 || f[3] !== '01') continue;
+      const [txq, rxq] = f[4]!.split(':').map((x) => parseInt(x, 16));
+      if (f[1]!.endsWith(':' + hex(localPort)) && f[2]!.endsWith(':' + hex(remotePort))) tx = txq!;
+      if (f[1]!.endsWith(':' + hex(remotePort)) && f[2]!.endsWith(':' + hex(localPort))) peerRx = rxq!;
+    }
+  }
+  return { tx, peerRx };
+}
+
+t.test('an HTTP/1.1 watcher whose unread bytes fill the kernel gets nothing more written until it reads again, then every held event in order', { skip: !existsSync('/proc/net/tcp') && 'no procfs: only Node\'s buffer is counted' }, async (t) => {
+  const bound = 512 * 1024;
+  const s = await startServer(['--authorization-mode=AlwaysAllow', `--watch-buffer-bytes=${bound}`]);
+  t.teardown(() => s.stop());
+  const start = await currentRv(s);
+  const sock = await stuckHttp1Watch(s, start);
+  sock.on('error', () => undefined);
+  for (let i = 0; i < 100 && s.server.openWatches < 1; i++) await sleep(20);
+  const serverPort = Number(new URL(s.url).port);
+  const queues = () => kernelQueues(serverPort, sock.localPort!);
+  const written: number[] = [];
+  const write = async () => written.push(rvOf((await s.admin.post(CM, { metadata: { generateName: 'held-' }, data: { p: PAYLOAD } })).json));
+  // past the bound sent (what the client's kernel took plus what ours holds; two frames more, as the
+  // watch counts frame bytes without TLS and chunk framing): the next look at the watch finds more than
+  // a quarter of the bound unacknowledged, while less than the bound is unsent
+  while (queues().tx + queues().peerRx < bound + 16 * 1024 && written.length < 200) await write();
+  await sleep(1200); // a sweep and a second look
+  t.equal(s.server.openWatches, 1, 'the watch is still open (less than its bound is unsent)');
+  const before = queues().tx;
+  t.ok(before >= bound / 4, `our kernel holds ${before} bytes for the stuck client`);
+  for (let i = 0; i < 3; i++) await write();
+  await sleep(300);
+  t.equal(queues().tx, before, 'events written meanwhile are held by the watch, not encrypted and queued for the connection');
+  t.equal(s.server.openWatches, 1, 'and the watch stays open');
+  // reading again: a look finds the kernel's queue gone and the held events follow, in order
+  const seen: number[] = [];
+  let rest = '';
+  let head = true;
+  const done = new Promise<void>((resolve) => {
+    sock.on('data', (d: Buffer) => {
+      let text = rest + d.toString('latin1');
+      if (head) {
+        const end = text.indexOf('\r\n\r\n');
+        if (end < 0) return void (rest = text);
+        text = text.slice(end + 4);
+        head = false;
+      }
+      // chunked: size lines and frames alternate; frames are the lines that are JSON
+      const lines = text.split('\r\n');
+      rest = lines.pop()!;
+      for (const l of lines) if (l.startsWith('{')) seen.push(rvOf(JSON.parse(l).object));
+      if (seen.length >= written.length) resolve();
+    });
+  });
+  sock.resume();
+  await Promise.race([done, sleep(30_000)]);
+  t.same(seen, written, 'every event arrives once, in the order written');
+  t.equal(s.server.openWatches, 1, 'the watch was never dropped');
+  sock.destroy();
 });

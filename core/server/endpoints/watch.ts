@@ -69,6 +69,10 @@ const RELOOK_MS = 250;
  * upstream drops a watcher whose buffer stays full past a timeout; this is that rule with the kernel's
  * share counted. A slow but reading client (a large initial state over a long link) keeps its watch.
  * Watches are looked at every half second, and one that may be stuck again a quarter second later.
+ * A look that finds more than a quarter of the bound unacknowledged in the kernel also holds the
+ * watch's next frames until a later look finds the client taking again: until a stuck client is
+ * dropped, nothing more is encrypted and written for it (at 1,000 stuck watchers, that writing was
+ * most of the request thread's work in the seconds before they were found).
  */
 class StuckWatchSweeper {
   private readonly watches = new Set<WatchStream>();
@@ -156,8 +160,9 @@ export class WatchStream implements CacheWatcher {
 
   /**
    * Frames held back while the transport buffers more than a quarter of the bound (the kernel's
-   * buffers are full: a reading client's momentary backlog stays below it): a client that is behind gets
-   * nothing more encrypted and queued for it until it has taken what it has. The frames are the
+   * buffers are full: a reading client's momentary backlog stays below it), or while the kernel held
+   * that much unacknowledged at the last look (heldForKernel): a client that is behind gets nothing
+   * more encrypted and queued for it until it has taken what it has. The frames are the
    * event's shared ones, so holding them costs a reference each; with what the transport buffers they
    * count against the watch's bound.
    */
@@ -194,6 +199,7 @@ export class WatchStream implements CacheWatcher {
   private release(drained: boolean): void {
     const frames = this.held;
     if (!frames || this.closed) return;
+    this.heldForKernel = false;
     this.held = undefined;
     this.heldBytes = 0;
     if (!drained) return;
@@ -222,8 +228,21 @@ export class WatchStream implements CacheWatcher {
    * read of the kernel's table).
    */
   mayBeStuck(): boolean {
-    return !this.closed && (this.sink.bytes ?? 0) - (this.lastSweep?.taken ?? 0) > this.s.bufferLimitBytes;
+    if (this.closed) return false;
+    const quarter = this.s.bufferLimitBytes / 4;
+    return this.heldForKernel || this.lastInKernel >= quarter || (this.sink.bytes ?? 0) - (this.lastSweep?.taken ?? 0) > this.s.bufferLimitBytes;
   }
+
+  /**
+   * Frames are held because at the last look the kernel held more than a quarter of the bound
+   * unacknowledged and the client had taken less than a quarter of the bound a second since the look
+   * before (Node's buffer stays empty while the kernel takes megabytes): until a look finds the client
+   * taking again, nothing more is encrypted and written for it. A client that reads, however much is in
+   * flight to it over a long link, is never held this way.
+   */
+  private heldForKernel = false;
+  /** What the kernel held unacknowledged for the connection at the last look. */
+  private lastInKernel = 0;
 
   /** One sweep's look at whether the client still takes what it is sent (see StuckWatchSweeper). */
   checkProgress(queues: Map<string, number> | undefined, now: number): void {
@@ -236,8 +255,21 @@ export class WatchStream implements CacheWatcher {
     const bound = this.s.bufferLimitBytes;
     const last = this.lastSweep;
     this.lastSweep = { taken, at: now };
-    // the client must take at least a quarter of the bound a second to keep a backlog past the bound
-    if (last && unsent > bound && taken - last.taken < ((bound / 4) * (now - last.at)) / 1000) this.dropSlow();
+    this.lastInKernel = inKernel;
+    // the client took less than a quarter of the bound a second since the previous look
+    const slow = last !== undefined && taken - last.taken < ((bound / 4) * (now - last.at)) / 1000;
+    if (inKernel >= bound / 4 && slow) {
+      if (!this.held) {
+        this.held = [];
+        this.heldBytes = 0;
+        this.heldForKernel = true;
+      }
+    } else if (this.heldForKernel) {
+      this.heldForKernel = false;
+      this.release(true);
+    }
+    // a client that is slow so must not keep a backlog past the bound
+    if (slow && unsent > bound) this.dropSlow();
   }
 
   /**
