@@ -69,8 +69,9 @@ const RELOOK_MS = 250;
  * upstream drops a watcher whose buffer stays full past a timeout; this is that rule with the kernel's
  * share counted. A slow but reading client (a large initial state over a long link) keeps its watch.
  * Watches are looked at every half second, and one that may be stuck again a quarter second later.
- * A look that finds more than a quarter of the bound unacknowledged in the kernel also holds the
- * watch's next frames until a later look finds the client taking again: until a stuck client is
+ * A look that finds more than a quarter of the bound unacknowledged in the kernel, for a client that
+ * took less than a quarter of the bound a second since the look before, also holds the watch's next
+ * frames until a later look finds the client taking again: until a stuck client is
  * dropped, nothing more is encrypted and written for it (at 1,000 stuck watchers, that writing was
  * most of the request thread's work in the seconds before they were found).
  */
@@ -223,9 +224,10 @@ export class WatchStream implements CacheWatcher {
   }
 
   /**
-   * Whether more than the bound was written beyond what the client had taken at the last look: if
-   * not, less than the bound can be unsent, and the watch needs no look now (idle watches cost no
-   * read of the kernel's table).
+   * Whether the watch needs a look now: its frames are held for the kernel's queue, or the last look
+   * found that queue past a quarter of the bound (a second look tells whether the client still takes),
+   * or more than the bound was written beyond what the client had taken at the last look. Otherwise
+   * less than the bound can be unsent (idle watches cost no read of the kernel's table).
    */
   mayBeStuck(): boolean {
     if (this.closed) return false;
