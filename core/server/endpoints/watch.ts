@@ -261,15 +261,12 @@ export class WatchStream implements CacheWatcher {
     // the client took less than a quarter of the bound a second since the previous look
     const slow = last !== undefined && taken - last.taken < ((bound / 4) * (now - last.at)) / 1000;
     if (inKernel >= bound / 4 && slow) {
+      // (with nothing held, heldBytes is already 0)
       if (!this.held) {
         this.held = [];
-        this.heldBytes = 0;
         this.heldForKernel = true;
       }
-    } else if (this.heldForKernel) {
-      this.heldForKernel = false;
-      this.release(true);
-    }
+    } else if (this.heldForKernel) this.release(true);
     // a client that is slow so must not keep a backlog past the bound
     if (slow && unsent > bound) this.dropSlow();
   }
