@@ -456,7 +456,10 @@ export class ApiServer {
     const auditor = this.auditor;
     const chain = buildChain(
       [
-        withMetrics(metrics, (group, version, resource) => types.has(`${group}/${version}/${resource}`)),
+        withMetrics(metrics, (group, version, resource, subresource) => {
+          const rt = types.get(`${group}/${version}/${resource}`);
+          return rt !== undefined && (subresource === '' || rt.subresources?.[subresource] !== undefined);
+        }),
         ...(this.log.enabled(REQUEST_LOG_LEVEL) ? [withRequestLog(this.log)] : []),
         withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines, auditor && ((s, message) => auditFailedRequest(auditor, s, 400, message))),

@@ -104,6 +104,18 @@ t.test('requests to unknown resources are counted without the resource, so label
   t.equal(valueOf(after, 'apiserver_request_total', unknown) - valueOf(before, 'apiserver_request_total', unknown), 5);
 });
 
+t.test('made-up subresources and dryRun values are not label values: upstream counts them as no subresource and dry_run="invalid"', async (t) => {
+  await s.admin.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'labels-cm' } });
+  for (let i = 0; i < 3; i++) t.equal((await s.admin.get(`/api/v1/namespaces/default/configmaps/labels-cm/made-up-${i}`)).status, 404);
+  t.equal((await s.admin.post('/api/v1/namespaces/default/configmaps?dryRun=Bogus&dryRun=All', { metadata: { name: 'labels-dry' } })).status, 400);
+  const after = await scrape(s.admin);
+  const f = after.get('apiserver_request')!;
+  t.notOk(f.samples.some((m) => m.labels.subresource?.startsWith('made-up')), 'no subresource label value from the path');
+  t.notOk(f.samples.some((m) => m.labels.dry_run?.includes('Bogus')), 'no dry_run label value from the query');
+  t.equal(valueOf(after, 'apiserver_request_total', { verb: 'GET', resource: '', subresource: '', code: '404' }) >= 3, true);
+  t.equal(valueOf(after, 'apiserver_request_total', { verb: 'POST', resource: 'configmaps', dry_run: 'invalid', code: '400' }), 1);
+});
+
 t.test('authentication and authorization outcomes are counted', async (t) => {
   const before = await scrape(s.admin);
   t.equal((await s.admin.with({ token: 'not-a-token' }).get('/api/v1/namespaces')).status, 401);

@@ -42,11 +42,15 @@ export function reportedScope(s: Pick<RequestScope, 'info'>): string {
   return i.namespace ? 'namespace' : 'cluster';
 }
 
-/** dryRun values, sorted and de-duplicated (upstream's CleanDryRun). */
+/**
+ * dryRun values, sorted and de-duplicated, as upstream's cleanDryRun: a value other than `All` (the only
+ * valid one) is reported as `invalid`, so that clients cannot make label values up.
+ */
 export function reportedDryRun(query: URLSearchParams): string {
   const all = query.getAll('dryRun');
   if (!all.length) return '';
-  return [...new Set(all)].sort().join(',');
+  if (all.some((v) => v !== 'All')) return 'invalid';
+  return 'All';
 }
 
 export interface RequestLabels {
@@ -59,12 +63,16 @@ export interface RequestLabels {
   scope: string;
 }
 
-/** Whether a resource is served (unknown paths are counted without their resource, keeping label sets bounded). */
-export type ServedCheck = (group: string, version: string, resource: string) => boolean;
+/**
+ * Whether a resource (and subresource, when not '') is served: upstream labels a request with its
+ * route's names, so paths that match no route are counted without them, and no client can make up
+ * label values (each new label set is a series kept until restart).
+ */
+export type ServedCheck = (group: string, version: string, resource: string, subresource: string) => boolean;
 
 export function labelsOf(s: RequestScope, served: ServedCheck): RequestLabels {
   const i = s.info;
-  const known = i.isResourceRequest && served(i.apiGroup, i.apiVersion, i.resource);
+  const known = i.isResourceRequest && served(i.apiGroup, i.apiVersion, i.resource, i.subresource);
   return {
     verb: reportedVerb(s),
     dryRun: s.rawQuery ? reportedDryRun(s.query) : '',
