@@ -10,6 +10,7 @@
 import { rmSync } from 'node:fs';
 import { formatReport, FUZZ_SERVER_FLAGS, type FuzzReport, runFuzz } from '../test/helpers/fuzz.js';
 import { freePort, spawnServer, tempDir } from '../test/helpers/server.js';
+import { SERVER_ALLOCATOR_ENV } from './lib.js';
 
 const args = process.argv.slice(2);
 const arg = (name: string): string | undefined => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1];
@@ -22,7 +23,8 @@ const modes = workers === 'both' ? ['2', '0'] : [workers];
 
 async function fuzzMode(w: string, modeSeed: number): Promise<FuzzReport> {
   const dir = tempDir('svc-fuzz-');
-  const srv = await spawnServer(dir, await freePort(), [`--workers=${w}`, ...FUZZ_SERVER_FLAGS]);
+  // run as `npm start` runs it (its allocator settings), so the peak RSS is the one users would see
+  const srv = await spawnServer(dir, await freePort(), [`--workers=${w}`, ...FUZZ_SERVER_FLAGS], SERVER_ALLOCATOR_ENV);
   try {
     const started = Date.now();
     const report = await runFuzz(srv, {

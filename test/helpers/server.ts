@@ -84,10 +84,11 @@ export interface SpawnedServer {
 }
 
 /** Runs the real binary; resolves once it prints its serving line. */
-export async function spawnServer(dataDir: string, port: number, extraFlags: string[] = []): Promise<SpawnedServer> {
+export async function spawnServer(dataDir: string, port: number, extraFlags: string[] = [], env?: Readonly<Record<string, string>>): Promise<SpawnedServer> {
   const tokenFile = writeTokenFile(dataDir);
   const proc = spawn(process.execPath, [binPath, `--data-dir=${dataDir}`, `--secure-port=${port}`, `--token-auth-file=${tokenFile}`, ...extraFlags], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: env && { ...process.env, ...env },
   });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
