@@ -243,6 +243,10 @@ class AuditedSink implements ResponseSink {
     return this.inner.ownConnection;
   }
 
+  get flowControlled(): boolean | undefined {
+    return this.inner.flowControlled;
+  }
+
   get code(): number | undefined {
     return this.inner.code;
   }

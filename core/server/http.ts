@@ -204,6 +204,10 @@ class HttpSink implements ResponseSink {
     return this.res.writableLength;
   }
 
+  get flowControlled(): boolean {
+    return 'stream' in this.res;
+  }
+
   get ownConnection(): { localPort: number; remotePort: number } | undefined {
     // HTTP/2 answers are streams on a shared connection (their flow control bounds them instead)
     if ('stream' in this.res) return undefined;

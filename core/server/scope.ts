@@ -40,6 +40,11 @@ export interface ResponseSink {
    * gRPC: flow control keeps a stuck stream's bytes in `buffered`).
    */
   readonly ownConnection?: { localPort: number; remotePort: number } | undefined;
+  /**
+   * An HTTP/2 stream: its session sends what was written in the event loop's check phase, after the
+   * turn, and its buffer grows past the mark only once the client's flow-control window is used up.
+   */
+  readonly flowControlled?: boolean;
   /** Ends the answer (and the stream). */
   end(): void;
   /** Ends the answer at once and drops the connection (a response that cannot be delivered in time). */

@@ -25,6 +25,8 @@ const MIN_PAUSED_FAN_OUT_MS = 1;
 const MAX_FAN_OUT_PAUSE_MS = 50;
 /** The pause after a long fan-out pass, as a share of the pass: the fan-out takes up to two thirds of the thread. */
 const FAN_OUT_PAUSE_RATIO = 0.5;
+/** The longest a fan-out pass runs before it lets the event loop serve requests (and goes on after). */
+const FAN_OUT_SLICE_MS = 8;
 
 export interface CachedObject {
   key: string;
@@ -103,6 +105,11 @@ export interface CacheWatcher {
   onEvent(ev: CacheEvent): boolean;
   /** Whether what it was sent before is still waiting to go out (its events can come after the others'). */
   behind?(): boolean;
+  /**
+   * Its transport sends what it was handed in a later phase of the event loop (an HTTP/2 session
+   * flushes its streams' frames in the loop's check phase): the cost of a pass shows there.
+   */
+  readonly sendsAfterTurn?: boolean;
   /** The cache was reset (feed restarted): the watcher can no longer be kept consistent. */
   close(reason: string): void;
 }
@@ -172,6 +179,11 @@ export class WatchCache {
     for (const kv of objects) this.objects.set(kv.key, this.entry(kv.key, kv.value, kv.modRevision, kv.unreadable));
     this.sortedKeys.reset([...this.objects.keys()]);
     this.forWatchers = [];
+    // a pass in slices ends here (its watchers are all closed below), and the next starts afresh
+    if (this.pass) {
+      this.pass = undefined;
+      this.passing = false;
+    }
     clearTimeout(this.fanOutTimer);
     this.fanOutTimer = undefined;
     for (const w of this.watchers) w.close('watch cache was re-initialized');
@@ -322,26 +334,53 @@ export class WatchCache {
    * its own connection) is followed by a pause of FAN_OUT_PAUSE_RATIO of its length, up to
    * MAX_FAN_OUT_PAUSE_MS, during which new events wait and then go out together: the fan-out takes at
    * most about two thirds of the request thread instead of holding every other request behind it, and
-   * the next pass writes several events per watcher at once. Cheap passes never pause.
+   * the next pass writes several events per watcher at once. Cheap passes never pause. A pass goes on
+   * in slices of FAN_OUT_SLICE_MS, between which the event loop serves requests (and sends the
+   * slice's writes): with 1,000 watchers a batch of events can take 100 ms, which no write should wait.
    */
   private fanOut(): void {
     const events = this.forWatchers;
     if (events.length === 0) return;
     this.forWatchers = [];
-    const start = performance.now();
     // watchers whose client keeps up first; those still sending earlier events can wait for theirs
+    const first: CacheWatcher[] = [];
     let behind: CacheWatcher[] | undefined;
     for (const w of this.watchers) {
       if (w.behind?.()) (behind ??= []).push(w);
-      else this.handOver(w, events);
+      else first.push(w);
     }
-    if (behind) for (const w of behind) this.handOver(w, events);
-    // the pass's writes leave when their transports uncork, in ticks queued during the pass: the
-    // pass ends after them
-    this.passStart = start;
+    this.pass = { events, watchers: behind ? first.concat(behind) : first, next: 0, sendsAfterTurn: false };
+    this.passStart = performance.now();
     this.passing = true;
-    process.nextTick(this.endPass);
+    this.continuePass();
   }
+
+  private readonly continuePass = (): void => {
+    const pass = this.pass;
+    if (!pass) return;
+    const sliceStart = performance.now();
+    const { events, watchers } = pass;
+    while (pass.next < watchers.length) {
+      const w = watchers[pass.next++]!;
+      if (w.sendsAfterTurn) pass.sendsAfterTurn = true;
+      this.handOver(w, events);
+      if ((pass.next & 31) === 0 && pass.next < watchers.length && performance.now() - sliceStart > FAN_OUT_SLICE_MS) {
+        // the slice's writes leave (uncorked, or sent by their sessions) before the next slice
+        setImmediate(this.continuePass);
+        return;
+      }
+    }
+    this.pass = undefined;
+    // the pass's writes leave when their transports uncork, in ticks queued during the pass, and
+    // HTTP/2 sessions send theirs in the next check phase (at 1,000 sessions that is most of the
+    // pass's cost): the pass ends after them, so that its pause is measured on all of it
+    process.nextTick(pass.sendsAfterTurn ? this.endPassAfterSends : this.endPass);
+  };
+
+  /** Ends the pass once the check phase has run the sessions' sends (immediates queued now run after them). */
+  private readonly endPassAfterSends = (): void => {
+    setImmediate(this.endPass);
+  };
 
   private handOver(w: CacheWatcher, events: CacheEvent[]): void {
     for (const ev of events) {
@@ -352,6 +391,8 @@ export class WatchCache {
     }
   }
 
+  /** The pass under way: its events, the watchers in the order they get them, and how far it got. */
+  private pass: { events: CacheEvent[]; watchers: CacheWatcher[]; next: number; sendsAfterTurn: boolean } | undefined;
   /** A pass is under way: from its start to the end of its writes (events recorded meanwhile wait for the next). */
   private passing = false;
   private passStart = 0;
@@ -365,7 +406,9 @@ export class WatchCache {
 
   /** The revision every watcher has been handed all events up to (a bookmark must not pass events still waiting). */
   get watchersRevision(): number {
-    return this.forWatchers.length ? this.forWatchers[0]!.revision - 1 : this.revision;
+    // a pass still under way has not handed its events to every watcher yet
+    const waiting = this.pass?.events[0] ?? this.forWatchers[0];
+    return waiting ? waiting.revision - 1 : this.revision;
   }
 
   /** Drops the oldest event; resumptions from before it replay the store's history instead. */

@@ -119,3 +119,53 @@ t.test('a reset drops the events waiting for a pass: the watchers are closed and
   t.equal(closed, 'closed');
   t.same(w.passes, [[1]], 'the waiting event was not sent to the closed watcher');
 });
+
+t.test('a long pass goes on in slices: requests are served between them, every watcher gets the events in order, bookmarks wait for the whole pass', async (t) => {
+  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
+  cache.reset([], 0);
+  // 64 watchers of 1 ms each: a 64 ms pass, past the slice length
+  const ws = Array.from({ length: 64 }, () => slowWatcher(1));
+  for (const w of ws) cache.addWatcher(w);
+  let servedMidPass = -1;
+  setImmediate(() => (servedMidPass = ws.filter((w) => w.passes.length > 0).length));
+  cache.applyPut('/a', new Uint8Array(10), 1);
+  const handedAtOnce = ws.filter((w) => w.passes.length > 0).length;
+  t.ok(handedAtOnce > 0 && handedAtOnce < 64, `the first slice handed the event to ${handedAtOnce} of 64 watchers, then let the loop go on`);
+  t.equal(cache.watchersRevision, 0, 'a bookmark cannot pass an event not yet handed to every watcher');
+  await new Promise((r) => setTimeout(r, 200));
+  t.ok(servedMidPass > 0 && servedMidPass < 64, `a callback queued during the pass ran when ${servedMidPass} of 64 watchers had the event`);
+  for (const w of ws) t.same(w.passes.flat(), [1]);
+  t.equal(cache.watchersRevision, 1);
+});
+
+t.test('a pass over watchers whose transport sends after the turn ends after the check phase, so that its pause counts the sending', async (t) => {
+  // the watcher's "session" sends in an immediate costing 4 ms; its own onEvent is cheap
+  const delayOfThird = async (sendsAfterTurn: boolean): Promise<number> => {
+    const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
+    cache.reset([], 0);
+    const at = new Map<number, number>();
+    cache.addWatcher({
+      sendsAfterTurn,
+      onEvent(ev) {
+        at.set(ev.revision, performance.now());
+        setImmediate(() => {
+          const until = performance.now() + 4;
+          while (performance.now() < until);
+        });
+        return true;
+      },
+      close() {},
+    });
+    cache.applyPut('/a', new Uint8Array(10), 1);
+    await new Promise((r) => setTimeout(r, 20));
+    cache.applyPut('/b', new Uint8Array(10), 2);
+    const recorded = performance.now();
+    cache.applyPut('/c', new Uint8Array(10), 3);
+    await new Promise((r) => setTimeout(r, 30));
+    return at.get(3)! - recorded;
+  };
+  const after = await delayOfThird(true);
+  t.ok(after >= 5, `the 4 ms sent after the turn made a pause before the next pass (${after.toFixed(1)} ms)`);
+  const within = await delayOfThird(false);
+  t.ok(within < 2, `a transport that sends within the pass: the cheap pass did not pause (${within.toFixed(1)} ms)`);
+});

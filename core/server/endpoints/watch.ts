@@ -156,12 +156,14 @@ export class WatchStream implements CacheWatcher {
     this.variant = frameVariant(t.rt, t.form);
     this.converting = t.rt.custom?.webhook === true;
     this.meter = s.meter?.(t.rt);
+    this.flowControlled = sink.flowControlled === true;
     sink.onClose(() => this.close(''));
   }
 
   /**
    * Frames held back while the transport buffers more than a quarter of the bound (the kernel's
-   * buffers are full: a reading client's momentary backlog stays below it), or while the kernel held
+   * buffers are full: a reading client's momentary backlog stays below it; for an HTTP/2 stream, as
+   * soon as it asks to drain: the client's window is used up), or while the kernel held
    * that much unacknowledged at the last look (heldForKernel): a client that is behind gets nothing
    * more encrypted and queued for it until it has taken what it has. The frames are the
    * event's shared ones, so holding them costs a reference each; with what the transport buffers they
@@ -184,9 +186,14 @@ export class WatchStream implements CacheWatcher {
     return true;
   }
 
-  /** Hands `frame` to the transport; true when what it buffers is now past the mark where frames are held. */
+  /**
+   * Hands `frame` to the transport; true when what it buffers is now past the mark where frames are
+   * held. An HTTP/2 stream's buffer fills only once the client's window is used up, so its mark is the
+   * stream's own: every frame written beyond it is a write queued in Node per stream (and, if the
+   * watch is dropped, an error made per queued write), where a held frame is a reference.
+   */
   private sendPastHoldMark(frame: Uint8Array): boolean {
-    return !this.sink.write(frame) && this.sink.buffered >= this.s.bufferLimitBytes / 4;
+    return !this.sink.write(frame) && (this.flowControlled || this.sink.buffered >= this.s.bufferLimitBytes / 4);
   }
 
   private holdUntilDrained(frames: Uint8Array[]): void {
@@ -339,6 +346,13 @@ export class WatchStream implements CacheWatcher {
 
   behind(): boolean {
     return this.held !== undefined || this.sink.buffered > 0;
+  }
+
+  private readonly flowControlled: boolean;
+
+  /** HTTP/2 streams are sent by their session after the turn (see CacheWatcher). */
+  get sendsAfterTurn(): boolean {
+    return this.flowControlled;
   }
 
   onEvent(ev: CacheEvent): boolean {
