@@ -233,13 +233,14 @@ export class WatchStream implements CacheWatcher {
   /**
    * Whether the watch needs a look now: its frames are held for the kernel's queue, or the last look
    * found that queue past a quarter of the bound (a second look tells whether the client still takes),
-   * or more than the bound was written beyond what the client had taken at the last look. Otherwise
-   * less than the bound can be unsent (idle watches cost no read of the kernel's table).
+   * or more than a quarter of the bound was written beyond what the client had taken at the last look
+   * (so that a client that stopped is found, and held, within about a second of writes at 200 KB/s).
+   * Otherwise less than that can be unsent (idle watches cost no read of the kernel's table).
    */
   mayBeStuck(): boolean {
     if (this.closed) return false;
     const quarter = this.s.bufferLimitBytes / 4;
-    return this.heldForKernel || this.lastInKernel >= quarter || (this.sink.bytes ?? 0) - (this.lastSweep?.taken ?? 0) > this.s.bufferLimitBytes;
+    return this.heldForKernel || this.lastInKernel >= quarter || (this.sink.bytes ?? 0) - (this.lastSweep?.taken ?? 0) > quarter;
   }
 
   /**
@@ -344,8 +345,13 @@ export class WatchStream implements CacheWatcher {
     this.pumping = false;
   }
 
+  /**
+   * Still sending earlier frames: some are held or buffered, or at the last look the kernel held more
+   * than a quarter of the bound for the connection (a client that reads keeps that queue short: its
+   * events go out before those of one that may have stopped, which the looks take a second to prove).
+   */
   behind(): boolean {
-    return this.held !== undefined || this.sink.buffered > 0;
+    return this.held !== undefined || this.sink.buffered > 0 || this.lastInKernel >= this.s.bufferLimitBytes / 4;
   }
 
   private readonly flowControlled: boolean;
