@@ -3,7 +3,7 @@ import { fieldErrorString } from '../../core/api/field-errors.js';
 import { applyDefaults } from '../../core/schema/defaults.js';
 import { matchesFormat } from '../../core/schema/formats.js';
 import { customResourceSchema, type OpenApiV3Schema } from '../../core/schema/openapi-v3.js';
-import { canonicalize, decodeStructural } from '../../core/schema/structural.js';
+import { canonicalize, decodeStructural, MAX_TYPE_ERRORS } from '../../core/schema/structural.js';
 import { validateValues } from '../../core/schema/values.js';
 
 const spec: OpenApiV3Schema = {
@@ -55,6 +55,12 @@ t.test('wrong types are reported with upstream wording', async (t) => {
     r.errors.map(fieldErrorString),
     ['spec.port: Invalid value: "boolean": spec.port in body must be of type int-or-string: "boolean"', 'spec.size: Invalid value: "string": spec.size in body must be of type integer: "string"', 'spec.tags: Invalid value: "string": spec.tags in body must be of type array: "string"'],
   );
+});
+
+t.test('type errors stop at MAX_TYPE_ERRORS: a long list of wrong items cannot make the answer thousands of times the body', async (t) => {
+  const r = decodeStructural({ ...base, spec: { tags: Array.from({ length: 200_000 }, (_, i) => i) } }, schema);
+  t.equal(r.errors.length, MAX_TYPE_ERRORS);
+  t.equal(fieldErrorString(r.errors[0]!), 'spec.tags[0]: Invalid value: "number": spec.tags[0] in body must be of type string: "number"');
 });
 
 t.test('defaults fill absent fields, then go on inside defaulted values', async (t) => {
