@@ -210,7 +210,7 @@ class HttpSink implements ResponseSink {
 
   get ownConnection(): { localPort: number; remotePort: number } | undefined {
     // HTTP/2 answers are streams on a shared connection (their flow control bounds them instead)
-    if ('stream' in this.res) return undefined;
+    if (this.flowControlled) return undefined;
     const sock = this.res.socket;
     return sock?.localPort && sock.remotePort ? { localPort: sock.localPort, remotePort: sock.remotePort } : undefined;
   }

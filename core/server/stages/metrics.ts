@@ -43,8 +43,8 @@ export function reportedScope(s: Pick<RequestScope, 'info'>): string {
 }
 
 /**
- * dryRun values, sorted and de-duplicated, as upstream's cleanDryRun: a value other than `All` (the only
- * valid one) is reported as `invalid`, so that clients cannot make label values up.
+ * The dry_run label as upstream's cleanDryRun: `All` (the only valid value, however often given), or
+ * `invalid` when any value is something else, so that clients cannot make label values up.
  */
 export function reportedDryRun(query: URLSearchParams): string {
   const all = query.getAll('dryRun');
