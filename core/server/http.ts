@@ -186,7 +186,7 @@ class HttpSink implements ResponseSink {
     // until the pass ends, they go out as one encrypted write and one syscall instead of one per
     // event, which is what keeps the request thread's cost per event down when it falls behind.
     // (HTTP/2 streams are framed and flushed by their session.)
-    if (!this.corked && !('stream' in res)) {
+    if (!this.corked && !this.flowControlled) {
       this.corked = true;
       res.cork();
       process.nextTick(uncorkSink, this);

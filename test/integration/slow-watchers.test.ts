@@ -6,10 +6,11 @@
  * every event meanwhile. Bounds are on bytes, with generous waits; nothing is timed.
  */
 import t from 'tap';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { connect as h2connect } from 'node:http2';
 import { connect, type TLSSocket } from 'node:tls';
 import { collectThrough, rvOf } from '../helpers/watch-guarantees.js';
+import { connectionKey, sendQueues } from '../../core/server/send-queues.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
@@ -157,29 +158,6 @@ t.test('a watcher that falls behind without passing its bound gets every held ev
   req.close();
 });
 
-/** What the kernel holds for a loopback connection, from /proc/net/tcp: unacknowledged on `local`'s side, unread on `remote`'s. */
-function kernelQueues(localPort: number, remotePort: number): { tx: number; peerRx: number } {
-  const hex = (p: number) => p.toString(16).toUpperCase().padStart(4, '0');
-  let tx = 0;
-  let peerRx = 0;
-  for (const path of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
-    try {
-      text = readFileSync(path, 'latin1');
-    } catch {
-      continue;
-    }
-    for (const line of text.split('\n')) {
-      const f = line.trim().split(/\s+/);
-      if (f.length < 5 || f[3] !== '01') continue;
-      const [txq, rxq] = f[4]!.split(':').map((x) => parseInt(x, 16));
-      if (f[1]!.endsWith(':' + hex(localPort)) && f[2]!.endsWith(':' + hex(remotePort))) tx = txq!;
-      if (f[1]!.endsWith(':' + hex(remotePort)) && f[2]!.endsWith(':' + hex(localPort))) peerRx = rxq!;
-    }
-  }
-  return { tx, peerRx };
-}
-
 t.test('an HTTP/1.1 watcher whose unread bytes fill the kernel gets nothing more written until it reads again, then every held event in order', { skip: !existsSync('/proc/net/tcp') && 'no procfs: only Node\'s buffer is counted' }, async (t) => {
   const bound = 512 * 1024;
   const s = await startServer(['--authorization-mode=AlwaysAllow', `--watch-buffer-bytes=${bound}`]);
@@ -189,20 +167,21 @@ t.test('an HTTP/1.1 watcher whose unread bytes fill the kernel gets nothing more
   sock.on('error', () => undefined);
   for (let i = 0; i < 100 && s.server.openWatches < 1; i++) await sleep(20);
   const serverPort = Number(new URL(s.url).port);
-  const queues = () => kernelQueues(serverPort, sock.localPort!);
+  // what our kernel holds unacknowledged for the watch's connection, read as the server reads it
+  const unacked = () => sendQueues()?.get(connectionKey(serverPort, sock.localPort!)) ?? 0;
   const written: number[] = [];
   const write = async () => written.push(rvOf((await s.admin.post(CM, { metadata: { generateName: 'held-' }, data: { p: PAYLOAD } })).json));
   // until our kernel holds more than a quarter of the bound for the connection (after what the
   // client's kernel took): the next looks at the watch find it so while the client takes nothing,
   // and less than the bound is unsent
-  while (queues().tx <= bound / 4 && written.length < 200) await write();
+  while (unacked() <= bound / 4 && written.length < 200) await write();
   await sleep(1200); // a sweep and a second look
   t.equal(s.server.openWatches, 1, 'the watch is still open (less than its bound is unsent)');
-  const before = queues().tx;
+  const before = unacked();
   t.ok(before >= bound / 4, `our kernel holds ${before} bytes for the stuck client`);
   for (let i = 0; i < 3; i++) await write();
   await sleep(300);
-  t.equal(queues().tx, before, 'events written meanwhile are held by the watch, not encrypted and queued for the connection');
+  t.equal(unacked(), before, 'events written meanwhile are held by the watch, not encrypted and queued for the connection');
   t.equal(s.server.openWatches, 1, 'and the watch stays open');
   // reading again: a look finds the kernel's queue gone and the held events follow, in order
   const seen: number[] = [];
