@@ -6,6 +6,7 @@
  * upstream's lumberjack rotates it: before a line would take it past --audit-log-maxsize MB (100 when
  * 0), it is renamed `<name>-<UTC time>.<ext>` and a new file is opened; backups beyond
  * --audit-log-maxbackup (0: all kept) or older than --audit-log-maxage days (0: no limit) are removed.
+ * A path that is not a regular file (/dev/null, a named pipe) is written to and never rotated.
  *
  * Modes, as upstream: `blocking` (default) and `blocking-strict` queue every event (none is dropped;
  * strict refuses a request whose RequestReceived event cannot be written because the log is failing);
@@ -80,6 +81,11 @@ class RotatingFile implements LineSink {
   private fd: number;
   private size: number;
   private readonly max: number;
+  /**
+   * Only a regular file rotates: a device or a pipe (/dev/null, a FIFO a collector reads) is written
+   * without limit, since renaming it would move the device itself (lumberjack would, given the rights).
+   */
+  private readonly rotates: boolean;
 
   constructor(private readonly o: LogBackendOptions) {
     this.max = (o.maxSizeMB > 0 ? o.maxSizeMB : DEFAULT_MAX_MB) * MB;
@@ -89,12 +95,14 @@ class RotatingFile implements LineSink {
     } catch (e) {
       throw new LogStartError(`--audit-log-path: ensureLogFile: ${(e as Error).message}`);
     }
-    this.size = fstatSync(this.fd).size;
+    const st = fstatSync(this.fd);
+    this.size = st.size;
+    this.rotates = st.isFile();
   }
 
   async write(bytes: Buffer): Promise<void> {
     // the common case: everything fits in the current file, one write
-    if (this.size + bytes.length <= this.max) return this.flush(bytes);
+    if (this.size + bytes.length <= this.max || !this.rotates) return this.flush(bytes);
     // rotation falls between lines: write up to the last line that fits, rotate, go on
     let start = 0;
     let end = 0;

@@ -1,7 +1,8 @@
 import t from 'tap';
-import { readdirSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { createReadStream, lstatSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, tempDir } from '../helpers/server.js';
+import { freePort, spawnServer, startServer, tempDir } from '../helpers/server.js';
 import { type Event, readEvents, writePolicy } from '../helpers/audit.js';
 import { waitFor } from '../helpers/wait.js';
 
@@ -42,4 +43,40 @@ t.test('the log rotates at --audit-log-maxsize into <name>-<time>.<ext>, keeping
   // backups sort by time: the newer backup holds later events than the older one
   const [older, newer] = backups.map((b) => readEvents(join(logDir, b)).map((e) => ids.indexOf(e.auditID)));
   t.ok(Math.max(...older!) < Math.min(...newer!), 'the older backup holds the older events');
+});
+
+t.test('a log path that is not a regular file (a named pipe) is written past --audit-log-maxsize and never renamed', async (t) => {
+  const dir = tempDir('svc-audit-fifo-');
+  const fifo = join(dir, 'audit.pipe');
+  execFileSync('mkfifo', [fifo]);
+  // the reader opens first: the server's open for writing waits for one, as any writer of a pipe
+  const lines: string[] = [];
+  let rest = '';
+  const reader = createReadStream(fifo, { encoding: 'utf8' });
+  reader.on('data', (c) => {
+    const parts = (rest + c).split('\n');
+    rest = parts.pop()!;
+    lines.push(...parts);
+  });
+  t.teardown(() => reader.destroy());
+  const policy = writePolicy(dir, 'apiVersion: audit.svc.io/v1\nkind: Policy\nomitStages: [RequestReceived]\nrules:\n- level: RequestResponse\n  resources: [{group: "", resources: [configmaps]}]\n');
+  // a server of its own process: one in this process would wait in its open for this reader's open
+  const s = await spawnServer(dir, await freePort(), [`--audit-policy-file=${policy}`, `--audit-log-path=${fifo}`, '--audit-log-maxsize=1', '--audit-log-maxbackup=2']);
+  t.teardown(() => s.kill('SIGTERM'));
+  // about 400 KB an event: six of them are more than twice the 1 MB limit
+  const ids: string[] = [];
+  for (let i = 0; i < 6; i++) {
+    const r = await s.admin.post('/api/v1/namespaces/default/configmaps', { metadata: { name: `big-${i}` }, data: { blob: String(i).repeat(200 * 1024) } });
+    t.equal(r.status, 201);
+    ids.push(r.headers['audit-id'] as string);
+  }
+  const seen = () => lines.map((l) => (JSON.parse(l) as Event).auditID);
+  t.ok(await waitFor(() => seen().includes(ids[5]!)), 'the last event came through the pipe');
+  t.same(ids.filter((id) => seen().includes(id)), ids, 'every event came through, none lost to a rotation');
+  t.ok(lstatSync(fifo).isFIFO(), 'the pipe is still where it was');
+  t.same(
+    readdirSync(dir).filter((f) => /^audit-\d{4}-/.test(f)),
+    [],
+    'no backup was made',
+  );
 });
