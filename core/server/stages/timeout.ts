@@ -12,25 +12,46 @@ import type { RequestScope } from '../scope.js';
 import { isLongRunning } from './long-running.js';
 
 export class DeadlineSweeper {
-  private readonly pending = new Set<RequestScope>();
+  /**
+   * The requests with a deadline, in slots that ending requests give back. Not a Set: a Set's hash
+   * table is replaced as it churns, and V8 links each replaced table to the next; once one of them had
+   * been promoted, that chain kept every request in flight at each young collection alive into the
+   * old generation (2.4 KB a request, a third of the server's CPU in collections).
+   */
+  private readonly slots: (RequestScope | undefined)[] = [];
+  private readonly free: number[] = [];
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly everyMs = 100) {}
 
   track(s: RequestScope): void {
-    this.pending.add(s);
-    s.sink.onClose(() => this.pending.delete(s));
+    const i = this.free.length > 0 ? this.free.pop()! : this.slots.push(undefined) - 1;
+    this.slots[i] = s;
+    s.sink.onClose(() => this.release(i, s));
     if (!this.timer) {
       this.timer = setInterval(() => this.sweep(), this.everyMs);
       this.timer.unref();
     }
   }
 
+  /** Gives slot `i` back if `s` still holds it (the sweep may have released it first). */
+  private release(i: number, s: RequestScope): void {
+    if (this.slots[i] !== s) return;
+    this.slots[i] = undefined;
+    this.free.push(i);
+  }
+
+  /** How many requests are tracked (for tests). */
+  get tracked(): number {
+    return this.slots.length - this.free.length;
+  }
+
   private sweep(): void {
     const now = Date.now();
-    for (const s of this.pending) {
-      if (s.deadline > now) continue;
-      this.pending.delete(s);
+    for (let i = 0; i < this.slots.length; i++) {
+      const s = this.slots[i];
+      if (s === undefined || s.deadline > now) continue;
+      this.release(i, s);
       if (s.sink.closed) continue;
       if (!s.sink.started) sendStatus(s, errors.timeout('request did not complete within requested timeout - context deadline exceeded', 0));
       else s.sink.abort();
