@@ -6,12 +6,19 @@
  */
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { Backend } from './backend.js';
-import { type AuditEvent, eventLine, identityJson, nowMicro } from './event.js';
+import { type AuditEvent, eventLine, identityJson, nowMicro, quoted } from './event.js';
 import { LogBackend } from './log-backend.js';
 import type { AuditOptions } from './options.js';
 import { loadPolicyFile, type Policy, type Stage } from './policy.js';
 import { auditStats } from './stats.js';
 import { WebhookBackend } from './webhook-backend.js';
+
+/** The JSON of an event's parts that its record keeps from one stage to the next. */
+export interface EventParts {
+  auditID(): string;
+  identity(): string;
+  annotations(): string | undefined;
+}
 
 export class Auditor {
   constructor(
@@ -23,10 +30,11 @@ export class Auditor {
    * Writes `ev` at `stage` to every backend, unless the stage is omitted. False when a blocking-strict
    * backend could not store it; a promise only when a blocking webhook is sending.
    */
-  process(ev: AuditEvent, stage: Stage, omit: ReadonlySet<Stage>, parts?: { identity(): string; annotations(): string | undefined }): MaybePromise<boolean> {
+  process(ev: AuditEvent, stage: Stage, omit: ReadonlySet<Stage>, parts?: EventParts): MaybePromise<boolean> {
     if (omit.has(stage)) return true;
     const identity = parts ? parts.identity() : identityJson(ev);
     const annotations = parts ? parts.annotations() : ev.annotations && JSON.stringify(ev.annotations);
+    const auditID = parts ? parts.auditID() : quoted(ev.auditID);
     ev.stage = stage;
     ev.stageTimestamp = stage === 'RequestReceived' ? ev.requestReceivedTimestamp : nowMicro();
     auditStats.events++;
@@ -37,7 +45,7 @@ export class Auditor {
     for (const b of this.backends) {
       if (b.apiVersion !== lineVersion) {
         ev.apiVersion = lineVersion = b.apiVersion;
-        line = eventLine(ev, identity, annotations);
+        line = eventLine(ev, identity, annotations, auditID);
       }
       const r = b.process(line);
       if (typeof r === 'boolean') {

@@ -10,8 +10,8 @@ import type { MaybePromise } from '../api/maybe-async.js';
 import { StatusError } from '../api/status.js';
 import type { UserInfo } from '../api/types.js';
 import type { RequestScope, ResponseSink } from '../server/scope.js';
-import type { Auditor } from './auditor.js';
-import { type AuditEvent, authMethodsMessage, identityJson, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, sourceIPs, statusOf, withoutManagedFields } from './event.js';
+import type { Auditor, EventParts } from './auditor.js';
+import { type AuditEvent, authMethodsMessage, cachedIdentityJson, identityJson, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, quoted, sourceIPs, statusOf, withoutManagedFields } from './event.js';
 import { atLeast, type RequestAuditConfig, type Stage } from './policy.js';
 import { auditStats } from './stats.js';
 import { DECISION_ANNOTATION as DECISION, EVENT_API_VERSION, REASON_ANNOTATION as REASON } from './event.js';
@@ -73,7 +73,7 @@ function annotationsJson(a: Record<string, string>): string {
   return json;
 }
 
-export class AuditRecord implements AuditAnnotator {
+export class AuditRecord implements AuditAnnotator, EventParts {
   readonly event: AuditEvent;
   /** The user as authenticated: a different s.user at the end means impersonation. */
   private readonly authenticated: UserInfo;
@@ -103,10 +103,18 @@ export class AuditRecord implements AuditAnnotator {
 
   /** The event's rarely changing parts as JSON, made when first written and again after they change. */
   private identityText: string | undefined;
+  /** The objectRef was completed from the request body: its identity is not the URI's. */
+  private bodyNamedObject = false;
   private annotationsText: string | undefined;
 
+  private auditIDText: string | undefined;
+
+  auditID(): string {
+    return (this.auditIDText ??= quoted(this.event.auditID));
+  }
+
   identity(): string {
-    return (this.identityText ??= identityJson(this.event));
+    return (this.identityText ??= this.bodyNamedObject ? identityJson(this.event) : cachedIdentityJson(this.event));
   }
 
   annotations(): string | undefined {
@@ -155,6 +163,7 @@ export class AuditRecord implements AuditAnnotator {
     if (namespace === ref.namespace && name === ref.name) return;
     this.event.objectRef = { resource: ref.resource, namespace, name, apiGroup: ref.apiGroup, apiVersion: ref.apiVersion, subresource: ref.subresource };
     this.identityText = undefined;
+    this.bodyNamedObject = true;
   }
 
   /** The answer starts: its code, its status for failures, its object at RequestResponse. */

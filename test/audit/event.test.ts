@@ -1,5 +1,5 @@
 import t from 'tap';
-import { type AuditEvent, authMethodsMessage, eventLine, identityJson, microTime, sourceIPs, statusOf, withoutManagedFields } from '../../core/audit/event.js';
+import { type AuditEvent, authMethodsMessage, cachedIdentityJson, eventLine, identityJson, microTime, sourceIPs, statusOf, withoutManagedFields } from '../../core/audit/event.js';
 
 t.test('sourceIPs: X-Forwarded-For entries, then X-Real-Ip unless listed, then the peer unless last, invalid ones skipped', async (t) => {
   const cases: [string, Record<string, string>, string | undefined, string[] | undefined][] = [
@@ -60,6 +60,51 @@ t.test('eventLine writes what JSON.stringify writes, in upstream field order, fo
   ]) {
     const withRef: AuditEvent = { ...ev, objectRef };
     t.equal(eventLine(withRef, identityJson(withRef)), `${JSON.stringify(withRef)}\n`, `objectRef ${JSON.stringify(objectRef)}`);
+  }
+});
+
+t.test('a cached identity is the one written afresh: a request that differs from a cached one in any part gets its own', async (t) => {
+  const base: AuditEvent = {
+    kind: 'Event',
+    apiVersion: 'audit.svc.io/v1',
+    level: 'Metadata',
+    auditID: 'a',
+    stage: 'RequestReceived',
+    requestURI: '/api/v1/namespaces/default/configmaps/cm',
+    verb: 'get',
+    user: { username: 'alice', uid: 'u1', groups: ['dev', 'system:authenticated'] },
+    impersonatedUser: undefined,
+    sourceIPs: ['10.0.0.1'],
+    userAgent: 'kubectl/v1.32.4',
+    objectRef: { resource: 'configmaps', namespace: 'default', name: 'cm', apiGroup: '', apiVersion: 'v1' },
+    responseStatus: undefined,
+    requestObject: undefined,
+    responseObject: undefined,
+    requestReceivedTimestamp: '2026-01-02T03:04:05.678012Z',
+    stageTimestamp: '',
+    annotations: undefined,
+  };
+  const variants: [string, Partial<AuditEvent>][] = [
+    ['the same request again', {}],
+    ['another user agent', { userAgent: 'client-go/v1.32' }],
+    ['no user agent', { userAgent: undefined }],
+    ['another user of the same name', { user: { username: 'alice', uid: 'u2', groups: ['dev', 'system:authenticated'] } }],
+    ['the same user in other groups', { user: { username: 'alice', uid: 'u1', groups: ['ops', 'system:authenticated'] } }],
+    ['another source address', { sourceIPs: ['10.0.0.2'] }],
+    ['a forwarded chain (a fresh list each time)', { sourceIPs: ['1.1.1.1', '10.0.0.1'] }],
+    ['another verb on the URI', { verb: 'delete' }],
+    ['an impersonating request', { impersonatedUser: { username: 'bob', groups: ['system:authenticated'] } }],
+    ['another URI', { requestURI: '/api/v1/namespaces/default/configmaps/other', objectRef: { resource: 'configmaps', namespace: 'default', name: 'other', apiGroup: '', apiVersion: 'v1' } }],
+    ['the first request once more', {}],
+  ];
+  // twice through: the second round meets every variant's identity in the cache, or a neighbour's
+  for (let round = 0; round < 2; round++) {
+    for (const [what, change] of variants) {
+      const ev: AuditEvent = { ...base, ...change, sourceIPs: change.sourceIPs && [...change.sourceIPs] };
+      if (!('sourceIPs' in change)) ev.sourceIPs = [...base.sourceIPs!];
+      t.equal(cachedIdentityJson(ev), identityJson(ev), `${what} (round ${round + 1})`);
+      t.equal(eventLine(ev, cachedIdentityJson(ev)), `${JSON.stringify(ev)}\n`, `${what}: the line is what JSON.stringify writes`);
+    }
   }
 });
 
