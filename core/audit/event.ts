@@ -178,7 +178,7 @@ export function identityJson(ev: AuditEvent): string {
 /**
  * Identities of recent requests, by URI. Clients repeat requests (controllers polling an object,
  * kubelets renewing their leases, the same list every resync), and an identity is most of a line's
- * text and half of the audit's work per request. The URI and verb decide the objectRef; the verb,
+ * text and a quarter of the audit's work per request. The URI and verb decide the objectRef; the verb,
  * user agent, user's JSON and source addresses are checked on the entry. A request whose objectRef
  * was completed from its body, or that impersonates, is not looked up here.
  */

@@ -107,6 +107,7 @@ export class AuditRecord implements AuditAnnotator, EventParts {
   private bodyNamedObject = false;
   private annotationsText: string | undefined;
 
+  /** The audit ID as JSON, quoted once for both stages. */
   private auditIDText: string | undefined;
 
   auditID(): string {
