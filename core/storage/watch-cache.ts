@@ -135,6 +135,8 @@ export interface WatchCacheOptions {
   describe: ObjectDescriber;
   /** The entry of a value that could not be read back (kept so its key is known; reads of it fail naming it). */
   describeUnreadable?: (key: string, stored: Uint8Array, revision: number, reason: string) => CachedObject;
+  /** The fan-out's clock in milliseconds (performance.now() by default; a test's clock makes its timing rules exact). */
+  now?: () => number;
 }
 
 export class WatchCache {
@@ -152,8 +154,9 @@ export class WatchCache {
   /** Events recorded but not yet handed to the watchers (see fanOut). */
   private forWatchers: CacheEvent[] = [];
   private fanOutTimer: NodeJS.Timeout | undefined;
-  /** Until then (performance.now()) recorded events wait for the next fan-out pass. */
+  /** Until then (on the fan-out's clock) recorded events wait for the next fan-out pass. */
   private nextFanOutAt = 0;
+  private readonly now: () => number;
   /** Keys whose entry could not be read back, for a later look (readableAgain); kept by entry(). */
   private readonly unreadable = new Set<string>();
   private readonly observers: CacheObserver[] = [];
@@ -167,6 +170,7 @@ export class WatchCache {
   constructor(private readonly opts: WatchCacheOptions) {
     this.prefix = opts.prefix;
     this.ring = new Array(opts.capacity);
+    this.now = opts.now ?? (() => performance.now());
   }
 
   // ---- state ---------------------------------------------------------------------------------
@@ -318,7 +322,7 @@ export class WatchCache {
   }
 
   private scheduleFanOut(): void {
-    const wait = this.nextFanOutAt - performance.now();
+    const wait = this.nextFanOutAt - this.now();
     if (wait <= 0) this.fanOut();
     else this.fanOutTimer = setTimeout(this.fanOutLater, wait).unref();
   }
@@ -358,7 +362,7 @@ export class WatchCache {
   private readonly continuePass = (): void => {
     const pass = this.pass;
     if (!pass) return;
-    const sliceStart = performance.now();
+    const sliceStart = this.now();
     // runs once the code that recorded the event is done, before the ticks that send this slice's
     // writes: what the caller does after recording is not the pass's cost
     process.nextTick(this.markSends);
@@ -367,14 +371,14 @@ export class WatchCache {
       const w = watchers[pass.next++]!;
       if (w.sendsAfterTurn) pass.sendsAfterTurn = true;
       this.handOver(w, events);
-      if ((pass.next & 31) === 0 && pass.next < watchers.length && performance.now() - sliceStart > FAN_OUT_SLICE_MS) {
-        this.passWork += performance.now() - sliceStart;
+      if ((pass.next & 31) === 0 && pass.next < watchers.length && this.now() - sliceStart > FAN_OUT_SLICE_MS) {
+        this.passWork += this.now() - sliceStart;
         // the slice's writes leave (uncorked, or sent by their sessions) before the next slice
         setImmediate(this.continuePass);
         return;
       }
     }
-    this.passWork += performance.now() - sliceStart;
+    this.passWork += this.now() - sliceStart;
     this.pass = undefined;
     // the pass's writes leave when their transports uncork, in ticks queued during the pass, and
     // HTTP/2 sessions send theirs in the next check phase (at 1,000 sessions that is most of the
@@ -405,16 +409,21 @@ export class WatchCache {
   /** When the sends of the pass's last slice began (see markSends). */
   private sendsFrom = 0;
   private readonly markSends = (): void => {
-    this.sendsFrom = performance.now();
+    this.sendsFrom = this.now();
   };
   private readonly endPass = (): void => {
     this.passing = false;
-    const end = performance.now();
+    const end = this.now();
     // the pass's cost: its slices, and the sending of the last slice's writes
     const took = this.passWork + (end - this.sendsFrom);
     this.nextFanOutAt = took < MIN_PAUSED_FAN_OUT_MS ? 0 : end + Math.min(took * FAN_OUT_PAUSE_RATIO, MAX_FAN_OUT_PAUSE_MS);
     if (this.forWatchers.length && !this.fanOutTimer) this.scheduleFanOut();
   };
+
+  /** Until when (on the fan-out's clock) events recorded now wait for the next pass; 0 when they go out at once. */
+  get fanOutPausedUntil(): number {
+    return this.nextFanOutAt;
+  }
 
   /** The revision every watcher has been handed all events up to (a bookmark must not pass events still waiting). */
   get watchersRevision(): number {

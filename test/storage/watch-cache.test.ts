@@ -38,8 +38,27 @@ t.test('frames built for watchers count against the bound', async (t) => {
   t.equal(cache.heldBytes, before + 4000, 'a memoized frame is counted once');
 });
 
-/** A watcher that records what it gets, pass by pass, and costs `busyMs` per event. */
-function slowWatcher(busyMs: number, behind = false) {
+/**
+ * The fan-out's timing rules run on a test clock: work "costs" time by advancing it, so a pass's
+ * measured length is exactly what the test says, whatever else the machine is doing. Timers are real
+ * (a pause of n ms on this clock waits n real ms).
+ */
+class TestClock {
+  ms = 1000;
+  readonly now = (): number => this.ms;
+  spend(ms: number): void {
+    this.ms += ms;
+  }
+}
+
+function clockedCache(clock: TestClock): WatchCache {
+  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe, now: clock.now });
+  cache.reset([], 0);
+  return cache;
+}
+
+/** A watcher that records what it gets, pass by pass, and costs `costMs` of the clock per event. */
+function slowWatcher(clock: TestClock, costMs: number, behind = false) {
   const passes: number[][] = [];
   let lastTick = -1;
   let tick = 0;
@@ -50,8 +69,7 @@ function slowWatcher(busyMs: number, behind = false) {
       if (lastTick !== tick) passes.push([]);
       lastTick = tick;
       passes[passes.length - 1]!.push(ev.revision);
-      const until = performance.now() + busyMs;
-      while (performance.now() < until);
+      clock.spend(costMs);
       return true;
     },
     close() {},
@@ -62,19 +80,19 @@ function slowWatcher(busyMs: number, behind = false) {
   return w;
 }
 
-t.test('a long fan-out pass is followed by a pause; events recorded meanwhile reach each watcher together, in order', async (t) => {
-  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
-  cache.reset([], 0);
-  const w = slowWatcher(20);
+t.test('a long fan-out pass is followed by a pause of half its length; events recorded meanwhile reach each watcher together, in order', async (t) => {
+  const clock = new TestClock();
+  const cache = clockedCache(clock);
+  const w = slowWatcher(clock, 20);
   cache.addWatcher(w);
   cache.applyPut('/a', new Uint8Array(10), 1);
-  const firstPass = structuredClone(w.passes);
+  t.same(w.passes, [[1]], 'the first event after a quiet spell goes out at once');
   await new Promise((r) => process.nextTick(r));
+  t.equal(cache.fanOutPausedUntil, clock.ms + 10, 'a 20 ms pass pauses the fan-out 10 ms');
   w.nextTick();
   cache.applyPut('/b', new Uint8Array(10), 2);
   cache.applyPut('/c', new Uint8Array(10), 3);
-  t.same(w.passes, [[1]], 'within the pause after a 20 ms pass, events wait');
-  t.same(firstPass, [[1]], 'the first event after a quiet spell went out at once');
+  t.same(w.passes, [[1]], 'within the pause, events wait');
   t.equal(cache.revision, 3, 'the state is current meanwhile (reads do not wait for the fan-out)');
   t.equal(cache.watchersRevision, 1, 'a bookmark cannot pass the events still waiting');
   await new Promise((r) => setTimeout(r, 40));
@@ -82,35 +100,43 @@ t.test('a long fan-out pass is followed by a pause; events recorded meanwhile re
   t.equal(cache.watchersRevision, 3);
 });
 
+t.test('the pause is bounded: a pass of 500 ms pauses 50 ms', async (t) => {
+  const clock = new TestClock();
+  const cache = clockedCache(clock);
+  cache.addWatcher(slowWatcher(clock, 500));
+  cache.applyPut('/a', new Uint8Array(10), 1);
+  await new Promise((r) => process.nextTick(r));
+  t.equal(cache.fanOutPausedUntil, clock.ms + 50);
+});
+
 t.test('cheap fan-out passes never pause: with few watchers every event goes out as it is recorded', async (t) => {
-  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
-  cache.reset([], 0);
-  const got: number[] = [];
-  cache.addWatcher({ onEvent: (ev) => (got.push(ev.revision), true), close() {} });
-  const deliveredAtOnce: (number | undefined)[] = [];
+  const clock = new TestClock();
+  const cache = clockedCache(clock);
+  const w = slowWatcher(clock, 0.5);
+  cache.addWatcher(w);
   for (let rev = 1; rev <= 5; rev++) {
     cache.applyPut('/a', new Uint8Array(10), rev);
-    deliveredAtOnce.push(got.at(-1));
+    t.same(w.passes.at(-1), [rev], `event ${rev} delivered within applyPut`);
     await new Promise((r) => process.nextTick(r));
+    w.nextTick();
+    t.equal(cache.fanOutPausedUntil, 0, 'a pass of 0.5 ms is not followed by a pause');
   }
-  t.same(deliveredAtOnce, [1, 2, 3, 4, 5], 'each event was delivered within applyPut');
 });
 
 t.test('what the code that recorded an event does after it is not counted as the fan-out pass\'s cost', async (t) => {
-  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
-  cache.reset([], 0);
-  const got: number[] = [];
-  cache.addWatcher({ onEvent: (ev) => (got.push(ev.revision), true), close() {} });
-  const deliveredAtOnce: (number | undefined)[] = [];
+  const clock = new TestClock();
+  const cache = clockedCache(clock);
+  const w = slowWatcher(clock, 0.5);
+  cache.addWatcher(w);
   for (let rev = 1; rev <= 3; rev++) {
     cache.applyPut('/a', new Uint8Array(10), rev);
-    deliveredAtOnce.push(got.at(-1));
+    t.same(w.passes.at(-1), [rev], `event ${rev} delivered within applyPut`);
     // the writer goes on with its own work (encoding its response, say) in the same turn
-    const until = performance.now() + 5;
-    while (performance.now() < until);
+    clock.spend(5);
     await new Promise((r) => process.nextTick(r));
+    w.nextTick();
+    t.equal(cache.fanOutPausedUntil, 0, 'no pause follows the cheap pass');
   }
-  t.same(deliveredAtOnce, [1, 2, 3], 'no pause followed the cheap passes');
 });
 
 t.test('watchers still sending earlier events get a pass\'s events after those that keep up', async (t) => {
@@ -124,9 +150,9 @@ t.test('watchers still sending earlier events get a pass\'s events after those t
 });
 
 t.test('a reset drops the events waiting for a pass: the watchers are closed and nothing is sent after', async (t) => {
-  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
-  cache.reset([], 0);
-  const w = slowWatcher(20);
+  const clock = new TestClock();
+  const cache = clockedCache(clock);
+  const w = slowWatcher(clock, 20);
   let closed = '';
   w.close = () => void (closed = 'closed');
   cache.addWatcher(w);
@@ -135,57 +161,56 @@ t.test('a reset drops the events waiting for a pass: the watchers are closed and
   w.nextTick();
   cache.applyPut('/b', new Uint8Array(10), 2);
   cache.reset([], 2);
-  await new Promise((r) => setTimeout(r, 20));
+  await new Promise((r) => setTimeout(r, 40));
   t.equal(closed, 'closed');
   t.same(w.passes, [[1]], 'the waiting event was not sent to the closed watcher');
 });
 
 t.test('a long pass goes on in slices: requests are served between them, every watcher gets the events in order, bookmarks wait for the whole pass', async (t) => {
-  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
-  cache.reset([], 0);
-  // 64 watchers of 1 ms each: a 64 ms pass, past the slice length
-  const ws = Array.from({ length: 64 }, () => slowWatcher(1));
+  const clock = new TestClock();
+  const cache = clockedCache(clock);
+  // 64 watchers of 1 ms each: a 64 ms pass, past the slice length (the slice is checked every 32 watchers)
+  const ws = Array.from({ length: 64 }, () => slowWatcher(clock, 1));
   for (const w of ws) cache.addWatcher(w);
   let servedMidPass = -1;
   setImmediate(() => (servedMidPass = ws.filter((w) => w.passes.length > 0).length));
   cache.applyPut('/a', new Uint8Array(10), 1);
   const handedAtOnce = ws.filter((w) => w.passes.length > 0).length;
-  t.ok(handedAtOnce > 0 && handedAtOnce < 64, `the first slice handed the event to ${handedAtOnce} of 64 watchers, then let the loop go on`);
+  t.equal(handedAtOnce, 32, 'the first slice handed the event to 32 of 64 watchers, then let the loop go on');
   t.equal(cache.watchersRevision, 0, 'a bookmark cannot pass an event not yet handed to every watcher');
-  await new Promise((r) => setTimeout(r, 200));
-  t.ok(servedMidPass > 0 && servedMidPass < 64, `a callback queued during the pass ran when ${servedMidPass} of 64 watchers had the event`);
+  await new Promise((r) => setTimeout(r, 100));
+  t.equal(servedMidPass, 32, 'a callback queued during the pass ran between its slices');
   for (const w of ws) t.same(w.passes.flat(), [1]);
   t.equal(cache.watchersRevision, 1);
 });
 
 t.test('a pass over watchers whose transport sends after the turn ends after the check phase, so that its pause counts the sending', async (t) => {
-  // the watcher's "session" sends in an immediate costing 4 ms; its own onEvent is cheap
-  const delayOfThird = async (sendsAfterTurn: boolean): Promise<number> => {
-    const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe });
-    cache.reset([], 0);
-    const at = new Map<number, number>();
+  // the watcher's "session" sends in an immediate costing 4 ms; its own onEvent is free
+  const run = async (sendsAfterTurn: boolean) => {
+    const clock = new TestClock();
+    const cache = clockedCache(clock);
+    const log: string[] = [];
     cache.addWatcher({
       sendsAfterTurn,
       onEvent(ev) {
-        at.set(ev.revision, performance.now());
+        log.push(`hand ${ev.revision} (fan-out paused until ${cache.fanOutPausedUntil})`);
         setImmediate(() => {
-          const until = performance.now() + 4;
-          while (performance.now() < until);
+          clock.spend(4);
+          log.push(`send ${ev.revision}`);
         });
         return true;
       },
       close() {},
     });
     cache.applyPut('/a', new Uint8Array(10), 1);
-    await new Promise((r) => setTimeout(r, 20));
     cache.applyPut('/b', new Uint8Array(10), 2);
-    const recorded = performance.now();
-    cache.applyPut('/c', new Uint8Array(10), 3);
-    await new Promise((r) => setTimeout(r, 30));
-    return at.get(3)! - recorded;
+    // both sends done (the pause is a real timer of 2 ms; a busy machine may run it late)
+    for (let waited = 0; log.length < 4 && waited < 5000; waited += 5) await new Promise((r) => setTimeout(r, 5));
+    return log;
   };
-  const after = await delayOfThird(true);
-  t.ok(after >= 5, `the 4 ms sent after the turn made a pause before the next pass (${after.toFixed(1)} ms)`);
-  const within = await delayOfThird(false);
-  t.ok(within < 2, `a transport that sends within the pass: the cheap pass did not pause (${within.toFixed(1)} ms)`);
+  // the clock starts at 1000: the first send ends at 1004, and its 4 ms make a 2 ms pause
+  t.same(await run(true), ['hand 1 (fan-out paused until 0)', 'send 1', 'hand 2 (fan-out paused until 1006)', 'send 2'],
+    'the second event waited for the first pass\'s sending and the pause it made');
+  t.same(await run(false), ['hand 1 (fan-out paused until 0)', 'hand 2 (fan-out paused until 0)', 'send 1', 'send 2'],
+    'a transport that sends within the pass: the cheap pass did not pause and the second event went out at the next tick');
 });
