@@ -354,31 +354,30 @@ export class WatchCache {
       else first.push(w);
     }
     this.pass = { events, watchers: behind ? first.concat(behind) : first, next: 0, sendsAfterTurn: false };
-    this.passWork = 0;
     this.passing = true;
+    // the pass's cost is its first slice and all from the end of the code that recorded the event to
+    // the pass's end (later slices, the writes' sending), not what that code does after recording
+    process.nextTick(this.markFirstSliceDone);
+    const start = this.now();
     this.continuePass();
+    this.firstSlice = this.now() - start;
   }
 
   private readonly continuePass = (): void => {
     const pass = this.pass;
     if (!pass) return;
     const sliceStart = this.now();
-    // runs once the code that recorded the event is done, before the ticks that send this slice's
-    // writes: what the caller does after recording is not the pass's cost
-    process.nextTick(this.markSends);
     const { events, watchers } = pass;
     while (pass.next < watchers.length) {
       const w = watchers[pass.next++]!;
       if (w.sendsAfterTurn) pass.sendsAfterTurn = true;
       this.handOver(w, events);
       if ((pass.next & 31) === 0 && pass.next < watchers.length && this.now() - sliceStart > FAN_OUT_SLICE_MS) {
-        this.passWork += this.now() - sliceStart;
         // the slice's writes leave (uncorked, or sent by their sessions) before the next slice
         setImmediate(this.continuePass);
         return;
       }
     }
-    this.passWork += this.now() - sliceStart;
     this.pass = undefined;
     // the pass's writes leave when their transports uncork, in ticks queued during the pass, and
     // HTTP/2 sessions send theirs in the next check phase (at 1,000 sessions that is most of the
@@ -404,18 +403,17 @@ export class WatchCache {
   private pass: { events: CacheEvent[]; watchers: CacheWatcher[]; next: number; sendsAfterTurn: boolean } | undefined;
   /** A pass is under way: from its start to the end of its writes (events recorded meanwhile wait for the next). */
   private passing = false;
-  /** The time the pass's slices ran (handing events over), summed. */
-  private passWork = 0;
-  /** When the sends of the pass's last slice began (see markSends). */
-  private sendsFrom = 0;
-  private readonly markSends = (): void => {
-    this.sendsFrom = this.now();
+  /** How long the pass's first slice ran. */
+  private firstSlice = 0;
+  /** When the code that recorded the pass's first event was done (the first tick after it, queued before the slice's writes). */
+  private firstSliceDoneAt = 0;
+  private readonly markFirstSliceDone = (): void => {
+    this.firstSliceDoneAt = this.now();
   };
   private readonly endPass = (): void => {
     this.passing = false;
     const end = this.now();
-    // the pass's cost: its slices, and the sending of the last slice's writes
-    const took = this.passWork + (end - this.sendsFrom);
+    const took = this.firstSlice + (end - this.firstSliceDoneAt);
     this.nextFanOutAt = took < MIN_PAUSED_FAN_OUT_MS ? 0 : end + Math.min(took * FAN_OUT_PAUSE_RATIO, MAX_FAN_OUT_PAUSE_MS);
     if (this.forWatchers.length && !this.fanOutTimer) this.scheduleFanOut();
   };
