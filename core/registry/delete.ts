@@ -14,6 +14,7 @@ import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS } from '../api
 import { errors, StatusError, successStatus } from '../api/status.js';
 import { type ApiObject, nowRFC3339 } from '../api/types.js';
 import { listOptionsFromQuery, validateListOptions } from '../request/list-options.js';
+import { queryBool } from '../request/request-info.js';
 import { deleteOptionsFrom, type DeleteOptions } from '../request/write-options.js';
 import { StoreError } from '../storage/interface.js';
 import { admitDelete } from './admission.js';
@@ -221,7 +222,7 @@ export async function deleteObject(ctx: RegistryContext, req: OpRequest): Promis
   admitDelete(rt, req.name);
   if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
     // the extra authorization (verb unsafe-delete-ignore-read-errors) is checked where the query is seen, before the body is read
-    if (req.query.get(UNSAFE_OPTION) !== 'true') {
+    if (!queryBool(req.query.get(UNSAFE_OPTION))) {
       throw errors.invalid({ group: 'meta.svc.io', kind: 'DeleteOptions' }, '', [fieldErrors.invalid(UNSAFE_OPTION, true, 'must be given as the query parameter ?ignoreStoreReadErrorWithClusterBreakingPotential=true')]);
     }
     return unsafeDelete(ctx, rt, objectKey(rt, req.namespace, req.name), req.name);

@@ -8,6 +8,7 @@
  * GET on a collection is list (watch with a truthy `watch` query), DELETE on a collection is
  * deletecollection. Anything else is a non-resource request whose verb is the lower-case method.
  */
+import { parseFieldSelector } from '../api/selectors.js';
 import { isValidPathSegmentName } from '../api/validation.js';
 
 export interface RequestInfo {
@@ -25,7 +26,13 @@ export interface RequestInfo {
   resource: string;
   subresource: string;
   name: string;
-  /** The path segments after the API version (for routing). */
+  /**
+   * The path named a namespace around the resource (`/namespaces/<ns>/<resource>...`), as opposed to
+   * a namespace object addressed as `/namespaces/<name>[/<subresource>]`. Routing serves only
+   * namespaced kinds in the first form and cluster-scoped ones outside it, as upstream's routes do.
+   */
+  namespacedPath: boolean;
+  /** The path segments after the API version and any namespace prefix (for routing). */
   parts: string[];
 }
 
@@ -41,21 +48,40 @@ const methodVerbs: Readonly<Record<string, string>> = {
 /** Subresources of a namespace reachable as /namespaces/<name>/<sub>. */
 const namespaceSubresources = new Set(['status', 'finalize']);
 
-/** Upstream's reading of boolean query values: absent false; `0`, `f`, `false` false; anything else true. */
+/**
+ * Upstream's reading of a boolean query parameter (its parameter codec): absent is false, `0` and
+ * `false` in any case are false, every other value (`f`, `no`, the empty string) is true.
+ */
 export function queryBool(v: string | null | undefined): boolean {
   if (v === null || v === undefined) return false;
-  const l = v.toLowerCase();
-  return !(l === '0' || l === 'f' || l === 'false');
+  return !(v === '0' || v.toLowerCase() === 'false');
 }
 
-/** Exact `metadata.name=<v>` requirement of a field selector, if it is one of its terms. */
-function fieldSelectorName(sel: string | null): string | undefined {
-  if (!sel) return undefined;
-  for (const term of sel.split(',')) {
-    const m = /^\s*metadata\.name\s*(==|=)\s*(.*?)\s*$/.exec(term);
-    if (m && !m[2]!.includes('\\')) return m[2];
+/** Go's strconv.ParseBool, which upstream applies to `pretty`; undefined where it reports an error. */
+export function parseGoBool(v: string): boolean | undefined {
+  switch (v) {
+    case '1': case 't': case 'T': case 'true': case 'TRUE': case 'True':
+      return true;
+    case '0': case 'f': case 'F': case 'false': case 'FALSE': case 'False':
+      return false;
+    default:
+      return undefined;
   }
-  return undefined;
+}
+
+/**
+ * The name a list or watch is narrowed to by its field selector, as upstream reads it: the selector
+ * parsed as the list will parse it (terms sorted), its first exact `metadata.name` term. A selector
+ * the list would refuse narrows nothing (the request is then authorized for the whole collection).
+ */
+function fieldSelectorName(query: URLSearchParams): string | undefined {
+  const sel = query.get('fieldSelector');
+  if (!sel) return undefined;
+  try {
+    return parseFieldSelector(sel).exactMatch('metadata.name');
+  } catch {
+    return undefined;
+  }
 }
 
 export function requestInfoFor(method: string, path: string, query: URLSearchParams): RequestInfo {
@@ -71,6 +97,7 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
     resource: '',
     subresource: '',
     name: '',
+    namespacedPath: false,
     parts: [],
   };
   let a = 0;
@@ -104,7 +131,10 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
       info.namespace = parts[1]!;
       // /namespaces/<ns>/<resource>...: the resource is the next segment, unless it is a
       // subresource of the namespace itself
-      if (parts.length > 2 && !namespaceSubresources.has(parts[2]!)) parts = parts.slice(2);
+      if (parts.length > 2 && !namespaceSubresources.has(parts[2]!)) {
+        parts = parts.slice(2);
+        info.namespacedPath = true;
+      }
     }
   }
   info.parts = parts;
@@ -114,7 +144,7 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
 
   if (info.name === '' && info.verb === 'get') {
     info.verb = queryBool(query.get('watch')) ? 'watch' : 'list';
-    const byName = fieldSelectorName(query.get('fieldSelector'));
+    const byName = fieldSelectorName(query);
     if (byName !== undefined && isValidPathSegmentName(byName).length === 0) info.name = byName;
   }
   if (info.name === '' && info.verb === 'delete') info.verb = 'deletecollection';

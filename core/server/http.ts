@@ -405,6 +405,7 @@ export const NO_INFO: RequestInfo = Object.freeze({
   resource: '',
   subresource: '',
   name: '',
+  namespacedPath: false,
   parts: [],
 }) as RequestInfo;
 

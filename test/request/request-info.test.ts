@@ -16,6 +16,15 @@ const rows: Row[] = [
   ['GET', '/api/v1/configmaps?watch=1', 'watch', '', 'v1', '', 'configmaps', '', ''],
   ['GET', '/api/v1/configmaps?watch=false', 'list', '', 'v1', '', 'configmaps', '', ''],
   ['GET', '/api/v1/configmaps?watch=0', 'list', '', 'v1', '', 'configmaps', '', ''],
+  // upstream's parameter codec: only `0` and `false` (any case) are false
+  ['GET', '/api/v1/configmaps?watch=f', 'watch', '', 'v1', '', 'configmaps', '', ''],
+  ['GET', '/api/v1/configmaps?watch=F', 'watch', '', 'v1', '', 'configmaps', '', ''],
+  ['GET', '/api/v1/configmaps?watch=no', 'watch', '', 'v1', '', 'configmaps', '', ''],
+  ['GET', '/api/v1/configmaps?watch=', 'watch', '', 'v1', '', 'configmaps', '', ''],
+  ['GET', '/api/v1/configmaps?watch', 'watch', '', 'v1', '', 'configmaps', '', ''],
+  ['GET', '/api/v1/configmaps?watch=FaLsE', 'list', '', 'v1', '', 'configmaps', '', ''],
+  ['GET', '/api/v1/configmaps?watch=false&watch=true', 'list', '', 'v1', '', 'configmaps', '', ''],
+  ['GET', '/api/v1/configmaps?watch=00', 'watch', '', 'v1', '', 'configmaps', '', ''],
   ['GET', '/api/v1/watch/configmaps', 'watch', '', 'v1', '', 'configmaps', '', ''],
   ['GET', '/api/v1/watch/namespaces/other/configmaps', 'watch', '', 'v1', 'other', 'configmaps', '', ''],
   ['GET', '/api/v1/watch/namespaces/other/configmaps/cm1', 'watch', '', 'v1', 'other', 'configmaps', '', 'cm1'],
@@ -23,6 +32,11 @@ const rows: Row[] = [
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3D%3Dcm1', 'list', '', 'v1', 'other', 'configmaps', '', 'cm1'],
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%21%3Dcm1', 'list', '', 'v1', 'other', 'configmaps', '', ''],
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Da%2Fb', 'list', '', 'v1', 'other', 'configmaps', '', ''],
+  // the selector as the list parses it: terms sorted, the first exact name; one it refuses names nothing
+  ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Db,metadata.name%3Da', 'list', '', 'v1', 'other', 'configmaps', '', 'a'],
+  ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Da%3Db', 'list', '', 'v1', 'other', 'configmaps', '', ''],
+  ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%20%3D%20cm1', 'list', '', 'v1', 'other', 'configmaps', '', ''],
+  ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dcm1%5C,x', 'list', '', 'v1', 'other', 'configmaps', '', 'cm1,x'],
   ['POST', '/api/v1/namespaces/other/configmaps', 'create', '', 'v1', 'other', 'configmaps', '', ''],
   ['PUT', '/api/v1/namespaces/other/configmaps/cm1', 'update', '', 'v1', 'other', 'configmaps', '', 'cm1'],
   ['PATCH', '/api/v1/namespaces/other/configmaps/cm1', 'patch', '', 'v1', 'other', 'configmaps', '', 'cm1'],
@@ -38,6 +52,10 @@ const rows: Row[] = [
   ['GET', '/apis/coordination.svc.io/v1/leases', 'list', 'coordination.svc.io', 'v1', '', 'leases', '', ''],
   ['GET', '/apis/rbac.authorization.svc.io/v1/clusterroles/admin', 'get', 'rbac.authorization.svc.io', 'v1', '', 'clusterroles', '', 'admin'],
   ['PROPFIND', '/api/v1/namespaces/other/configmaps', 'propfind', '', 'v1', 'other', 'configmaps', '', ''],
+  // a namespace around a cluster-scoped kind: judged inside the namespace (routing then answers 404)
+  ['GET', '/api/v1/namespaces/a/namespaces/victim', 'get', '', 'v1', 'a', 'namespaces', '', 'victim'],
+  ['DELETE', '/api/v1/namespaces/a/namespaces/victim', 'delete', '', 'v1', 'a', 'namespaces', '', 'victim'],
+  ['GET', '/api/v1/namespaces/a/namespaces', 'list', '', 'v1', 'a', 'namespaces', '', ''],
   // non-resource requests: the lower-case method is the verb
   ['GET', '/', 'get', '', '', '', '', '', '', false],
   ['GET', '/api', 'get', '', '', '', '', '', '', false],
@@ -52,6 +70,25 @@ const rows: Row[] = [
   ['GET', '/openapi/v3/apis/storage.svc.io/v1', 'get', '', '', '', '', '', '', false],
   ['GET', '/other/api/v1/configmaps', 'get', '', '', '', '', '', '', false],
 ];
+
+t.test('namespacedPath tells /namespaces/<ns>/<resource> from a namespace object addressed by its name', async (t) => {
+  const cases: [string, boolean][] = [
+    ['/api/v1/namespaces', false],
+    ['/api/v1/namespaces/a', false],
+    ['/api/v1/namespaces/a/status', false],
+    ['/api/v1/namespaces/a/finalize', false],
+    ['/api/v1/watch/namespaces/a', false],
+    ['/api/v1/configmaps', false],
+    ['/apis/storage.svc.io/v1/csidrivers/d', false],
+    ['/api/v1/namespaces/a/namespaces', true],
+    ['/api/v1/namespaces/a/namespaces/b', true],
+    ['/api/v1/namespaces/a/namespaces/b/status', true],
+    ['/api/v1/namespaces/a/configmaps/x', true],
+    ['/api/v1/watch/namespaces/a/configmaps', true],
+    ['/apis/storage.svc.io/v1/namespaces/a/csidrivers/d', true],
+  ];
+  for (const [path, want] of cases) t.equal(requestInfoFor('GET', path, new URLSearchParams()).namespacedPath, want, path);
+});
 
 t.test('request info: method, path and query map to verb, group, version, namespace, resource, subresource, name', async (t) => {
   for (const [method, url, verb, group, version, namespace, resource, subresource, name, resourceRequest = true] of rows) {

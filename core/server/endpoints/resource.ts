@@ -16,6 +16,7 @@ import type { WatchForm } from '../object-encoding.js';
 import type { RegistryClient } from '../../registry/client.js';
 import { resourceId } from '../../registry/context.js';
 import { allVerbs, type ResourceType, type Verb } from '../../registry/resource-type.js';
+import { parseGoBool } from '../../request/request-info.js';
 import type { ApiTask, ResponseForm, TaskVerb } from '../../registry/task.js';
 import type { Handler } from '../chain.js';
 import type { RequestScope } from '../scope.js';
@@ -47,10 +48,13 @@ export interface ResolvedRequest {
   subresource: string;
 }
 
-/** Upstream pretty-prints when ?pretty is true, or for curl, Wget and browsers when it is unset. */
+/**
+ * Upstream pretty-prints when ?pretty is true (Go's ParseBool, not the parameter codec: `pretty=f` is
+ * not pretty, `pretty=yes` neither), or for curl, Wget and browsers when it is unset or empty.
+ */
 export function isPretty(query: URLSearchParams, userAgent: string | undefined): boolean {
   const p = query.get('pretty');
-  if (p) return ['1', 't', 'true'].includes(p.toLowerCase());
+  if (p) return parseGoBool(p) === true;
   if (!userAgent) return false;
   return userAgent.startsWith('curl') || userAgent.startsWith('Wget') || userAgent.startsWith('Mozilla/5.0');
 }
@@ -71,7 +75,10 @@ export function resolve(types: TypeLookup, s: RequestScope): ResolvedRequest {
   const rt = types.get(`${info.apiGroup}/${info.apiVersion}/${info.resource}`);
   if (!rt) throw errors.pathNotFound();
   const parts = info.parts;
-  if (parts.length > 3 || (rt.namespaced && parts.length > 1 && !info.namespace) || (!rt.namespaced && info.namespace && rt.plural !== 'namespaces')) {
+  // Upstream's routes: a namespaced kind's objects only under /namespaces/<ns>/ (its collection also
+  // across all namespaces), a cluster-scoped kind's never there. Authorization judged the namespace
+  // the path named, so serving any other form would serve what was not authorized.
+  if (parts.length > 3 || (rt.namespaced ? parts.length > 1 && !info.namespacedPath : info.namespacedPath)) {
     throw errors.pathNotFound();
   }
   const name = parts[1] ?? '';

@@ -6,7 +6,7 @@ import { type MaybePromise, then } from '../../api/maybe-async.js';
 import { DECISION_ANNOTATION, REASON_ANNOTATION } from '../../audit/event.js';
 import { errors } from '../../api/status.js';
 import { type Attributes, type Authorizer, forbiddenMessage, selectorsFromQuery } from '../../authz/authorizer.js';
-import type { RequestInfo } from '../../request/request-info.js';
+import { queryBool, type RequestInfo } from '../../request/request-info.js';
 import type { Stage } from '../chain.js';
 import type { RequestScope } from '../scope.js';
 
@@ -45,7 +45,7 @@ export const UNSAFE_DELETE_VERB = 'unsafe-delete-ignore-read-errors';
 
 /** Whether a request asks for the unsafe deletion of an object that cannot be read. */
 const asksUnsafeDelete = (s: { query?: URLSearchParams; info: RequestInfo }): boolean =>
-  s.info.verb === 'delete' && s.info.isResourceRequest && s.query?.get('ignoreStoreReadErrorWithClusterBreakingPotential') === 'true';
+  s.info.verb === 'delete' && s.info.isResourceRequest && queryBool(s.query?.get('ignoreStoreReadErrorWithClusterBreakingPotential'));
 
 /**
  * As upstream's delete handler: an unsafe delete is also authorized as verb unsafe-delete-ignore-read-errors
