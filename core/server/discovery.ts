@@ -7,7 +7,7 @@
  * their upstream spelling are listed under both names.
  */
 import { createHash } from 'node:crypto';
-import { allVerbs, type ResourceType } from '../registry/resource-type.js';
+import { allVerbs, type ResourceType, type SubresourceType } from '../registry/resource-type.js';
 
 export interface DiscoveryDocs {
   /** Path -> JSON document. */
@@ -24,6 +24,11 @@ const storageVersionHash = (group: string, version: string, kind: string): strin
  * `kubectl get crd` or `kubectl get all` resolve to the svc.io group alone (kubectl warns about a
  * short name two groups share, and lists a category's kinds once per group).
  */
+/** The kind a subresource answers with when it is not its resource's own (a virtual kind, or a view such as Scale). */
+function subresourceKind(def: SubresourceType): { group: string; version: string; kind: string } | undefined {
+  return def.kind ?? def.view;
+}
+
 function resourceEntries(types: readonly ResourceType[], alias = false): unknown[] {
   const out: Record<string, unknown>[] = [];
   for (const rt of types) {
@@ -40,9 +45,11 @@ function resourceEntries(types: readonly ResourceType[], alias = false): unknown
     out.push(e);
     for (const [sub, def] of Object.entries(rt.subresources ?? {})) {
       const e: Record<string, unknown> = { name: `${rt.plural}/${sub}`, singularName: '', namespaced: rt.namespaced };
-      // a subresource of another kind names its group and version, as upstream's serviceaccounts/token does
-      if (def.kind) Object.assign(e, { group: def.kind.group, version: def.kind.version });
-      out.push(Object.assign(e, { kind: def.kind?.kind ?? rt.kind, verbs: [...def.verbs].sort() }));
+      // a subresource of another kind names its group and version, as upstream's serviceaccounts/token
+      // (authentication TokenRequest) and a custom resource's scale (autoscaling/v1 Scale) do
+      const other = subresourceKind(def);
+      if (other) Object.assign(e, { group: other.group, version: other.version });
+      out.push(Object.assign(e, { kind: other?.kind ?? rt.kind, verbs: [...def.verbs].sort() }));
     }
   }
   return out.sort((a, b) => String(a.name).localeCompare(String(b.name)));
@@ -63,7 +70,13 @@ function aggregatedEntries(types: readonly ResourceType[], group: string, alias 
       if (rt.shortNames?.length && !alias) e.shortNames = [...rt.shortNames];
       if (rt.categories?.length && !alias) e.categories = [...rt.categories];
       const subs = Object.entries(rt.subresources ?? {});
-      if (subs.length) e.subresources = subs.map(([sub, def]) => ({ subresource: sub, responseKind: { group, version: rt.version, kind: rt.kind }, verbs: [...def.verbs].sort() }));
+      if (subs.length) {
+        e.subresources = subs.map(([sub, def]) => {
+          const other = subresourceKind(def);
+          const responseKind = other ? { group: other.group, version: other.version, kind: other.kind } : { group, version: rt.version, kind: rt.kind };
+          return { subresource: sub, responseKind, verbs: [...def.verbs].sort() };
+        });
+      }
       return e;
     });
 }
