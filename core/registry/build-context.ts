@@ -1,6 +1,6 @@
 /**
- * Builds the registry context (types, known kinds, clock, continue-token key, feature gates) the same
- * way on the main thread and in every worker.
+ * Builds the registry context (types, known kinds, clock, feature gates) the same way on the main
+ * thread and in every worker.
  */
 import { cborShapeOf, registerCborKind } from '../codec/cbor.js';
 import { registerProtobufKind } from '../codec/protobuf/kinds.js';
@@ -12,7 +12,6 @@ import { servedTypesFor } from './enablement.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 
 export interface RegistrySettings {
-  continueKeyHex: string;
   /** Effective feature gates (already resolved against defaults). */
   featureGates: Record<string, boolean>;
   runtimeConfig: Record<string, boolean>;
@@ -29,7 +28,6 @@ export function buildRegistryContext(store: Store, s: RegistrySettings, types: r
     store,
     types: new TypeRegistry(types),
     now: () => new Date(),
-    continueKey: Buffer.from(s.continueKeyHex, 'hex'),
     featureGates: new Map(Object.entries(s.featureGates)),
     writeChecks: new Map(),
     bodyFormats: { cbor: s.featureGates.CBORServingAndStorage === true },

@@ -19,8 +19,6 @@ export interface RegistryContext {
   types: TypeRegistry;
   /** Current time, injectable for tests. */
   now(): Date;
-  /** Secret that signs continue tokens. */
-  continueKey: Buffer;
   /** Feature gates as parsed from --feature-gates. */
   featureGates: ReadonlyMap<string, boolean>;
   /**

@@ -1,6 +1,6 @@
 /**
  * Lists served from the store rather than the watch cache: Exact at a past revision, continue pages
- * whose snapshot the cache no longer holds, and deletecollection's selection. Each page is read at
+ * whose snapshot the cache no longer holds or has not reached yet, and deletecollection's selection. Each page is read at
  * one revision; with selectors the store is paged until `limit` matches are found (so a continue
  * token may be returned with no further matches, as upstream does) and remainingItemCount is omitted.
  */
@@ -11,7 +11,7 @@ import { fromStorage } from './objects.js';
 import { hasSelectors, listPlan, type ListOptions } from '../request/list-options.js';
 import { type KeyValue, StoreError } from '../storage/interface.js';
 import type { OpResult, RegistryContext } from './context.js';
-import { continueExpiredMessage, decodeContinue, encodeContinue } from './continue-token.js';
+import { continueExpiredMessage, continueFrom, decodeContinue, encodeContinue } from './continue-token.js';
 import { checkFieldSelector, describeStored, selectionFilter } from './describe.js';
 import { collectionPrefix } from './keys.js';
 import type { ResourceType } from './resource-type.js';
@@ -39,8 +39,9 @@ export async function listFromStore(
   let startKey: string | undefined;
   if (plan.kind === 'exact') revision = plan.revision;
   else if (plan.kind === 'continue') {
-    const pos = decodeContinue(plan.token, prefix, ctx.continueKey);
-    revision = pos.revision;
+    const pos = decodeContinue(plan.token, prefix);
+    // a negative revision (the token of a 410 Expired) continues at the latest one, as upstream
+    revision = pos.revision > 0 ? pos.revision : undefined;
     startKey = pos.startKey;
   }
   try {
@@ -48,9 +49,9 @@ export async function listFromStore(
   } catch (err) {
     if (err instanceof StoreError && err.code === 'Compacted') {
       if (plan.kind === 'continue') {
+        // upstream's answer: a token that continues from the same key at the latest revision (rv -1)
         const e = errors.expired(continueExpiredMessage);
-        const lastKey = startKey!.slice(0, -1); // the token points just past its last key
-        e.status.metadata.continue = encodeContinue(lastKey, prefix, await ctx.store.currentRevision(), ctx.continueKey);
+        e.status.metadata.continue = continueFrom(startKey!, prefix, -1);
         throw e;
       }
       throw errors.expired('The resourceVersion for the provided list is too old.');
@@ -77,7 +78,7 @@ async function readPage(
     return {
       keys: res.items,
       revision: res.revision,
-      continue: res.more && last ? encodeContinue(last.key, prefix, res.revision, ctx.continueKey) : undefined,
+      continue: res.more && last ? encodeContinue(last.key, prefix, res.revision) : undefined,
       remainingItemCount: res.more ? res.remaining : undefined,
     };
   }
@@ -108,7 +109,7 @@ async function readPage(
   return {
     keys,
     revision: at!,
-    continue: more && lastKey ? encodeContinue(lastKey, prefix, at!, ctx.continueKey) : undefined,
+    continue: more && lastKey ? encodeContinue(lastKey, prefix, at!) : undefined,
     remainingItemCount: undefined,
   };
 }

@@ -6,9 +6,9 @@
  *   the API behind the listener.
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { buildAuthenticator } from '../authn/factory.js';
 import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
@@ -114,12 +114,6 @@ function clientCertificateCAs(clientCA: string, requestHeaderCAFile: string): { 
 /** Election timing from the flags, and this server's candidate identity (upstream: <hostname>_<uuid>). */
 function leaderElection(o: ServerOptions): LeaderElectionTiming & { identity: string } {
   return { leaseDurationMs: o.leaderElectLeaseDurationMs, renewDeadlineMs: o.leaderElectRenewDeadlineMs, retryPeriodMs: o.leaderElectRetryPeriodMs, identity: `${hostname()}_${randomUUID()}` };
-}
-
-function continueKeyHex(dataDir: string): string {
-  const f = join(dataDir, 'continue-token.key');
-  if (!existsSync(f)) writeFileSync(f, randomBytes(32).toString('hex'), { mode: 0o600 });
-  return readFileSync(f, 'utf8').trim();
 }
 
 export class ApiServer {
@@ -290,7 +284,7 @@ export class ApiServer {
     if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
     if (o.encryptionProviderConfig && o.encryptionProviderConfigAutomaticReload) storage.encryptionConfigReloadPath = resolve(o.encryptionProviderConfig);
     this.store = new TimedStore(openStore(storage, { encryptionReloads: this.encryptionConfigStatus }), { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
-    const settings: RegistrySettings = { continueKeyHex: continueKeyHex(o.dataDir), featureGates, runtimeConfig: o.runtimeConfig };
+    const settings: RegistrySettings = { featureGates, runtimeConfig: o.runtimeConfig };
     const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));
     // the served types: built-in kinds now; types that appear later are followed by everything below
     const types = (this.types = registry.ctx.types);
@@ -419,7 +413,7 @@ export class ApiServer {
 
     const resources = resourceEndpoint({
       types,
-      read: { cacher: this.cacher, store: this.store, continueKey: registry.ctx.continueKey },
+      read: { cacher: this.cacher, store: this.store },
       watch: {
         cacher: this.cacher,
         store: this.store,

@@ -1,9 +1,9 @@
 /**
  * svc-apiserver on etcd (--storage-backend=etcd3): one server serves the API with the watch
  * guarantees (ordered, unique, atomic, reliable), and two servers on one etcd (same --etcd-prefix,
- * one data directory for certificates and the continue-token key) behave as one API: a write
- * acknowledged by A is seen by a consistent GET and LIST on B, a watch on B sees A's writes in order,
- * and a continue token from A pages on B.
+ * one data directory for certificates) behave as one API: a write acknowledged by A is seen by a
+ * consistent GET and LIST on B, a watch on B sees A's writes in order, and a continue token from A
+ * pages on B (with a data directory each: etcd3-continue).
  */
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -4,9 +4,12 @@
  *   Most recent    wait until the cache holds every acknowledged write, then read it
  *   Any            read the cache as it is
  *   Not older than wait (briefly) until the cache reaches the revision, then read it
- *   Exact / Continue  read the cache if nothing changed this resource since that revision,
+ *   Exact          read the cache if nothing changed this resource since that revision,
  *                  otherwise the store's history at that revision (a task on the pool)
- * Pages carry a signed continue token; remainingItemCount is given only without selectors.
+ *   Continue       the token's revision as Exact, without waiting: a revision the cache has not
+ *                  reached yet (a token of another server on the same etcd) is the store's to read
+ * Pages carry a continue token (unsigned, as upstream: any server on the store accepts it);
+ * remainingItemCount is given only without selectors.
  */
 import { errors } from '../../api/status.js';
 import { getPlan, hasSelectors, listOptionsFromQuery, listPlan, type ListOptions, type ListPlan, validateListOptions } from '../../request/list-options.js';
@@ -27,7 +30,6 @@ import { type MaybePromise, then } from '../../api/maybe-async.js';
 export interface ReadContext {
   cacher: Cacher;
   store: Store;
-  continueKey: Buffer;
 }
 
 export type ReadResult =
@@ -82,18 +84,20 @@ export async function listFromCache(ctx: ReadContext, rt: ResourceType, namespac
   let startKey: string | undefined;
   let atRevision: number | undefined;
   if (plan.kind === 'continue') {
-    const pos = decodeContinue(plan.token, prefix, ctx.continueKey);
+    const pos = decodeContinue(plan.token, prefix);
     startKey = pos.startKey;
-    atRevision = pos.revision;
-    await ctx.cacher.waitFor(atRevision);
+    // a negative revision (the token of a 410 Expired) continues at the latest one, as upstream
+    if (pos.revision > 0) atRevision = pos.revision;
+    else await ctx.cacher.syncConsistent();
   } else await waitForPlan(ctx, plan);
   if (plan.kind === 'exact') atRevision = plan.revision;
 
   const cache = ctx.cacher.cacheFor(resourcePrefix(rt));
-  // a past snapshot the cache cannot vouch for, or one below the store's compaction, is the store's to answer (410 there)
+  // a snapshot the cache cannot vouch for (changed since, or not reached yet), or one below the store's
+  // compaction, is the store's to answer (at that revision; 410 there when compacted)
   if (atRevision !== undefined && (!cache.isExactAt(atRevision) || atRevision < (await ctx.store.compactedRevision()))) return { kind: 'store' };
   const listRevision = atRevision ?? cache.revision;
-  const page = pageFromCache(cache, rt, prefix, startKey, o, listRevision, ctx.continueKey);
+  const page = pageFromCache(cache, rt, prefix, startKey, o, listRevision);
   await prepareViews(rt, page.items);
   return { kind: 'stream', chunks: encodeListIn(rt, form, page.meta, sources(page.items, rt)) };
 }
@@ -105,7 +109,6 @@ function pageFromCache(
   startKey: string | undefined,
   o: ListOptions,
   revision: number,
-  continueKey: Buffer,
 ): { items: CachedObject[]; meta: ListMeta } {
   const filter = selectionFilter({ namespace: '', labels: o.labelSelector, fields: o.fieldSelector });
   const limit = o.limit > 0 ? o.limit : Infinity;
@@ -127,7 +130,7 @@ function pageFromCache(
   }
   const meta: ListMeta = { resourceVersion: String(revision) };
   if (more && last) {
-    meta.continue = encodeContinue(last.key, prefix, revision, continueKey);
+    meta.continue = encodeContinue(last.key, prefix, revision);
     if (!hasSelectors(o)) meta.remainingItemCount = cache.countFrom(prefix, last.key + '\u0000');
   }
   return { items, meta };
