@@ -6,7 +6,7 @@
  */
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { Backend } from './backend.js';
-import { type AuditEvent, eventLine, identityJson, nowMicro, quoted } from './event.js';
+import { annotationsJsonOf, type AuditEvent, eventLine, identityJson, nowMicro, quoted } from './event.js';
 import { LogBackend } from './log-backend.js';
 import type { AuditOptions } from './options.js';
 import { loadPolicyFile, type Policy, type Stage } from './policy.js';
@@ -33,7 +33,7 @@ export class Auditor {
   process(ev: AuditEvent, stage: Stage, omit: ReadonlySet<Stage>, parts?: EventParts): MaybePromise<boolean> {
     if (omit.has(stage)) return true;
     const identity = parts ? parts.identity() : identityJson(ev);
-    const annotations = parts ? parts.annotations() : ev.annotations && JSON.stringify(ev.annotations);
+    const annotations = parts ? parts.annotations() : annotationsJsonOf(ev.annotations);
     const auditID = parts ? parts.auditID() : quoted(ev.auditID);
     ev.stage = stage;
     ev.stageTimestamp = stage === 'RequestReceived' ? ev.requestReceivedTimestamp : nowMicro();

@@ -155,10 +155,27 @@ function userJson(u: Partial<UserInfo>): string {
   const key = u.username ?? '';
   const hit = userJsonCache.get(key);
   if (hit && sameUser(hit.user, u)) return hit.json;
-  const json = JSON.stringify(u);
+  const json = userInfoJson(u);
   if (userJsonCache.size >= USER_CACHE_SIZE) userJsonCache.clear();
   userJsonCache.set(key, { user: u, json });
   return json;
+}
+
+/**
+ * authentication/v1 UserInfo as upstream's JSON writes it: every field omitempty (an empty name, uid,
+ * group list or extra map is left out), extra's keys in order as Go writes a map.
+ */
+function userInfoJson(u: Partial<UserInfo>): string {
+  let out = '';
+  if (u.username) out += `,"username":${quoted(u.username)}`;
+  if (u.uid) out += `,"uid":${quoted(u.uid)}`;
+  if (u.groups?.length) out += `,"groups":${JSON.stringify(u.groups)}`;
+  const extra = u.extra;
+  if (extra) {
+    const keys = Object.keys(extra).sort();
+    if (keys.length) out += `,"extra":{${keys.map((k) => `${quoted(k)}:${JSON.stringify(extra[k] ?? null)}`).join(',')}}`;
+  }
+  return out ? `{${out.slice(1)}}` : '{}';
 }
 
 /**
@@ -169,8 +186,9 @@ function userJson(u: Partial<UserInfo>): string {
 export function identityJson(ev: AuditEvent): string {
   let out = `"requestURI":${quoted(ev.requestURI)},"verb":${quoted(ev.verb)},"user":${userJson(ev.user)}`;
   if (ev.impersonatedUser) out += `,"impersonatedUser":${userJson(ev.impersonatedUser)}`;
-  if (ev.sourceIPs) out += `,"sourceIPs":${ev.sourceIPs.length === 1 ? `[${quoted(ev.sourceIPs[0]!)}]` : JSON.stringify(ev.sourceIPs)}`;
-  if (ev.userAgent !== undefined) out += `,"userAgent":${quoted(ev.userAgent)}`;
+  // sourceIPs, userAgent and objectRef are omitempty upstream, as is every field of the objectRef
+  if (ev.sourceIPs?.length) out += `,"sourceIPs":${ev.sourceIPs.length === 1 ? `[${quoted(ev.sourceIPs[0]!)}]` : JSON.stringify(ev.sourceIPs)}`;
+  if (ev.userAgent) out += `,"userAgent":${quoted(ev.userAgent)}`;
   if (ev.objectRef) out += `,"objectRef":${objectRefJson(ev.objectRef)}`;
   return out;
 }
@@ -197,37 +215,61 @@ export function cachedIdentityJson(ev: AuditEvent): string {
 }
 
 /**
- * What JSON.stringify(r) writes, in ObjectReference's field order (upstream's), written field by field:
- * a generic stringify of this small object was a sixth of the audit's cost per request.
+ * The objectRef in ObjectReference's field order (upstream's), written field by field (a generic
+ * stringify of this small object was a sixth of the audit's cost per request). Every field is
+ * omitempty upstream: an empty one (the core group's apiGroup "") is left out.
  */
 function objectRefJson(r: ObjectReference): string {
   let out = '';
-  if (r.resource !== undefined) out += `,"resource":${quoted(r.resource)}`;
-  if (r.namespace !== undefined) out += `,"namespace":${quoted(r.namespace)}`;
-  if (r.name !== undefined) out += `,"name":${quoted(r.name)}`;
-  if (r.uid !== undefined) out += `,"uid":${quoted(r.uid)}`;
-  if (r.apiGroup !== undefined) out += `,"apiGroup":${quoted(r.apiGroup)}`;
-  if (r.apiVersion !== undefined) out += `,"apiVersion":${quoted(r.apiVersion)}`;
-  if (r.resourceVersion !== undefined) out += `,"resourceVersion":${quoted(r.resourceVersion)}`;
-  if (r.subresource !== undefined) out += `,"subresource":${quoted(r.subresource)}`;
+  if (r.resource) out += `,"resource":${quoted(r.resource)}`;
+  if (r.namespace) out += `,"namespace":${quoted(r.namespace)}`;
+  if (r.name) out += `,"name":${quoted(r.name)}`;
+  if (r.uid) out += `,"uid":${quoted(r.uid)}`;
+  if (r.apiGroup) out += `,"apiGroup":${quoted(r.apiGroup)}`;
+  if (r.apiVersion) out += `,"apiVersion":${quoted(r.apiVersion)}`;
+  if (r.resourceVersion) out += `,"resourceVersion":${quoted(r.resourceVersion)}`;
+  if (r.subresource) out += `,"subresource":${quoted(r.subresource)}`;
   return out ? `{${out.slice(1)}}` : '{}';
 }
 
-/** A status of only a code (a success), written without JSON.stringify. */
-const plainStatus = (st: EventStatus): boolean => st.status === undefined && st.message === undefined && st.reason === undefined && st.details === undefined;
+/**
+ * metav1.Status as the event carries it: metadata always (a struct), status, message, reason, details
+ * and code omitempty, as upstream's JSON writes them.
+ */
+function statusJson(st: EventStatus): string {
+  let out = '{"metadata":{}';
+  if (st.status) out += `,"status":${quoted(st.status)}`;
+  if (st.message) out += `,"message":${quoted(st.message)}`;
+  if (st.reason) out += `,"reason":${quoted(st.reason)}`;
+  if (st.details !== undefined && st.details !== null) out += `,"details":${JSON.stringify(st.details)}`;
+  if (st.code) out += `,"code":${st.code}`;
+  return `${out}}`;
+}
+
+/** Whether a map field has an entry (omitempty leaves an empty map out). */
+const hasEntries = (o: Record<string, unknown>): boolean => {
+  for (const _ in o) return true;
+  return false;
+};
+
+/** The annotations' JSON, or undefined when there are none (omitempty). */
+export const annotationsJsonOf = (a: Record<string, string> | undefined): string | undefined => (a && hasEntries(a) ? JSON.stringify(a) : undefined);
 
 /**
- * One event as a JSON line, in upstream's field order: what JSON.stringify would write, built from
- * the pieces that stay the same across a request's stages (`identity`) and those that change.
+ * One event as a JSON line, in upstream's field order, as upstream's JSON writes it: the omitempty
+ * fields are left out when absent (impersonatedUser, objectRef, responseStatus, the objects) or empty
+ * (sourceIPs, userAgent, annotations, and the strings and lists within the users, objectRef and
+ * status). Built from the pieces that stay the same across a request's stages (`identity`) and those
+ * that change.
  */
-export function eventLine(ev: AuditEvent, identity: string, annotations = ev.annotations && JSON.stringify(ev.annotations), auditID = quoted(ev.auditID)): string {
+export function eventLine(ev: AuditEvent, identity: string, annotations = annotationsJsonOf(ev.annotations), auditID = quoted(ev.auditID)): string {
   let out = `{"kind":"Event","apiVersion":"${ev.apiVersion}","level":"${ev.level}","auditID":${auditID},"stage":"${ev.stage}",${identity}`;
   const st = ev.responseStatus;
-  if (st) out += plainStatus(st) ? `,"responseStatus":{"metadata":{},"code":${st.code}}` : `,"responseStatus":${JSON.stringify(st)}`;
+  if (st) out += `,"responseStatus":${statusJson(st)}`;
   if (ev.requestObject !== undefined) out += `,"requestObject":${JSON.stringify(ev.requestObject)}`;
   if (ev.responseObject !== undefined) out += `,"responseObject":${JSON.stringify(ev.responseObject)}`;
   out += `,"requestReceivedTimestamp":"${ev.requestReceivedTimestamp}","stageTimestamp":"${ev.stageTimestamp}"`;
-  if (annotations) out += `,"annotations":${annotations}`;
+  if (annotations && annotations !== '{}') out += `,"annotations":${annotations}`;
   return `${out}}\n`;
 }
 

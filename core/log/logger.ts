@@ -2,8 +2,10 @@
  * The server's log: upstream-like text lines by default (klog's `I1127 07:05:00.123456 <pid> ...]`
  * header, then the message and key="value" pairs) or, with --logging-format=json, one JSON object per
  * line (`ts`, `caller`, `msg`, `v`, the pairs; `err` on errors), as upstream's structured logging.
+ * `ts` is milliseconds since the epoch with their fraction, as component-base's JSON logger writes it.
  * `-v` sets the verbosity: a line of level n is written when n <= v; nothing per request at the default.
  */
+import { performance } from 'node:perf_hooks';
 import { format as formatArgs } from 'node:util';
 
 export type LoggingFormat = 'text' | 'json';
@@ -14,9 +16,28 @@ export type LogPairs = Readonly<Record<string, unknown>>;
 
 const pad = (n: number, w = 2): string => String(n).padStart(w, '0');
 
+/** Where the high-resolution clock's readings sit on the wall clock (epoch ms = offset + performance.now()). */
+let clockOffset = performance.timeOrigin;
+
+/**
+ * Now, in milliseconds since the epoch with a sub-millisecond fraction (upstream logs nanoseconds / 1e6).
+ * The fraction comes from the monotonic clock, kept on Date.now(): a reading more than a millisecond
+ * below or two above the wall clock's (the wall clock was set, or the two drifted) sets the offset
+ * again, and that line has the wall clock's whole millisecond.
+ */
+export function epochMillisNow(): number {
+  const fine = performance.now();
+  const wall = Date.now();
+  const t = clockOffset + fine;
+  if (t >= wall - 1 && t < wall + 2) return t;
+  clockOffset = wall - fine;
+  return wall;
+}
+
 /** klog's header: severity, MMDD, time with microseconds, pid. */
-function klogHeader(sev: Severity, d: Date): string {
-  const us = pad(d.getUTCMilliseconds(), 3) + '000';
+function klogHeader(sev: Severity, epochMs: number): string {
+  const d = new Date(Math.floor(epochMs));
+  const us = pad(d.getUTCMilliseconds() * 1000 + Math.floor((epochMs - Math.floor(epochMs)) * 1000), 6);
   return `${sev}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${us} ${String(process.pid).padStart(7)} svc-apiserver]`;
 }
 
@@ -33,7 +54,8 @@ export class Logger {
     readonly verbosity = 0,
     /** Where lines go: info to stdout, warnings and errors to stderr, unless told otherwise. */
     private readonly out: (line: string, severity: Severity) => void = (l, sev) => (sev === 'I' ? process.stdout : process.stderr).write(`${l}\n`),
-    private readonly now: () => Date = () => new Date(),
+    /** The time of a line, in milliseconds since the epoch (fractional). */
+    private readonly now: () => number = epochMillisNow,
   ) {}
 
   /** Whether lines of level `level` are written. */
@@ -56,7 +78,7 @@ export class Logger {
   private write(sev: Severity, msg: string, pairs: LogPairs | undefined, level: number): void {
     const d = this.now();
     if (this.format === 'json') {
-      const o: Record<string, unknown> = { ts: d.getTime() / 1000, caller: 'svc-apiserver', msg };
+      const o: Record<string, unknown> = { ts: d, caller: 'svc-apiserver', msg };
       // upstream's JSON: errors carry `err` and no `v`; info lines carry their verbosity
       if (sev !== 'E') o.v = level;
       if (pairs) for (const k in pairs) o[k] = pairs[k] instanceof Error ? (pairs[k] as Error).message : pairs[k];

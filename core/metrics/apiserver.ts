@@ -3,8 +3,8 @@
  * here; the request stages, the watch stream, the store wrapper and the scrape-time collectors feed
  * them. Hot paths hold a cached child and pay an increment or a bucket search, nothing more.
  */
-import { collectDefaultMetrics, Registry as PromRegistry, type Registry } from 'prom-client';
-import { exponentialBuckets, type GaugeMetric, StabilityRegistry, type RegistryOptions } from './registry.js';
+import { collectDefaultMetrics } from 'prom-client';
+import { ExpositionRegistry, exponentialBuckets, type GaugeMetric, StabilityRegistry, type RegistryOptions } from './registry.js';
 
 /** upstream's request latency buckets (seconds). */
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
@@ -40,17 +40,16 @@ export interface AuthenticationMetrics {
   user(username: string): void;
 }
 
-let processRegistriesOnce: { text: Registry; openMetrics: Registry } | undefined;
+let processRegistriesOnce: { text: ExpositionRegistry; openMetrics: ExpositionRegistry } | undefined;
 
 /**
  * process_* and nodejs_* (upstream's process_* and go_*), printed without a stability class as upstream
  * prints them. One pair per process: their collectors watch the process, not a server.
  */
-function processRegistries(): { text: Registry; openMetrics: Registry } {
+function processRegistries(): { text: ExpositionRegistry; openMetrics: ExpositionRegistry } {
   if (!processRegistriesOnce) {
-    const text = new PromRegistry();
-    const openMetrics = new PromRegistry();
-    openMetrics.setContentType(PromRegistry.OPENMETRICS_CONTENT_TYPE as never);
+    const text = new ExpositionRegistry(false);
+    const openMetrics = new ExpositionRegistry(true);
     collectDefaultMetrics({ register: text });
     collectDefaultMetrics({ register: openMetrics });
     processRegistriesOnce = { text, openMetrics };
@@ -94,7 +93,8 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       stability: 'STABLE',
       help: 'Response size distribution in bytes for each group, version, verb, resource, subresource, scope and component.',
       labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
-      buckets: exponentialBuckets(1000, 10, 8),
+      // 1 KB to 1 GB, as upstream's ExponentialBuckets(1000, 10, 7)
+      buckets: exponentialBuckets(1000, 10, 7),
     });
     r.gauge({
       name: 'apiserver_current_inflight_requests',

@@ -8,8 +8,12 @@
  * gets the format it asks for from the same samples. Labelled metrics hand out children cached by
  * their label values; counters and histograms count in plain numbers that a scrape collects, so a hot
  * path pays one Map lookup and an addition, not prom-client's label hashing.
+ *
+ * The exposition itself is written here (ExpositionRegistry), not by prom-client's formatter: that one
+ * spells not-a-number `Nan`, which neither format has, and renames a counter shared by both registries
+ * when it writes OpenMetrics (every later Prometheus text scrape lost the counter's `_total`).
  */
-import { Counter, Gauge, type Metric, Registry } from 'prom-client';
+import { Counter, Gauge, type Metric, Registry, type RegistryContentType } from 'prom-client';
 
 export type StabilityLevel = 'ALPHA' | 'BETA' | 'STABLE';
 
@@ -254,16 +258,120 @@ export interface RegistryOptions {
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 
+/**
+ * A sample value (or a number label value such as `le`) as both formats spell it: `NaN`, `+Inf`,
+ * `-Inf`, else JavaScript's shortest decimal (digits, `.`, `e+` or `e-`, all valid in both formats).
+ */
+export function sampleValueText(v: number): string {
+  const n = typeof v === 'number' ? v : Number(v);
+  if (n === Infinity) return '+Inf';
+  if (n === -Infinity) return '-Inf';
+  if (Number.isNaN(n)) return 'NaN';
+  return String(n);
+}
+
+/** A label value between its quotes: backslash, double quote and newline escaped (both formats). */
+const labelValueText = (v: string | number): string =>
+  typeof v === 'number' ? sampleValueText(v) : v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+
+/** HELP text: backslash and newline escaped; OpenMetrics escapes double quotes as well. */
+const helpLineText = (help: string, openMetrics: boolean): string => {
+  const s = help.replace(/\\/g, '\\\\').replace(/\n/g, '\\n');
+  return openMetrics ? s.replace(/"/g, '\\"') : s;
+};
+
+/** One sample as the metrics hand it out (prom-client's shape, also HistogramMetric's). */
+interface ExposedSample {
+  metricName?: string;
+  labels?: Record<string, string | number>;
+  /** The labels of the sample's series (a histogram child's), written before its own (`le`). */
+  sharedLabels?: Record<string, string | number>;
+  value: number;
+  exemplar?: { labelSet: Record<string, string | number>; value: number; timestamp?: number } | null;
+}
+
+interface ExposedFamily {
+  name: string;
+  help: string;
+  type: string;
+  values?: ExposedSample[];
+}
+
+interface ExposableMetric {
+  get(): Promise<ExposedFamily> | ExposedFamily;
+  getForPromString?(): Promise<ExposedFamily> | ExposedFamily;
+}
+
+function labelsText(labels: Record<string, string | number> | undefined, shared: Record<string, string | number> | undefined): string {
+  let out = '';
+  if (shared) for (const k in shared) out += `,${k}="${labelValueText(shared[k]!)}"`;
+  if (labels) for (const k in labels) if (!shared || !Object.hasOwn(shared, k)) out += `,${k}="${labelValueText(labels[k]!)}"`;
+  return out ? `{${out.slice(1)}}` : '';
+}
+
+/**
+ * One family in either format. OpenMetrics names a counter's family without `_total` and its sample
+ * with it; the Prometheus text format writes both as declared. A histogram's series labels come
+ * before its `le`, as upstream writes them.
+ */
+export function familyText(f: ExposedFamily, openMetrics: boolean): string {
+  const counter = openMetrics && f.type === 'counter';
+  const family = counter ? f.name.replace(/_total$/, '') : f.name;
+  const lines = [`# HELP ${family} ${helpLineText(f.help, openMetrics)}`, `# TYPE ${family} ${f.type}`];
+  for (const v of f.values ?? []) {
+    let name = v.metricName ?? family;
+    if (counter && !name.endsWith('_total')) name += '_total';
+    let line = `${name}${labelsText(v.labels, v.sharedLabels)} ${sampleValueText(v.value)}`;
+    if (openMetrics && v.exemplar) line += ` # ${labelsText(v.exemplar.labelSet, undefined) || '{}'} ${sampleValueText(v.exemplar.value)}${v.exemplar.timestamp === undefined ? '' : ` ${v.exemplar.timestamp}`}`;
+    lines.push(line);
+  }
+  return lines.join('\n');
+}
+
+/**
+ * A prom-client registry whose exposition is written by familyText: prom-client's metrics, collectors
+ * and collectDefaultMetrics work with it unchanged, only the text differs (valid value spellings, no
+ * renamed metrics).
+ */
+export class ExpositionRegistry extends Registry<RegistryContentType> {
+  constructor(openMetrics: boolean) {
+    super();
+    if (openMetrics) this.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
+  }
+
+  get isOpenMetrics(): boolean {
+    return this.contentType === Registry.OPENMETRICS_CONTENT_TYPE;
+  }
+
+  override setDefaultLabels(): void {
+    throw new Error('default labels are not written by ExpositionRegistry');
+  }
+
+  override async metrics(): Promise<string> {
+    const families = await Promise.all(this.getMetricsAsArray().map((m) => this.familyOf(m as unknown as ExposableMetric)));
+    const texts = families.map((f) => familyText(f, this.isOpenMetrics));
+    return this.isOpenMetrics ? `${texts.join('\n')}\n# EOF\n` : `${texts.join('\n\n')}\n`;
+  }
+
+  override async getSingleMetricAsString(name: string): Promise<string> {
+    const m = this.getSingleMetric(name);
+    if (!m) throw new Error(`no metric named ${name}`);
+    return familyText(await this.familyOf(m as unknown as ExposableMetric), this.isOpenMetrics);
+  }
+
+  private async familyOf(m: ExposableMetric): Promise<ExposedFamily> {
+    return typeof m.getForPromString === 'function' ? m.getForPromString() : m.get();
+  }
+}
+
 /** The metrics of one server: what /metrics prints. */
 export class StabilityRegistry {
-  readonly text = new Registry();
-  readonly openMetrics = new Registry<typeof Registry.OPENMETRICS_CONTENT_TYPE>();
+  readonly text = new ExpositionRegistry(false);
+  readonly openMetrics = new ExpositionRegistry(true);
   /** Metrics the policy keeps off the endpoint, by name. */
   readonly hidden = new Set<string>();
 
-  constructor(private readonly o: RegistryOptions = {}) {
-    this.openMetrics.setContentType(Registry.OPENMETRICS_CONTENT_TYPE);
-  }
+  constructor(private readonly o: RegistryOptions = {}) {}
 
   /** The registries a metric goes into (none when hidden); warns for deprecated ones. */
   private registersFor(o: MetricOpts): Registry[] {
@@ -273,7 +381,7 @@ export class StabilityRegistry {
       this.hidden.add(o.name);
       return [];
     }
-    return [this.text, this.openMetrics as unknown as Registry];
+    return [this.text, this.openMetrics] as unknown as Registry[];
   }
 
   /** `collect`: for counts kept elsewhere, set at scrape time (the counter is reset, then raised to the count). */

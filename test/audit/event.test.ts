@@ -22,7 +22,40 @@ t.test('microTime: RFC 3339 with six fraction digits, in UTC', async (t) => {
   t.equal(microTime(Date.UTC(2026, 0, 2, 3, 4, 5, 1) + 0.999), '2026-01-02T03:04:05.001999Z');
 });
 
-t.test('eventLine writes what JSON.stringify writes, in upstream field order, for any field content', async (t) => {
+type Obj = Record<string, unknown>;
+const isEmpty = (v: unknown): boolean =>
+  v === undefined || v === null || v === '' || v === 0 || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && !Array.isArray(v) && Object.keys(v as Obj).length === 0);
+/** A copy of `o` without the named fields that are empty: what Go's encoding/json does with omitempty. */
+function omitEmpty(o: unknown, fields: readonly string[]): Obj | undefined {
+  if (o === undefined || o === null) return undefined;
+  const c: Obj = { ...(o as Obj) };
+  for (const f of fields) if (isEmpty(c[f])) delete c[f];
+  return c;
+}
+/** authentication/v1 UserInfo: every field omitempty; extra is a Go map, its keys written sorted. */
+function upstreamUser(u: unknown): Obj | undefined {
+  const c = omitEmpty(u, ['username', 'uid', 'groups', 'extra']);
+  if (c?.extra) c.extra = Object.fromEntries(Object.entries(c.extra as Obj).sort(([a], [b]) => (a < b ? -1 : 1)));
+  return c;
+}
+/**
+ * An event as upstream writes it, from the omitempty tags of k8s.io/apiserver/pkg/apis/audit/v1 Event,
+ * ObjectReference (every field), authentication/v1 UserInfo (every field) and metav1.Status (all but
+ * metadata, a struct, always written). An omitempty pointer (impersonatedUser, objectRef,
+ * responseStatus, the objects, a status's details) is left out only when nil (here: undefined, which
+ * JSON.stringify leaves out); an omitempty string, list or map (sourceIPs, userAgent, annotations and
+ * the fields within) also when empty.
+ */
+function upstreamJson(ev: AuditEvent): string {
+  const c = omitEmpty(ev, ['sourceIPs', 'userAgent', 'annotations'])!;
+  c.user = upstreamUser(c.user) ?? {};
+  if (c.impersonatedUser) c.impersonatedUser = upstreamUser(c.impersonatedUser);
+  if (c.objectRef) c.objectRef = omitEmpty(c.objectRef, ['resource', 'namespace', 'name', 'uid', 'apiGroup', 'apiVersion', 'resourceVersion', 'subresource']);
+  if (c.responseStatus) c.responseStatus = omitEmpty(c.responseStatus, ['status', 'message', 'reason', 'code']);
+  return `${JSON.stringify(c)}\n`;
+}
+
+t.test('eventLine writes what upstream writes (omitempty fields left out when empty), in upstream field order, for any field content', async (t) => {
   const ev: AuditEvent = {
     kind: 'Event',
     apiVersion: 'audit.svc.io/v1',
@@ -46,20 +79,40 @@ t.test('eventLine writes what JSON.stringify writes, in upstream field order, fo
   const line = eventLine(ev, identityJson(ev));
   t.ok(line.endsWith('}\n'), 'one line');
   t.equal(line.indexOf('\n'), line.length - 1, 'no newline inside');
-  t.equal(line, `${JSON.stringify(ev)}\n`, 'byte for byte what JSON.stringify writes');
+  t.equal(line, upstreamJson(ev), 'byte for byte what upstream writes');
+  t.notMatch(line, /"apiGroup"/, "the core group's empty apiGroup is left out");
   const bare: AuditEvent = { ...ev, impersonatedUser: undefined, sourceIPs: undefined, userAgent: undefined, objectRef: undefined, responseStatus: { metadata: {}, code: 200 }, requestObject: undefined, responseObject: undefined, annotations: undefined };
-  t.equal(eventLine(bare, identityJson(bare)), `${JSON.stringify(bare)}\n`, 'absent fields are left out');
+  t.equal(eventLine(bare, identityJson(bare)), upstreamJson(bare), 'absent fields are left out');
+  t.equal(eventLine(bare, identityJson(bare)), `${JSON.stringify(bare)}\n`, 'which is what JSON.stringify writes of absent fields');
   const reasonOnly: AuditEvent = { ...bare, responseStatus: { metadata: {}, reason: 'Conflict', code: 409 } };
-  t.equal(eventLine(reasonOnly, identityJson(reasonOnly)), `${JSON.stringify(reasonOnly)}\n`, 'a status with a reason and no message keeps its reason');
+  t.equal(eventLine(reasonOnly, identityJson(reasonOnly)), upstreamJson(reasonOnly), 'a status with a reason and no message keeps its reason');
+  // every omitempty field present but empty: left out, as upstream leaves it out
+  const empties: AuditEvent = {
+    ...ev,
+    user: { username: '', uid: '', groups: [], extra: {} },
+    impersonatedUser: { username: 'bob', uid: '', groups: [] },
+    sourceIPs: [],
+    userAgent: '',
+    responseStatus: { metadata: {}, status: '', message: '', reason: '', code: 500 },
+    annotations: {},
+  };
+  const emptiesLine = eventLine(empties, identityJson(empties));
+  t.equal(emptiesLine, upstreamJson(empties), 'empty omitempty fields are left out');
+  t.match(emptiesLine, /"user":\{\},"impersonatedUser":\{"username":"bob"\},"objectRef"/);
+  t.match(emptiesLine, /"responseStatus":\{"metadata":\{\},"code":500\}/, "a status's metadata is a struct: always written");
+  t.notMatch(emptiesLine, /"annotations"|"sourceIPs"|"userAgent"/);
+  const extra: AuditEvent = { ...ev, user: { username: 'u', groups: ['g'], extra: { 'z.example/b': ['1'], 'a.example/a': ['2', '3'] } } };
+  t.equal(eventLine(extra, identityJson(extra)), upstreamJson(extra), "extra's keys in order, as Go writes a map");
   // the objectRef is written field by field: every field, escapes, empty strings and absent fields
   for (const objectRef of [
     { resource: 'pods', namespace: 'n"s', name: 'a\\b', uid: 'u-1', apiGroup: 'apps', apiVersion: 'v1', resourceVersion: '7', subresource: 'status' },
     { resource: 'namespaces', namespace: undefined, name: 'x', apiGroup: '', apiVersion: 'v1', subresource: undefined },
+    { resource: 'configmaps', namespace: '', name: '', uid: '', apiGroup: '', apiVersion: 'v1', resourceVersion: '', subresource: '' },
     { resource: 'csidrivers', apiGroup: 'storage.svc.io', apiVersion: 'v1' },
     {},
   ]) {
     const withRef: AuditEvent = { ...ev, objectRef };
-    t.equal(eventLine(withRef, identityJson(withRef)), `${JSON.stringify(withRef)}\n`, `objectRef ${JSON.stringify(objectRef)}`);
+    t.equal(eventLine(withRef, identityJson(withRef)), upstreamJson(withRef), `objectRef ${JSON.stringify(objectRef)}`);
   }
 });
 
@@ -103,7 +156,7 @@ t.test('a cached identity is the one written afresh: a request that differs from
       const ev: AuditEvent = { ...base, ...change, sourceIPs: change.sourceIPs && [...change.sourceIPs] };
       if (!('sourceIPs' in change)) ev.sourceIPs = [...base.sourceIPs!];
       t.equal(cachedIdentityJson(ev), identityJson(ev), `${what} (round ${round + 1})`);
-      t.equal(eventLine(ev, cachedIdentityJson(ev)), `${JSON.stringify(ev)}\n`, `${what}: the line is what JSON.stringify writes`);
+      t.equal(eventLine(ev, cachedIdentityJson(ev)), upstreamJson(ev), `${what}: the line is what upstream writes`);
     }
   }
 });

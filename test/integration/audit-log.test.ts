@@ -1,4 +1,5 @@
 import t from 'tap';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ALICE_TOKEN, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { type Event, eventsOf, readEvents, writePolicy } from '../helpers/audit.js';
@@ -56,7 +57,7 @@ t.test('Metadata: RequestReceived then ResponseComplete, with the Audit-Id of th
   t.same(done.user.groups, ['system:masters', 'system:authenticated']);
   t.same(done.sourceIPs, ['127.0.0.1']);
   t.equal(done.userAgent, 'audit-test/1.0');
-  t.same(done.objectRef, { resource: 'configmaps', namespace: 'meta', name: 'a', apiGroup: '', apiVersion: 'v1' });
+  t.same(done.objectRef, { resource: 'configmaps', namespace: 'meta', name: 'a', apiVersion: 'v1' }, 'the core group: no apiGroup (omitempty)');
   t.same(done.responseStatus, { metadata: {}, code: 200 });
   t.notOk('requestObject' in done || 'responseObject' in done, 'no objects at Metadata');
   t.match(done.requestReceivedTimestamp, MICRO_TIME);
@@ -195,6 +196,44 @@ t.test('a non-resource request has no objectRef and the method as its verb', asy
   t.equal(done.verb, 'get');
   t.notOk('objectRef' in done);
   t.equal(done.requestURI, '/version');
+});
+
+/**
+ * The omitempty fields of an event that are written empty: upstream's JSON leaves out an empty
+ * omitempty string, list or map (k8s.io/apiserver/pkg/apis/audit/v1 Event's sourceIPs, userAgent and
+ * annotations, every field of its ObjectReference, every field of authentication/v1 UserInfo, and
+ * metav1.Status's status, message, reason and code).
+ */
+function emptyOmitempty(e: Event): string[] {
+  const empty = (v: unknown): boolean => v === '' || v === 0 || v === null || (Array.isArray(v) && v.length === 0) || (typeof v === 'object' && v !== null && Object.keys(v).length === 0);
+  const found: string[] = [];
+  const check = (o: Event | undefined, path: string, fields: string[]): void => {
+    if (o) for (const f of fields) if (f in o && empty(o[f])) found.push(`${path}${f}`);
+  };
+  check(e, '', ['sourceIPs', 'userAgent', 'annotations']);
+  check(e.objectRef, 'objectRef.', ['resource', 'namespace', 'name', 'uid', 'apiGroup', 'apiVersion', 'resourceVersion', 'subresource']);
+  check(e.user, 'user.', ['username', 'uid', 'groups', 'extra']);
+  check(e.impersonatedUser, 'impersonatedUser.', ['username', 'uid', 'groups', 'extra']);
+  check(e.responseStatus, 'responseStatus.', ['status', 'message', 'reason', 'code']);
+  return found;
+}
+
+t.test('empty omitempty fields are left out as upstream leaves them: the core group has no apiGroup, a named group has its own', async (t) => {
+  const core = await s.admin.get('/api/v1/namespaces/meta/configmaps/a', { headers: { 'user-agent': '' } });
+  t.equal(core.status, 200);
+  const named = await s.admin.get('/apis/storage.svc.io/v1/csidrivers');
+  t.equal(named.status, 200);
+  const coreDone = (await eventsOf(log, idOf(core), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.same(coreDone.objectRef, { resource: 'configmaps', namespace: 'meta', name: 'a', apiVersion: 'v1' });
+  t.notOk('userAgent' in coreDone, 'an empty User-Agent is no userAgent');
+  const namedDone = (await eventsOf(log, idOf(named), 2)).find((e) => e.stage === 'ResponseComplete')!;
+  t.same(namedDone.objectRef, { resource: 'csidrivers', apiGroup: 'storage.svc.io', apiVersion: 'v1' });
+  const lines = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(`"auditID":"${idOf(core)}"`));
+  t.equal(lines.length, 2);
+  for (const l of lines) t.notMatch(l, /"apiGroup"/, 'the line itself has no apiGroup');
+  // and every event written so far (reads, writes, watches, failures, impersonation, non-resource paths)
+  const written = readEvents(log).map((e) => ({ id: `${e.auditID} ${e.stage} ${e.requestURI}`, empty: emptyOmitempty(e) })).filter((e) => e.empty.length);
+  t.same(written, [], 'no event writes an empty omitempty field');
 });
 
 t.test('every line of the log is one JSON event', async (t) => {

@@ -1,7 +1,8 @@
 import t from 'tap';
 import { Logger } from '../../core/log/logger.js';
 
-const at = new Date(Date.UTC(2026, 10, 27, 7, 5, 9, 123));
+/** 07:05:09.123456 on 27 November 2026, in epoch milliseconds (the clock the logger reads). */
+const at = Date.UTC(2026, 10, 27, 7, 5, 9, 123) + 0.456;
 
 function capture(format: 'text' | 'json', v = 0): { log: Logger; lines: [string, string][] } {
   const lines: [string, string][] = [];
@@ -12,8 +13,8 @@ t.test('text lines carry klog\'s header, the quoted message and key="value" pair
   const { log, lines } = capture('text');
   log.info('HTTP', { verb: 'GET', resp: 200, ok: true });
   log.error('failed', new Error('disk full'), { path: '/x' });
-  t.match(lines[0]![1], new RegExp(`^I1127 07:05:09\\.123000 +${process.pid} svc-apiserver\\] "HTTP" verb="GET" resp=200 ok=true$`));
-  t.match(lines[1]![1], /^E1127 07:05:09\.123000 .* "failed" path="\/x" err="disk full"$/);
+  t.match(lines[0]![1], new RegExp(`^I1127 07:05:09\\.123456 +${process.pid} svc-apiserver\\] "HTTP" verb="GET" resp=200 ok=true$`));
+  t.match(lines[1]![1], /^E1127 07:05:09\.123456 .* "failed" path="\/x" err="disk full"$/);
   t.same(lines.map((l) => l[0]), ['I', 'E']);
 });
 
@@ -23,9 +24,11 @@ t.test('json lines are one object each: ts, caller, msg, v, the pairs; errors ca
   log.error('bad', new Error('boom'));
   log.warn('careful');
   const [info, err, warn] = lines.map((l) => JSON.parse(l[1]));
-  t.same(info, { ts: at.getTime() / 1000, caller: 'svc-apiserver', msg: 'hello', v: 2, a: 'b' });
-  t.same(err, { ts: at.getTime() / 1000, caller: 'svc-apiserver', msg: 'bad', err: 'boom' });
+  // component-base's JSON logger: ts is milliseconds since the epoch, a float with the sub-millisecond part
+  t.same(info, { ts: at, caller: 'svc-apiserver', msg: 'hello', v: 2, a: 'b' });
+  t.same(err, { ts: at, caller: 'svc-apiserver', msg: 'bad', err: 'boom' });
   t.equal(warn.v, 0);
+  t.match(lines[0]![1], /^\{"ts":1795763109123\.456,/, 'written as zap writes the float');
 });
 
 t.test('a line above the verbosity is not written', async (t) => {

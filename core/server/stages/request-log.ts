@@ -1,6 +1,7 @@
 /**
  * Stage: one log line per request at verbosity 3, as upstream's HTTP log (verb, URI, latency, user
- * agent, audit ID, source IP, response code). Below -v=3 the stage is not in the chain at all.
+ * agent, the audit ID its answer carries, source IP, response code). Below -v=3 the stage is not in
+ * the chain at all.
  */
 import { isPromise } from '../../api/maybe-async.js';
 import { toStatusError } from '../../api/status.js';
@@ -10,11 +11,19 @@ import type { RequestScope } from '../scope.js';
 
 export const REQUEST_LOG_LEVEL = 3;
 
+/** Upstream logs at most this much of an audit ID (a client may send a long one). */
+const MAX_LOGGED_AUDIT_ID = 64;
+
+/**
+ * The request's audit ID as the line carries it: the one its answer's Audit-Id header carries (the
+ * client's, or the one made for it), cut to its first 64 characters as upstream's GetAuditIDTruncated.
+ */
+export const loggedAuditID = (id: string): string => (id.length > MAX_LOGGED_AUDIT_ID ? id.slice(0, MAX_LOGGED_AUDIT_ID) : id);
+
 export function withRequestLog(log: Logger): Stage {
   const line = (s: RequestScope, err?: unknown): void => {
     const code = s.sink.code || (err !== undefined ? toStatusError(err).code : 200);
     const ua = s.headers['user-agent'];
-    const audit = s.headers['audit-id'];
     log.info(
       'HTTP',
       {
@@ -22,7 +31,7 @@ export function withRequestLog(log: Logger): Stage {
         URI: s.rawQuery ? `${s.path}?${s.rawQuery}` : s.path,
         latency: `${(performance.now() - s.startedAt).toFixed(3)}ms`,
         userAgent: typeof ua === 'string' ? ua : '',
-        'audit-ID': (s as { auditId?: string }).auditId ?? (typeof audit === 'string' ? audit : ''),
+        'audit-ID': loggedAuditID(s.auditID),
         srcIP: s.peer?.remoteAddress ?? '',
         resp: code,
       },
