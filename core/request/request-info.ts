@@ -121,7 +121,9 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
 
   info.isResourceRequest = true;
   info.verb = methodVerbs[method] ?? method.toLowerCase();
-  if (parts[0] === 'watch' && (method === 'GET' || method === 'HEAD')) {
+  // the deprecated /watch/ prefix makes the verb watch whatever the method, as upstream's request info
+  // (its routes take GET only: resolve answers other methods 405)
+  if (parts[0] === 'watch') {
     info.verb = 'watch';
     parts = parts.slice(1);
   }

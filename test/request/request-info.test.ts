@@ -28,6 +28,10 @@ const rows: Row[] = [
   ['GET', '/api/v1/watch/configmaps', 'watch', '', 'v1', '', 'configmaps', '', ''],
   ['GET', '/api/v1/watch/namespaces/other/configmaps', 'watch', '', 'v1', 'other', 'configmaps', '', ''],
   ['GET', '/api/v1/watch/namespaces/other/configmaps/cm1', 'watch', '', 'v1', 'other', 'configmaps', '', 'cm1'],
+  // the /watch/ prefix sets the verb whatever the method (its routes then answer 405 to anything but GET)
+  ['DELETE', '/api/v1/watch/namespaces/other/configmaps/cm1', 'watch', '', 'v1', 'other', 'configmaps', '', 'cm1'],
+  ['PUT', '/api/v1/watch/namespaces/other/configmaps', 'watch', '', 'v1', 'other', 'configmaps', '', ''],
+  ['POST', '/apis/storage.svc.io/v1/watch/csidrivers', 'watch', 'storage.svc.io', 'v1', '', 'csidrivers', '', ''],
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dcm1', 'list', '', 'v1', 'other', 'configmaps', '', 'cm1'],
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3D%3Dcm1', 'list', '', 'v1', 'other', 'configmaps', '', 'cm1'],
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%21%3Dcm1', 'list', '', 'v1', 'other', 'configmaps', '', ''],

@@ -91,7 +91,10 @@ export function resolve(types: TypeLookup, s: RequestScope): ResolvedRequest {
   // a POST names an object only to create through one of its virtual subresources (serviceaccounts/x/token)
   const postsToObject = name !== '' && method === 'POST' && !subDef?.kind;
   if (!served.includes(verb) || (name === '' && (method === 'PUT' || method === 'PATCH')) || postsToObject) throw errors.methodNotAllowed();
-  if (verb === 'create' && rt.namespaced && !info.namespace) throw errors.methodNotAllowed();
+  // a /watch/ path is authorized as a watch for any method; only GET is served there
+  if (verb === 'watch' && method !== 'GET' && method !== 'HEAD') throw errors.methodNotAllowed();
+  // across all namespaces a namespaced kind is only listed and watched: upstream routes no POST or DELETE there
+  if ((verb === 'create' || verb === 'deletecollection') && rt.namespaced && !info.namespace) throw errors.methodNotAllowed();
   // namespace objects are addressed as /namespaces/<name>: the request namespace is the object's name
   return { verb, rt, namespace: rt.namespaced ? info.namespace : '', name, subresource };
 }
