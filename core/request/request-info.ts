@@ -8,7 +8,7 @@
  * GET on a collection is list (watch with a truthy `watch` query), DELETE on a collection is
  * deletecollection. Anything else is a non-resource request whose verb is the lower-case method.
  */
-import { parseFieldSelector } from '../api/selectors.js';
+import { parseFieldSelector, parseLabelSelector } from '../api/selectors.js';
 import { isValidPathSegmentName } from '../api/validation.js';
 
 export interface RequestInfo {
@@ -32,6 +32,11 @@ export interface RequestInfo {
    * namespaced kinds in the first form and cluster-scoped ones outside it, as upstream's routes do.
    */
   namespacedPath: boolean;
+  /**
+   * The verb came from the deprecated `/watch/` path prefix. Authorizers are then given no selectors,
+   * as upstream: of its two watch routes there only the collection's reads them.
+   */
+  verbFromPath: boolean;
   /** The path segments after the API version and any namespace prefix (for routing). */
   parts: string[];
 }
@@ -69,19 +74,43 @@ export function parseGoBool(v: string): boolean | undefined {
   }
 }
 
+/** Integer list options as upstream's parameter codec reads them (strconv.ParseInt); empty is unset. */
+const integerListOptions = ['limit', 'timeoutSeconds'];
+
+/**
+ * Whether the query decodes as upstream's ListOptions: its selectors parse and its integers are
+ * integers. Upstream narrows a list to a name only from a query that decodes; one that does not is
+ * authorized for the whole collection (and then refused by the list itself).
+ */
+function listOptionsDecode(query: URLSearchParams): boolean {
+  for (const k of integerListOptions) {
+    const v = query.get(k);
+    if (v !== null && v !== '' && !/^[+-]?\d+$/.test(v)) return false;
+  }
+  const labels = query.get('labelSelector');
+  try {
+    if (labels) parseLabelSelector(labels);
+  } catch {
+    return false;
+  }
+  return true;
+}
+
 /**
  * The name a list or watch is narrowed to by its field selector, as upstream reads it: the selector
- * parsed as the list will parse it (terms sorted), its first exact `metadata.name` term. A selector
- * the list would refuse narrows nothing (the request is then authorized for the whole collection).
+ * parsed as the list will parse it (terms sorted), its first exact `metadata.name` term, when the
+ * whole query decodes.
  */
 function fieldSelectorName(query: URLSearchParams): string | undefined {
   const sel = query.get('fieldSelector');
   if (!sel) return undefined;
+  let name: string | undefined;
   try {
-    return parseFieldSelector(sel).exactMatch('metadata.name');
+    name = parseFieldSelector(sel).exactMatch('metadata.name');
   } catch {
     return undefined;
   }
+  return name !== undefined && listOptionsDecode(query) ? name : undefined;
 }
 
 export function requestInfoFor(method: string, path: string, query: URLSearchParams): RequestInfo {
@@ -98,6 +127,7 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
     subresource: '',
     name: '',
     namespacedPath: false,
+    verbFromPath: false,
     parts: [],
   };
   let a = 0;
@@ -125,6 +155,7 @@ export function requestInfoFor(method: string, path: string, query: URLSearchPar
   // (its routes take GET only: resolve answers other methods 405)
   if (parts[0] === 'watch') {
     info.verb = 'watch';
+    info.verbFromPath = true;
     parts = parts.slice(1);
   }
 

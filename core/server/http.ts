@@ -406,6 +406,7 @@ export const NO_INFO: RequestInfo = Object.freeze({
   subresource: '',
   name: '',
   namespacedPath: false,
+  verbFromPath: false,
   parts: [],
 }) as RequestInfo;
 

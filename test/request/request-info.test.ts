@@ -40,6 +40,12 @@ const rows: Row[] = [
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Db,metadata.name%3Da', 'list', '', 'v1', 'other', 'configmaps', '', 'a'],
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Da%3Db', 'list', '', 'v1', 'other', 'configmaps', '', ''],
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%20%3D%20cm1', 'list', '', 'v1', 'other', 'configmaps', '', ''],
+  // a query that does not decode as ListOptions narrows to no name (upstream's decode error path)
+  ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dcm1&limit=abc', 'list', '', 'v1', 'other', 'configmaps', '', ''],
+  ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dcm1&timeoutSeconds=1.5', 'list', '', 'v1', 'other', 'configmaps', '', ''],
+  ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dcm1&labelSelector=a%20b', 'list', '', 'v1', 'other', 'configmaps', '', ''],
+  ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dcm1&limit=5&timeoutSeconds=&labelSelector=a%3Db', 'list', '', 'v1', 'other', 'configmaps', '', 'cm1'],
+  ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dcm1&watch=f&limit=abc', 'watch', '', 'v1', 'other', 'configmaps', '', ''],
   ['GET', '/api/v1/namespaces/other/configmaps?fieldSelector=metadata.name%3Dcm1%5C,x', 'list', '', 'v1', 'other', 'configmaps', '', 'cm1,x'],
   ['POST', '/api/v1/namespaces/other/configmaps', 'create', '', 'v1', 'other', 'configmaps', '', ''],
   ['PUT', '/api/v1/namespaces/other/configmaps/cm1', 'update', '', 'v1', 'other', 'configmaps', '', 'cm1'],
@@ -92,6 +98,21 @@ t.test('namespacedPath tells /namespaces/<ns>/<resource> from a namespace object
     ['/apis/storage.svc.io/v1/namespaces/a/csidrivers/d', true],
   ];
   for (const [path, want] of cases) t.equal(requestInfoFor('GET', path, new URLSearchParams()).namespacedPath, want, path);
+});
+
+t.test('verbFromPath marks a verb taken from the /watch/ prefix, whatever the method', async (t) => {
+  const cases: [string, string, boolean, string][] = [
+    ['GET', '/api/v1/watch/namespaces/a/configmaps', true, 'watch'],
+    ['DELETE', '/api/v1/watch/namespaces/a/configmaps/x', true, 'watch'],
+    ['GET', '/api/v1/namespaces/a/configmaps?watch=1', false, 'watch'],
+    ['GET', '/api/v1/namespaces/a/configmaps', false, 'list'],
+  ];
+  for (const [method, url, want, verb] of cases) {
+    const q = url.indexOf('?');
+    const info = requestInfoFor(method, q < 0 ? url : url.slice(0, q), new URLSearchParams(q < 0 ? '' : url.slice(q + 1)));
+    t.equal(info.verbFromPath, want, `${method} ${url}`);
+    t.equal(info.verb, verb, `${method} ${url}: verb`);
+  }
 });
 
 t.test('request info: method, path and query map to verb, group, version, namespace, resource, subresource, name', async (t) => {

@@ -27,7 +27,7 @@ export function attributesOf(s: Pick<RequestScope, 'user' | 'path'> & { query?: 
     subresource: info.subresource,
     name: info.name,
   };
-  if (s.query && info.isResourceRequest && selectorVerbs.has(info.verb)) {
+  if (s.query && info.isResourceRequest && !info.verbFromPath && selectorVerbs.has(info.verb)) {
     const selectors = selectorsFromQuery(s.query.get('fieldSelector'), s.query.get('labelSelector'));
     if (selectors) a.selectors = selectors;
   }
