@@ -34,11 +34,11 @@ export function epochMillisNow(): number {
   return wall;
 }
 
-/** klog's header: severity, MMDD, time with microseconds, pid. */
+/** klog's header: severity, MMDD, time with microseconds, pid. The time is local, as klog's (Go's time.Now()). */
 function klogHeader(sev: Severity, epochMs: number): string {
   const d = new Date(Math.floor(epochMs));
-  const us = pad(d.getUTCMilliseconds() * 1000 + Math.floor((epochMs - Math.floor(epochMs)) * 1000), 6);
-  return `${sev}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${us} ${String(process.pid).padStart(7)} svc-apiserver]`;
+  const us = pad(d.getMilliseconds() * 1000 + Math.floor((epochMs - Math.floor(epochMs)) * 1000), 6);
+  return `${sev}${pad(d.getMonth() + 1)}${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${us} ${String(process.pid).padStart(7)} svc-apiserver]`;
 }
 
 function textValue(v: unknown): string {

@@ -39,3 +39,21 @@ t.test('a line above the verbosity is not written', async (t) => {
   t.equal(log.enabled(3), false);
   t.equal(new Logger('text', 3).enabled(3), true);
 });
+
+t.test("the text header's time is the local time, as klog writes Go's time.Now()", async (t) => {
+  const saved = process.env.TZ;
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.TZ;
+    else process.env.TZ = saved;
+  });
+  // UTC+05:30 all year (no daylight saving): 07:05:09.123456 UTC on 27 November is 12:35:09.123456 there
+  process.env.TZ = 'Asia/Kolkata';
+  const { log, lines } = capture('text');
+  log.info('local');
+  t.match(lines[0]![1], /^I1127 12:35:09\.123456 /);
+  // and across midnight: the local date, not UTC's
+  const late = Date.UTC(2026, 11, 31, 20, 0, 0, 5) + 0.25;
+  const out: string[] = [];
+  new Logger('text', 0, (l) => out.push(l), () => late).info('new year');
+  t.match(out[0], /^I0101 01:30:00\.005250 /);
+});
