@@ -14,6 +14,7 @@ import '../codec/json-serializer.js';
 import '../codec/protobuf-serializer.js';
 import '../codec/yaml-serializer.js';
 import { decodeYaml } from '../codec/yaml.js';
+import { goStringCompare } from '../log/go-format.js';
 import type { RequestInfo } from '../request/request-info.js';
 import type { Level, Stage } from './policy.js';
 
@@ -163,7 +164,7 @@ function userJson(u: Partial<UserInfo>): string {
 
 /**
  * authentication/v1 UserInfo as upstream's JSON writes it: every field omitempty (an empty name, uid,
- * group list or extra map is left out), extra's keys in order as Go writes a map.
+ * group list or extra map is left out), extra's keys sorted as Go writes a map's.
  */
 function userInfoJson(u: Partial<UserInfo>): string {
   let out = '';
@@ -172,7 +173,7 @@ function userInfoJson(u: Partial<UserInfo>): string {
   if (u.groups?.length) out += `,"groups":${JSON.stringify(u.groups)}`;
   const extra = u.extra;
   if (extra) {
-    const keys = Object.keys(extra).sort();
+    const keys = goMapKeys(extra);
     if (keys.length) out += `,"extra":{${keys.map((k) => `${quoted(k)}:${JSON.stringify(extra[k] ?? null)}`).join(',')}}`;
   }
   return out ? `{${out.slice(1)}}` : '{}';
@@ -252,8 +253,23 @@ const hasEntries = (o: Record<string, unknown>): boolean => {
   return false;
 };
 
-/** The annotations' JSON, or undefined when there are none (omitempty). */
-export const annotationsJsonOf = (a: Record<string, string> | undefined): string | undefined => (a && hasEntries(a) ? JSON.stringify(a) : undefined);
+/** Keys as Go writes a map's: sorted (encoding/json sorts them, by bytes); already sorted ones untouched. */
+function goMapKeys(o: Readonly<Record<string, unknown>>): string[] {
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++) if (goStringCompare(keys[i - 1]!, keys[i]!) > 0) return keys.sort(goStringCompare);
+  return keys;
+}
+
+/**
+ * The annotations' JSON, or undefined when there are none (omitempty). A Go map: upstream writes its
+ * keys sorted, whatever order the request's stages added them in.
+ */
+export function annotationsJsonOf(a: Record<string, string> | undefined): string | undefined {
+  if (!a || !hasEntries(a)) return undefined;
+  let out = '';
+  for (const k of goMapKeys(a)) out += `,${quoted(k)}:${quoted(a[k]!)}`;
+  return `{${out.slice(1)}}`;
+}
 
 /**
  * One event as a JSON line, in upstream's field order, as upstream's JSON writes it: the omitempty

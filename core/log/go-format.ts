@@ -65,3 +65,22 @@ export function goDuration(ns: number | bigint): string {
 
 /** A performance.now() interval (milliseconds with their fraction) as Go writes the Duration. */
 export const goDurationOfMillis = (ms: number): string => goDuration(Math.round(ms * 1e6));
+
+/**
+ * Go's order of strings (bytes of UTF-8, which is code point order): JavaScript's < compares UTF-16
+ * units, which puts a character past U+FFFF (a surrogate pair) before U+E000..U+FFFF.
+ */
+export function goStringCompare(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.charCodeAt(i);
+    const y = b.charCodeAt(i);
+    if (x === y) continue;
+    // a surrogate (0xD800..0xDFFF) stands for a code point above every unit from 0xE000 on
+    const xs = x >= 0xd800 && x <= 0xdfff;
+    const ys = y >= 0xd800 && y <= 0xdfff;
+    if (xs !== ys && (xs ? y : x) >= 0xe000) return xs ? 1 : -1;
+    return x - y;
+  }
+  return a.length - b.length;
+}

@@ -35,7 +35,7 @@ function omitEmpty(o: unknown, fields: readonly string[]): Obj | undefined {
 /** authentication/v1 UserInfo: every field omitempty; extra is a Go map, its keys written sorted. */
 function upstreamUser(u: unknown): Obj | undefined {
   const c = omitEmpty(u, ['username', 'uid', 'groups', 'extra']);
-  if (c?.extra) c.extra = Object.fromEntries(Object.entries(c.extra as Obj).sort(([a], [b]) => (a < b ? -1 : 1)));
+  if (c?.extra) c.extra = Object.fromEntries(Object.entries(c.extra as Obj).sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
   return c;
 }
 /**
@@ -48,6 +48,8 @@ function upstreamUser(u: unknown): Obj | undefined {
  */
 function upstreamJson(ev: AuditEvent): string {
   const c = omitEmpty(ev, ['sourceIPs', 'userAgent', 'annotations'])!;
+  // annotations is a Go map: its keys written sorted (by their UTF-8 bytes)
+  if (c.annotations) c.annotations = Object.fromEntries(Object.entries(c.annotations as Obj).sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
   c.user = upstreamUser(c.user) ?? {};
   if (c.impersonatedUser) c.impersonatedUser = upstreamUser(c.impersonatedUser);
   if (c.objectRef) c.objectRef = omitEmpty(c.objectRef, ['resource', 'namespace', 'name', 'uid', 'apiGroup', 'apiVersion', 'resourceVersion', 'subresource']);
@@ -103,6 +105,16 @@ t.test('eventLine writes what upstream writes (omitempty fields left out when em
   t.notMatch(emptiesLine, /"annotations"|"sourceIPs"|"userAgent"/);
   const extra: AuditEvent = { ...ev, user: { username: 'u', groups: ['g'], extra: { 'z.example/b': ['1'], 'a.example/a': ['2', '3'] } } };
   t.equal(eventLine(extra, identityJson(extra)), upstreamJson(extra), "extra's keys in order, as Go writes a map");
+  const extraWide: AuditEvent = { ...ev, user: { username: 'u', extra: { 'a/\u{1f600}': ['x'], 'a/\uff21': ['y'], 'B/c': ['z'] } } };
+  t.equal(eventLine(extraWide, identityJson(extraWide)), upstreamJson(extraWide), "extra's keys in Go's order (UTF-8 bytes: U+FF21 before U+1F600)");
+  // annotations added in any order: a Go map, written with its keys sorted
+  const annotated: AuditEvent = {
+    ...ev,
+    annotations: { 'svc.io/deprecated': 'true', 'authorization.svc.io/reason': 'r', 'authorization.svc.io/decision': 'allow', 'a/\u{1f600}': '1', 'a/\uff21': '2', 'Z/upper': '3' },
+  };
+  const annotatedLine = eventLine(annotated, identityJson(annotated));
+  t.equal(annotatedLine, upstreamJson(annotated), 'annotations with their keys sorted, as Go writes a map');
+  t.match(annotatedLine, /"annotations":\{"Z\/upper":"3","a\/\uff21":"2","a\/\u{1f600}":"1","authorization\.svc\.io\/decision":"allow","authorization\.svc\.io\/reason":"r","svc\.io\/deprecated":"true"\}\}\n$/u);
   // the objectRef is written field by field: every field, escapes, empty strings and absent fields
   for (const objectRef of [
     { resource: 'pods', namespace: 'n"s', name: 'a\\b', uid: 'u-1', apiGroup: 'apps', apiVersion: 'v1', resourceVersion: '7', subresource: 'status' },

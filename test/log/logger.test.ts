@@ -57,3 +57,15 @@ t.test("the text header's time is the local time, as klog writes Go's time.Now()
   new Logger('text', 0, (l) => out.push(l), () => late).info('new year');
   t.match(out[0], /^I0101 01:30:00\.005250 /);
 });
+
+t.test('a map value is written as Go writes a map: keys sorted, nested maps too, in both formats', async (t) => {
+  const value = { zeta: 1, alpha: { y: 'b', x: 'a' }, mid: [{ d: 1, c: 2 }] };
+  const text = capture('text');
+  text.log.info('m', { m: value, e: new Error('boom') });
+  t.match(text.lines[0]![1], / "m" m=\{"alpha":\{"x":"a","y":"b"\},"mid":\[\{"c":2,"d":1\}\],"zeta":1\} e="boom"$/);
+  const json = capture('json');
+  json.log.info('m', { m: value, e: new Error('boom') });
+  t.match(json.lines[0]![1], /,"m":\{"alpha":\{"x":"a","y":"b"\},"mid":\[\{"c":2,"d":1\}\],"zeta":1\},"e":"boom"\}$/);
+  t.same(value, { zeta: 1, alpha: { y: 'b', x: 'a' }, mid: [{ d: 1, c: 2 }] }, "the caller's object is left as it was");
+  t.same(Object.keys(value), ['zeta', 'alpha', 'mid']);
+});
