@@ -54,7 +54,8 @@ function upstreamJson(ev: AuditEvent): string {
   if (c.impersonatedUser) c.impersonatedUser = upstreamUser(c.impersonatedUser);
   if (c.objectRef) c.objectRef = omitEmpty(c.objectRef, ['resource', 'namespace', 'name', 'uid', 'apiGroup', 'apiVersion', 'resourceVersion', 'subresource']);
   if (c.responseStatus) c.responseStatus = omitEmpty(c.responseStatus, ['status', 'message', 'reason', 'code']);
-  return `${JSON.stringify(c)}\n`;
+  // encoding/json's HTML-safe strings: <, >, & escaped, and U+2028, U+2029 (lower-case hex, as Go's)
+  return `${JSON.stringify(c).replace(/[<>&\u2028\u2029]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`;
 }
 
 t.test('eventLine writes what upstream writes (omitempty fields left out when empty), in upstream field order, for any field content', async (t) => {
@@ -126,6 +127,36 @@ t.test('eventLine writes what upstream writes (omitempty fields left out when em
     const withRef: AuditEvent = { ...ev, objectRef };
     t.equal(eventLine(withRef, identityJson(withRef)), upstreamJson(withRef), `objectRef ${JSON.stringify(objectRef)}`);
   }
+});
+
+t.test("every string is escaped as Go's encoding/json escapes it: <, > and & (HTML-safe), U+2028 and U+2029", async (t) => {
+  const odd = 'a<b>&c\u2028d\u2029e';
+  const ev: AuditEvent = {
+    kind: 'Event',
+    apiVersion: 'audit.svc.io/v1',
+    level: 'RequestResponse',
+    auditID: `id-${odd}`,
+    stage: 'ResponseComplete',
+    requestURI: '/api/v1/namespaces/a/configmaps?limit=500&resourceVersion=0',
+    verb: 'list',
+    user: { username: `u${odd}`, uid: odd, groups: [odd, 'g'], extra: { [odd]: [odd] } },
+    impersonatedUser: { username: odd, groups: [] },
+    sourceIPs: ['1.1.1.1', '10.0.0.1'],
+    userAgent: `agent <${odd}>`,
+    objectRef: { resource: 'configmaps', namespace: 'a', name: odd, apiVersion: 'v1' },
+    responseStatus: { metadata: {}, status: 'Failure', message: odd, reason: 'Invalid', details: { name: odd }, code: 422 },
+    requestObject: { data: { [odd]: odd } },
+    responseObject: { items: [{ metadata: { name: odd } }] },
+    requestReceivedTimestamp: '2026-01-02T03:04:05.678012Z',
+    stageTimestamp: '2026-01-02T03:04:05.679012Z',
+    annotations: { [`k/${odd}`]: odd },
+  };
+  const line = eventLine(ev, identityJson(ev));
+  t.equal(line, upstreamJson(ev), 'byte for byte what upstream writes');
+  t.match(line, /"requestURI":"\/api\/v1\/namespaces\/a\/configmaps\?limit=500\\u0026resourceVersion=0"/, "a list's query as upstream's audit log has it");
+  t.notMatch(line, /[<>&\u2028\u2029]/, 'none of them left as it was');
+  const back = JSON.parse(line);
+  t.same([back.requestURI, back.userAgent, back.user.extra, back.annotations, back.requestObject], [ev.requestURI, ev.userAgent, ev.user.extra, ev.annotations, ev.requestObject], 'read back, the text as it was');
 });
 
 t.test('a cached identity is the one written afresh: a request that differs from a cached one in any part gets its own', async (t) => {
