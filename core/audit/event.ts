@@ -14,6 +14,7 @@ import '../codec/json-serializer.js';
 import '../codec/protobuf-serializer.js';
 import '../codec/yaml-serializer.js';
 import { decodeYaml } from '../codec/yaml.js';
+import { goStringCompare } from '../log/go-format.js';
 import type { RequestInfo } from '../request/request-info.js';
 import type { Level, Stage } from './policy.js';
 
@@ -126,11 +127,27 @@ export const nowMicro = (): string => microTime(timeOrigin + performance.now());
 /** The epoch time of a `performance.now()` reading. */
 export const epochOf = (perfNow: number): number => timeOrigin + perfNow;
 
-/** Text JSON writes as it is between quotes: printable ASCII without quotes or backslashes. */
-const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+/**
+ * What Go's encoding/json escapes that JSON.stringify does not: upstream encodes events with the
+ * standard library's HTML-safe escaping (<, >, & as \u003c, \u003e, \u0026, so a list's requestURI
+ * reads ?limit=500\u0026resourceVersion=0), and U+2028, U+2029 always. They appear in JSON text only
+ * inside strings, so escaping them anywhere in a stringified value is right.
+ */
+const GO_ESCAPED = /[<>&\u2028\u2029]/;
+const GO_ESCAPED_ALL = /[<>&\u2028\u2029]/g;
+const goEscape = (c: string): string => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`;
 
-/** JSON.stringify of a string; plain text (nearly every name, path and agent) skips the escaper, a third of its time. */
-export const quoted = (s: string): string => (PLAIN_JSON_TEXT.test(s) ? `"${s}"` : JSON.stringify(s));
+/** A value's JSON as upstream's encoding/json writes it: JSON.stringify's, HTML-safe. */
+export function goJson(v: unknown): string {
+  const s = JSON.stringify(v);
+  return GO_ESCAPED.test(s) ? s.replace(GO_ESCAPED_ALL, goEscape) : s;
+}
+
+/** Text both JSONs write as it is between quotes: printable ASCII without quotes, backslashes or <, >, &. */
+const PLAIN_JSON_TEXT = /^[\x20\x21\x23-\x25\x27-\x3b\x3d\x3f-\x5b\x5d-\x7e]*$/;
+
+/** A string's JSON as Go writes it; plain text (nearly every name, path and agent) skips the escaper, a third of its time. */
+export const quoted = (s: string): string => (PLAIN_JSON_TEXT.test(s) ? `"${s}"` : goJson(s));
 
 /**
  * A user's JSON, made once per distinct user: authenticators hand out a fresh object per request, so
@@ -163,17 +180,17 @@ function userJson(u: Partial<UserInfo>): string {
 
 /**
  * authentication/v1 UserInfo as upstream's JSON writes it: every field omitempty (an empty name, uid,
- * group list or extra map is left out), extra's keys in order as Go writes a map.
+ * group list or extra map is left out), extra's keys sorted as Go writes a map's.
  */
 function userInfoJson(u: Partial<UserInfo>): string {
   let out = '';
   if (u.username) out += `,"username":${quoted(u.username)}`;
   if (u.uid) out += `,"uid":${quoted(u.uid)}`;
-  if (u.groups?.length) out += `,"groups":${JSON.stringify(u.groups)}`;
+  if (u.groups?.length) out += `,"groups":${goJson(u.groups)}`;
   const extra = u.extra;
   if (extra) {
-    const keys = Object.keys(extra).sort();
-    if (keys.length) out += `,"extra":{${keys.map((k) => `${quoted(k)}:${JSON.stringify(extra[k] ?? null)}`).join(',')}}`;
+    const keys = goMapKeys(extra);
+    if (keys.length) out += `,"extra":{${keys.map((k) => `${quoted(k)}:${goJson(extra[k] ?? null)}`).join(',')}}`;
   }
   return out ? `{${out.slice(1)}}` : '{}';
 }
@@ -187,7 +204,7 @@ export function identityJson(ev: AuditEvent): string {
   let out = `"requestURI":${quoted(ev.requestURI)},"verb":${quoted(ev.verb)},"user":${userJson(ev.user)}`;
   if (ev.impersonatedUser) out += `,"impersonatedUser":${userJson(ev.impersonatedUser)}`;
   // sourceIPs, userAgent and objectRef are omitempty upstream, as is every field of the objectRef
-  if (ev.sourceIPs?.length) out += `,"sourceIPs":${ev.sourceIPs.length === 1 ? `[${quoted(ev.sourceIPs[0]!)}]` : JSON.stringify(ev.sourceIPs)}`;
+  if (ev.sourceIPs?.length) out += `,"sourceIPs":${ev.sourceIPs.length === 1 ? `[${quoted(ev.sourceIPs[0]!)}]` : goJson(ev.sourceIPs)}`;
   if (ev.userAgent) out += `,"userAgent":${quoted(ev.userAgent)}`;
   if (ev.objectRef) out += `,"objectRef":${objectRefJson(ev.objectRef)}`;
   return out;
@@ -241,7 +258,7 @@ function statusJson(st: EventStatus): string {
   if (st.status) out += `,"status":${quoted(st.status)}`;
   if (st.message) out += `,"message":${quoted(st.message)}`;
   if (st.reason) out += `,"reason":${quoted(st.reason)}`;
-  if (st.details !== undefined && st.details !== null) out += `,"details":${JSON.stringify(st.details)}`;
+  if (st.details !== undefined && st.details !== null) out += `,"details":${goJson(st.details)}`;
   if (st.code) out += `,"code":${st.code}`;
   return `${out}}`;
 }
@@ -252,8 +269,23 @@ const hasEntries = (o: Record<string, unknown>): boolean => {
   return false;
 };
 
-/** The annotations' JSON, or undefined when there are none (omitempty). */
-export const annotationsJsonOf = (a: Record<string, string> | undefined): string | undefined => (a && hasEntries(a) ? JSON.stringify(a) : undefined);
+/** Keys as Go writes a map's: sorted (encoding/json sorts them, by bytes); already sorted ones untouched. */
+function goMapKeys(o: Readonly<Record<string, unknown>>): string[] {
+  const keys = Object.keys(o);
+  for (let i = 1; i < keys.length; i++) if (goStringCompare(keys[i - 1]!, keys[i]!) > 0) return keys.sort(goStringCompare);
+  return keys;
+}
+
+/**
+ * The annotations' JSON, or undefined when there are none (omitempty). A Go map: upstream writes its
+ * keys sorted, whatever order the request's stages added them in.
+ */
+export function annotationsJsonOf(a: Record<string, string> | undefined): string | undefined {
+  if (!a || !hasEntries(a)) return undefined;
+  let out = '';
+  for (const k of goMapKeys(a)) out += `,${quoted(k)}:${quoted(a[k]!)}`;
+  return `{${out.slice(1)}}`;
+}
 
 /**
  * One event as a JSON line, in upstream's field order, as upstream's JSON writes it: the omitempty
@@ -266,8 +298,8 @@ export function eventLine(ev: AuditEvent, identity: string, annotations = annota
   let out = `{"kind":"Event","apiVersion":"${ev.apiVersion}","level":"${ev.level}","auditID":${auditID},"stage":"${ev.stage}",${identity}`;
   const st = ev.responseStatus;
   if (st) out += `,"responseStatus":${statusJson(st)}`;
-  if (ev.requestObject !== undefined) out += `,"requestObject":${JSON.stringify(ev.requestObject)}`;
-  if (ev.responseObject !== undefined) out += `,"responseObject":${JSON.stringify(ev.responseObject)}`;
+  if (ev.requestObject !== undefined) out += `,"requestObject":${goJson(ev.requestObject)}`;
+  if (ev.responseObject !== undefined) out += `,"responseObject":${goJson(ev.responseObject)}`;
   out += `,"requestReceivedTimestamp":"${ev.requestReceivedTimestamp}","stageTimestamp":"${ev.stageTimestamp}"`;
   if (annotations && annotations !== '{}') out += `,"annotations":${annotations}`;
   return `${out}}\n`;

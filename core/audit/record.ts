@@ -11,7 +11,7 @@ import { StatusError } from '../api/status.js';
 import type { UserInfo } from '../api/types.js';
 import type { RequestScope, ResponseSink } from '../server/scope.js';
 import type { Auditor, EventParts } from './auditor.js';
-import { type AuditEvent, authMethodsMessage, cachedIdentityJson, identityJson, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, quoted, sourceIPs, statusOf, withoutManagedFields } from './event.js';
+import { annotationsJsonOf, type AuditEvent, authMethodsMessage, cachedIdentityJson, identityJson, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, quoted, sourceIPs, statusOf, withoutManagedFields } from './event.js';
 import { atLeast, type RequestAuditConfig, type Stage } from './policy.js';
 import { auditStats } from './stats.js';
 import { DECISION_ANNOTATION as DECISION, EVENT_API_VERSION, REASON_ANNOTATION as REASON } from './event.js';
@@ -54,19 +54,20 @@ function newEvent(s: RequestScope, cfg: RequestAuditConfig, user: UserInfo | und
 }
 
 /**
- * The annotations' JSON. Nearly every event carries just the authorization decision and its reason,
- * and the reasons repeat (the same binding allows the same callers): that JSON is kept per reason.
+ * The annotations' JSON, keys sorted as upstream writes a map's. Nearly every event carries just the
+ * authorization decision and its reason, and the reasons repeat (the same binding allows the same
+ * callers): that JSON is kept per reason.
  */
 const authzAnnotationsJson = new Map<string, string>();
 const AUTHZ_JSON_CACHE_SIZE = 1024;
 
 function annotationsJson(a: Record<string, string>): string {
   const keys = Object.keys(a);
-  if (keys.length !== 2 || keys[0] !== DECISION || keys[1] !== REASON) return JSON.stringify(a);
+  if (keys.length !== 2 || keys[0] !== DECISION || keys[1] !== REASON) return annotationsJsonOf(a) ?? '{}';
   const key = `${a[DECISION]}\0${a[REASON]}`;
   let json = authzAnnotationsJson.get(key);
   if (json === undefined) {
-    json = JSON.stringify(a);
+    json = annotationsJsonOf(a)!;
     if (authzAnnotationsJson.size >= AUTHZ_JSON_CACHE_SIZE) authzAnnotationsJson.clear();
     authzAnnotationsJson.set(key, json);
   }

@@ -7,6 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { format as formatArgs } from 'node:util';
+import { goStringCompare } from './go-format.js';
 
 export type LoggingFormat = 'text' | 'json';
 export const loggingFormats: readonly LoggingFormat[] = ['text', 'json'];
@@ -34,18 +35,43 @@ export function epochMillisNow(): number {
   return wall;
 }
 
-/** klog's header: severity, MMDD, time with microseconds, pid. */
+/** klog's header: severity, MMDD, time with microseconds, pid. The time is local, as klog's (Go's time.Now()). */
 function klogHeader(sev: Severity, epochMs: number): string {
   const d = new Date(Math.floor(epochMs));
-  const us = pad(d.getUTCMilliseconds() * 1000 + Math.floor((epochMs - Math.floor(epochMs)) * 1000), 6);
-  return `${sev}${pad(d.getUTCMonth() + 1)}${pad(d.getUTCDate())} ${pad(d.getUTCHours())}:${pad(d.getUTCMinutes())}:${pad(d.getUTCSeconds())}.${us} ${String(process.pid).padStart(7)} svc-apiserver]`;
+  const us = pad(d.getMilliseconds() * 1000 + Math.floor((epochMs - Math.floor(epochMs)) * 1000), 6);
+  return `${sev}${pad(d.getMonth() + 1)}${pad(d.getDate())} ${pad(d.getHours())}:${pad(d.getMinutes())}:${pad(d.getSeconds())}.${us} ${String(process.pid).padStart(7)} svc-apiserver]`;
+}
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> => {
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+  const proto = Object.getPrototypeOf(v) as unknown;
+  return proto === Object.prototype || proto === null;
+};
+
+/**
+ * A pair's value as upstream's loggers write a Go map: its keys sorted (encoding/json, which klog's
+ * text format and zap's JSON encoder use for maps, sorts them), within lists and nested maps too.
+ * Plain objects are maps here; anything else is written as JSON writes it.
+ */
+function asGoMap(v: unknown): unknown {
+  if (Array.isArray(v)) return v.some((e) => typeof e === 'object' && e !== null) ? v.map(asGoMap) : v;
+  if (!isPlainObject(v)) return v;
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v).sort(goStringCompare)) out[k] = asGoMap(v[k]);
+  return out;
 }
 
 function textValue(v: unknown): string {
   if (typeof v === 'string') return JSON.stringify(v);
   if (v instanceof Error) return JSON.stringify(v.message);
   if (typeof v === 'number' || typeof v === 'boolean') return String(v);
-  return JSON.stringify(v) ?? 'null';
+  return JSON.stringify(asGoMap(v)) ?? 'null';
+}
+
+/** A pair's value in a JSON line: an Error as its message, a map with its keys sorted. */
+function jsonValue(v: unknown): unknown {
+  if (typeof v !== 'object' || v === null) return v;
+  return v instanceof Error ? v.message : asGoMap(v);
 }
 
 export class Logger {
@@ -81,7 +107,7 @@ export class Logger {
       const o: Record<string, unknown> = { ts: d, caller: 'svc-apiserver', msg };
       // upstream's JSON: errors carry `err` and no `v`; info lines carry their verbosity
       if (sev !== 'E') o.v = level;
-      if (pairs) for (const k in pairs) o[k] = pairs[k] instanceof Error ? (pairs[k] as Error).message : pairs[k];
+      if (pairs) for (const k in pairs) o[k] = jsonValue(pairs[k]);
       this.out(JSON.stringify(o), sev);
       return;
     }

@@ -259,20 +259,58 @@ export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8
 export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 
 /**
- * A sample value (or a number label value such as `le`) as both formats spell it: `NaN`, `+Inf`,
- * `-Inf`, else JavaScript's shortest decimal (digits, `.`, `e+` or `e-`, all valid in both formats).
+ * A finite number as Go's strconv.FormatFloat(v, 'g', -1, 64) writes it, which both of upstream's
+ * encoders (prometheus/common expfmt) use: the shortest digits that read back as v (JavaScript finds
+ * the same ones), in exponent form when the exponent is below -4 or 6 and more (`1e+06`, `1e-05`,
+ * `1.2345678e+06`, the exponent with two digits at least), plain otherwise (`100000`, `0.0001`).
  */
-export function sampleValueText(v: number): string {
+export function goFloat(v: number): string {
+  if (Number.isInteger(v) && v < 1e6 && v > -1e6) return String(v); // counts and most bounds; -0 is 0
+  const e = v.toExponential();
+  const at = e.indexOf('e');
+  const exp = Number(e.slice(at + 1));
+  if (exp >= -4 && exp < 6) return String(v);
+  const abs = exp < 0 ? -exp : exp;
+  return `${e.slice(0, at)}e${exp < 0 ? '-' : '+'}${abs < 10 ? '0' : ''}${abs}`;
+}
+
+/**
+ * A float as the Prometheus text format writes it (expfmt's writeFloat): sample values and the `le`
+ * and `quantile` labels. `NaN`, `+Inf`, `-Inf`, else Go's shortest form (`1`, `0.005`, `1e+06`).
+ * Prometheus keeps a label's text as it is, so a bound spelled otherwise than upstream spells it
+ * (`1000000` for `1e+06`) would be another series, and upstream's dashboards would not find it.
+ */
+export function textFloat(v: number): string {
   const n = typeof v === 'number' ? v : Number(v);
   if (n === Infinity) return '+Inf';
   if (n === -Infinity) return '-Inf';
   if (Number.isNaN(n)) return 'NaN';
-  return String(n);
+  return goFloat(n);
 }
 
+/**
+ * A float as the OpenMetrics encoder writes it (expfmt's writeOpenMetricsFloat): the text format's
+ * spelling, with `.0` added when it has neither a point nor an exponent (`1.0`, `1000.0`; `1e+06`
+ * stays). Counts (a histogram's buckets and _count) are written as integers instead (openMetricsCount).
+ */
+export function openMetricsFloat(v: number): string {
+  const s = textFloat(v);
+  const c = s.charCodeAt(s.length - 1);
+  // a text ending in a digit without '.' or 'e' is an integer (NaN and the infinities end in a letter)
+  return c >= 48 && c <= 57 && s.indexOf('.') < 0 && s.indexOf('e') < 0 ? `${s}.0` : s;
+}
+
+/** A count as the OpenMetrics encoder writes one (expfmt's writeUint: all its digits). */
+const openMetricsCount = (v: number): string => (Number.isSafeInteger(v) && v >= 0 ? String(v) : BigInt(Math.max(0, Math.trunc(v))).toString());
+
+/** Labels whose values are numbers written as floats (a histogram's bound, a summary's quantile). */
+const FLOAT_LABELS = new Set(['le', 'quantile']);
+
 /** A label value between its quotes: backslash, double quote and newline escaped (both formats). */
-const labelValueText = (v: string | number): string =>
-  typeof v === 'number' ? sampleValueText(v) : v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+const labelValueText = (name: string, v: string | number, openMetrics: boolean): string => {
+  if (typeof v === 'number') return FLOAT_LABELS.has(name) ? (openMetrics ? openMetricsFloat(v) : textFloat(v)) : String(v);
+  return v.replace(/\\/g, '\\\\').replace(/\n/g, '\\n').replace(/"/g, '\\"');
+};
 
 /** HELP text: backslash and newline escaped; OpenMetrics escapes double quotes as well. */
 const helpLineText = (help: string, openMetrics: boolean): string => {
@@ -302,27 +340,38 @@ interface ExposableMetric {
   getForPromString?(): Promise<ExposedFamily> | ExposedFamily;
 }
 
-function labelsText(labels: Record<string, string | number> | undefined, shared: Record<string, string | number> | undefined): string {
+function labelsText(labels: Record<string, string | number> | undefined, shared: Record<string, string | number> | undefined, openMetrics: boolean): string {
   let out = '';
-  if (shared) for (const k in shared) out += `,${k}="${labelValueText(shared[k]!)}"`;
-  if (labels) for (const k in labels) if (!shared || !Object.hasOwn(shared, k)) out += `,${k}="${labelValueText(labels[k]!)}"`;
+  if (shared) for (const k in shared) out += `,${k}="${labelValueText(k, shared[k]!, openMetrics)}"`;
+  if (labels) for (const k in labels) if (!shared || !Object.hasOwn(shared, k)) out += `,${k}="${labelValueText(k, labels[k]!, openMetrics)}"`;
   return out ? `{${out.slice(1)}}` : '';
 }
 
 /**
- * One family in either format. OpenMetrics names a counter's family without `_total` and its sample
- * with it; the Prometheus text format writes both as declared. A histogram's series labels come
- * before its `le`, as upstream writes them.
+ * One family in either format, as upstream's encoders (prometheus/common expfmt) write it. The text
+ * format writes every value as a float (writeFloat: `3`, `1e+06`). OpenMetrics writes floats with a
+ * point or exponent (`3.0`), and a histogram's bucket counts and _count (a summary's _count) as
+ * integers; it names a counter's family without `_total` and its samples with it, and a counter
+ * declared without `_total` keeps its name and is of type `unknown` (OpenMetrics requires the
+ * suffix of a counter). A histogram's series labels come before its `le`, as upstream writes them.
  */
 export function familyText(f: ExposedFamily, openMetrics: boolean): string {
-  const counter = openMetrics && f.type === 'counter';
-  const family = counter ? f.name.replace(/_total$/, '') : f.name;
-  const lines = [`# HELP ${family} ${helpLineText(f.help, openMetrics)}`, `# TYPE ${family} ${f.type}`];
+  let type = f.type;
+  let family = f.name;
+  if (openMetrics && type === 'counter') {
+    if (family.endsWith('_total')) family = family.slice(0, -6);
+    else type = 'unknown';
+  }
+  const lines = [`# HELP ${family} ${helpLineText(f.help, openMetrics)}`, `# TYPE ${family} ${type}`];
+  const counted = openMetrics && (type === 'histogram' || type === 'summary');
   for (const v of f.values ?? []) {
-    let name = v.metricName ?? family;
-    if (counter && !name.endsWith('_total')) name += '_total';
-    let line = `${name}${labelsText(v.labels, v.sharedLabels)} ${sampleValueText(v.value)}`;
-    if (openMetrics && v.exemplar) line += ` # ${labelsText(v.exemplar.labelSet, undefined) || '{}'} ${sampleValueText(v.exemplar.value)}${v.exemplar.timestamp === undefined ? '' : ` ${v.exemplar.timestamp}`}`;
+    const name = v.metricName ?? f.name;
+    let value: string;
+    if (!openMetrics) value = textFloat(v.value);
+    else if (counted && (name.endsWith('_count') || (type === 'histogram' && name.endsWith('_bucket')))) value = openMetricsCount(v.value);
+    else value = openMetricsFloat(v.value);
+    let line = `${name}${labelsText(v.labels, v.sharedLabels, openMetrics)} ${value}`;
+    if (openMetrics && v.exemplar) line += ` # ${labelsText(v.exemplar.labelSet, undefined, true) || '{}'} ${openMetricsFloat(v.exemplar.value)}${v.exemplar.timestamp === undefined ? '' : ` ${openMetricsFloat(v.exemplar.timestamp)}`}`;
     lines.push(line);
   }
   return lines.join('\n');

@@ -35,7 +35,7 @@ function omitEmpty(o: unknown, fields: readonly string[]): Obj | undefined {
 /** authentication/v1 UserInfo: every field omitempty; extra is a Go map, its keys written sorted. */
 function upstreamUser(u: unknown): Obj | undefined {
   const c = omitEmpty(u, ['username', 'uid', 'groups', 'extra']);
-  if (c?.extra) c.extra = Object.fromEntries(Object.entries(c.extra as Obj).sort(([a], [b]) => (a < b ? -1 : 1)));
+  if (c?.extra) c.extra = Object.fromEntries(Object.entries(c.extra as Obj).sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
   return c;
 }
 /**
@@ -48,11 +48,14 @@ function upstreamUser(u: unknown): Obj | undefined {
  */
 function upstreamJson(ev: AuditEvent): string {
   const c = omitEmpty(ev, ['sourceIPs', 'userAgent', 'annotations'])!;
+  // annotations is a Go map: its keys written sorted (by their UTF-8 bytes)
+  if (c.annotations) c.annotations = Object.fromEntries(Object.entries(c.annotations as Obj).sort(([a], [b]) => Buffer.compare(Buffer.from(a), Buffer.from(b))));
   c.user = upstreamUser(c.user) ?? {};
   if (c.impersonatedUser) c.impersonatedUser = upstreamUser(c.impersonatedUser);
   if (c.objectRef) c.objectRef = omitEmpty(c.objectRef, ['resource', 'namespace', 'name', 'uid', 'apiGroup', 'apiVersion', 'resourceVersion', 'subresource']);
   if (c.responseStatus) c.responseStatus = omitEmpty(c.responseStatus, ['status', 'message', 'reason', 'code']);
-  return `${JSON.stringify(c)}\n`;
+  // encoding/json's HTML-safe strings: <, >, & escaped, and U+2028, U+2029 (lower-case hex, as Go's)
+  return `${JSON.stringify(c).replace(/[<>&\u2028\u2029]/g, (ch) => `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`)}\n`;
 }
 
 t.test('eventLine writes what upstream writes (omitempty fields left out when empty), in upstream field order, for any field content', async (t) => {
@@ -103,6 +106,16 @@ t.test('eventLine writes what upstream writes (omitempty fields left out when em
   t.notMatch(emptiesLine, /"annotations"|"sourceIPs"|"userAgent"/);
   const extra: AuditEvent = { ...ev, user: { username: 'u', groups: ['g'], extra: { 'z.example/b': ['1'], 'a.example/a': ['2', '3'] } } };
   t.equal(eventLine(extra, identityJson(extra)), upstreamJson(extra), "extra's keys in order, as Go writes a map");
+  const extraWide: AuditEvent = { ...ev, user: { username: 'u', extra: { 'a/\u{1f600}': ['x'], 'a/\uff21': ['y'], 'B/c': ['z'] } } };
+  t.equal(eventLine(extraWide, identityJson(extraWide)), upstreamJson(extraWide), "extra's keys in Go's order (UTF-8 bytes: U+FF21 before U+1F600)");
+  // annotations added in any order: a Go map, written with its keys sorted
+  const annotated: AuditEvent = {
+    ...ev,
+    annotations: { 'svc.io/deprecated': 'true', 'authorization.svc.io/reason': 'r', 'authorization.svc.io/decision': 'allow', 'a/\u{1f600}': '1', 'a/\uff21': '2', 'Z/upper': '3' },
+  };
+  const annotatedLine = eventLine(annotated, identityJson(annotated));
+  t.equal(annotatedLine, upstreamJson(annotated), 'annotations with their keys sorted, as Go writes a map');
+  t.match(annotatedLine, /"annotations":\{"Z\/upper":"3","a\/\uff21":"2","a\/\u{1f600}":"1","authorization\.svc\.io\/decision":"allow","authorization\.svc\.io\/reason":"r","svc\.io\/deprecated":"true"\}\}\n$/u);
   // the objectRef is written field by field: every field, escapes, empty strings and absent fields
   for (const objectRef of [
     { resource: 'pods', namespace: 'n"s', name: 'a\\b', uid: 'u-1', apiGroup: 'apps', apiVersion: 'v1', resourceVersion: '7', subresource: 'status' },
@@ -114,6 +127,36 @@ t.test('eventLine writes what upstream writes (omitempty fields left out when em
     const withRef: AuditEvent = { ...ev, objectRef };
     t.equal(eventLine(withRef, identityJson(withRef)), upstreamJson(withRef), `objectRef ${JSON.stringify(objectRef)}`);
   }
+});
+
+t.test("every string is escaped as Go's encoding/json escapes it: <, > and & (HTML-safe), U+2028 and U+2029", async (t) => {
+  const odd = 'a<b>&c\u2028d\u2029e';
+  const ev: AuditEvent = {
+    kind: 'Event',
+    apiVersion: 'audit.svc.io/v1',
+    level: 'RequestResponse',
+    auditID: `id-${odd}`,
+    stage: 'ResponseComplete',
+    requestURI: '/api/v1/namespaces/a/configmaps?limit=500&resourceVersion=0',
+    verb: 'list',
+    user: { username: `u${odd}`, uid: odd, groups: [odd, 'g'], extra: { [odd]: [odd] } },
+    impersonatedUser: { username: odd, groups: [] },
+    sourceIPs: ['1.1.1.1', '10.0.0.1'],
+    userAgent: `agent <${odd}>`,
+    objectRef: { resource: 'configmaps', namespace: 'a', name: odd, apiVersion: 'v1' },
+    responseStatus: { metadata: {}, status: 'Failure', message: odd, reason: 'Invalid', details: { name: odd }, code: 422 },
+    requestObject: { data: { [odd]: odd } },
+    responseObject: { items: [{ metadata: { name: odd } }] },
+    requestReceivedTimestamp: '2026-01-02T03:04:05.678012Z',
+    stageTimestamp: '2026-01-02T03:04:05.679012Z',
+    annotations: { [`k/${odd}`]: odd },
+  };
+  const line = eventLine(ev, identityJson(ev));
+  t.equal(line, upstreamJson(ev), 'byte for byte what upstream writes');
+  t.match(line, /"requestURI":"\/api\/v1\/namespaces\/a\/configmaps\?limit=500\\u0026resourceVersion=0"/, "a list's query as upstream's audit log has it");
+  t.notMatch(line, /[<>&\u2028\u2029]/, 'none of them left as it was');
+  const back = JSON.parse(line);
+  t.same([back.requestURI, back.userAgent, back.user.extra, back.annotations, back.requestObject], [ev.requestURI, ev.userAgent, ev.user.extra, ev.annotations, ev.requestObject], 'read back, the text as it was');
 });
 
 t.test('a cached identity is the one written afresh: a request that differs from a cached one in any part gets its own', async (t) => {

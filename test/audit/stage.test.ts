@@ -26,6 +26,11 @@ const routes: Record<string, Handler> = {
     throw new RangeError('late boom');
   },
   '/chunks': (s) => s.sink.sendChunks(200, 'application/json', [Buffer.from('{"kind":"Thing",'), Buffer.from('"items":[1,2,3]}')]),
+  // annotations added out of order, as stages and handlers add them (the event has none before these)
+  '/annotated': (s) => {
+    for (const [k, v] of [['z.example/last', '1'], ['a.example/first', '2'], ['svc.io/deprecated', 'true'], ['A.example/upper', '3'], ['a.example/\u{1f600}', '4'], ['a.example/\uff21', '5']]) s.audit!.annotate(k!, v!);
+    s.sink.send(200, 'application/json', Buffer.from('{}'));
+  },
 };
 
 async function serve(level: string): Promise<{ url: string; log: string; close: () => Promise<void> }> {
@@ -76,4 +81,17 @@ t.test('a chunked answer is logged whole as the response object at RequestRespon
   t.equal(r.body, '{"kind":"Thing","items":[1,2,3]}', 'the client gets every chunk');
   const evs = await eventsOf(srv.log, r.id, 2);
   t.same(evs[1]!.responseObject, { kind: 'Thing', items: [1, 2, 3] });
+});
+
+t.test("annotations are written with their keys sorted, as upstream's JSON writes a Go map, whatever order they were added in", async (t) => {
+  const srv = await serve('Metadata');
+  t.teardown(srv.close);
+  const r = await get(`${srv.url}/annotated`);
+  t.equal(r.status, 200);
+  const evs = await eventsOf(srv.log, r.id, 2);
+  const done = evs.find((e) => e.stage === 'ResponseComplete');
+  if (!t.ok(done, 'ResponseComplete')) return;
+  // JSON.parse keeps the keys in the order the line has them; Go sorts by UTF-8 bytes (U+FF21 before U+1F600)
+  t.same(Object.keys(done!.annotations), ['A.example/upper', 'a.example/first', 'a.example/\uff21', 'a.example/\u{1f600}', 'svc.io/deprecated', 'z.example/last']);
+  t.same(done!.annotations['z.example/last'], '1');
 });

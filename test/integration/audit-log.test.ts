@@ -272,3 +272,16 @@ t.test('without --audit-policy-file nothing is audited, and every answer still c
   t.not(idOf(again), idOf(r), 'a new ID for each request');
   t.equal(idOf(await plain.anon.get('/api/v1/namespaces/default/secrets', { headers: { 'Audit-ID': 'mine' } })), 'mine', 'on errors too, the caller’s ID kept');
 });
+
+t.test("the log's lines are escaped as upstream's encoding/json escapes them: a query's & is \\u0026", async (t) => {
+  const r = await s.admin.get('/api/v1/namespaces/meta/configmaps?limit=5&resourceVersion=0', { headers: { 'user-agent': 'escape-test <1.0>' } });
+  t.equal(r.status, 200);
+  t.equal((await eventsOf(log, idOf(r), 2)).length, 2);
+  const lines = readFileSync(log, 'utf8').split('\n').filter((l) => l.includes(`"auditID":"${idOf(r)}"`));
+  t.equal(lines.length, 2);
+  for (const l of lines) {
+    t.match(l, /"requestURI":"\/api\/v1\/namespaces\/meta\/configmaps\?limit=5\\u0026resourceVersion=0"/);
+    t.match(l, /"userAgent":"escape-test \\u003c1\.0\\u003e"/);
+  }
+  t.equal(JSON.parse(lines[1]!).requestURI, '/api/v1/namespaces/meta/configmaps?limit=5&resourceVersion=0', 'read back as sent');
+});

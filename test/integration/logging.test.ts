@@ -1,6 +1,7 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
-import { binPath, freePort, spawnServer, tempDir } from '../helpers/server.js';
+import { request as httpsRequest } from 'node:https';
+import { ADMIN_TOKEN, binPath, freePort, spawnServer, tempDir, type SpawnedServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 t.test('--logging-format=json: every line is a JSON object, and -v=3 logs each request as upstream', async (t) => {
@@ -28,8 +29,10 @@ t.test('--logging-format=json: every line is a JSON object, and -v=3 logs each r
   t.equal(http.resp, 200);
   t.equal(http.userAgent, 'log-test/1.0');
   t.equal(http.v, 3);
-  t.match(http.latency, /^\d+\.\d{3}ms$/);
-  t.equal(http.srcIP, '127.0.0.1');
+  // a Go duration, as zap's StringDurationEncoder writes upstream's time.Duration
+  t.match(http.latency, /^\d+(\.\d+)?(ns|µs|ms|s)$/);
+  // Go's RemoteAddr: the address and the client's port
+  t.match(http.srcIP, /^127\.0\.0\.1:\d+$/);
   // component-base's JSON logger (zap): ts is milliseconds since the epoch, a float64 written as a JSON
   // number; the line was written between the request and the look at the output (the leeway is the
   // logger's: its fine clock is kept within a millisecond below and two above Date.now())
@@ -45,6 +48,105 @@ t.test('--logging-format=json: every line is a JSON object, and -v=3 logs each r
     tsTexts.some((ts) => ts!.includes('.')),
     'with the sub-millisecond fraction upstream has',
   );
+});
+
+/** The JSON request line of the request sent with Audit-ID `id` (undefined when none came). */
+async function requestLine(srv: SpawnedServer, id: string): Promise<Record<string, unknown> | undefined> {
+  const find = (): Record<string, unknown> | undefined => {
+    for (const l of srv.output().split('\n')) {
+      if (!l.includes(`"audit-ID":${JSON.stringify(id)}`)) continue;
+      const o = JSON.parse(l) as Record<string, unknown>;
+      if (o.msg === 'HTTP') return o;
+    }
+    return undefined;
+  };
+  return (await waitFor(() => find() !== undefined)) ? find() : undefined;
+}
+
+t.test("-v=3: the request line's verb is upstream's normalized verb (httplog's metrics.NormalizedVerb)", async (t) => {
+  const srv = await spawnServer(tempDir(), await freePort(), ['--logging-format=json', '-v=3', '--workers=0']);
+  t.teardown(() => srv.kill());
+  const cm = (name: string) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: { k: 'v' } });
+  t.equal((await srv.admin.post('/api/v1/namespaces/default/configmaps', cm('cm1'))).status, 201);
+  const apply = 'apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm1\ndata:\n  k: applied\n';
+  // [what, method, path, body, content type, the verb upstream logs]
+  const cases: [string, string, string, unknown, string | undefined, string][] = [
+    ['a named object', 'GET', '/api/v1/namespaces/default/configmaps/cm1', undefined, undefined, 'GET'],
+    ['a namespace object', 'GET', '/api/v1/namespaces/default', undefined, undefined, 'GET'],
+    ['a namespaced collection', 'GET', '/api/v1/namespaces/default/configmaps', undefined, undefined, 'LIST'],
+    ['a cluster-wide collection', 'GET', '/api/v1/configmaps', undefined, undefined, 'LIST'],
+    ['HEAD of a collection', 'HEAD', '/api/v1/namespaces/default/configmaps', undefined, undefined, 'LIST'],
+    ['a list narrowed to one name by its field selector (request info names it)', 'GET', '/api/v1/namespaces/default/configmaps?fieldSelector=metadata.name%3Dcm1', undefined, undefined, 'GET'],
+    ['a create', 'POST', '/api/v1/namespaces/default/configmaps', cm('cm2'), 'application/json', 'POST'],
+    ['an update', 'PUT', '/api/v1/namespaces/default/configmaps/cm2', cm('cm2'), 'application/json', 'PUT'],
+    ['a merge patch', 'PATCH', '/api/v1/namespaces/default/configmaps/cm2', { data: { k: 'm' } }, 'application/merge-patch+json', 'PATCH'],
+    ['server-side apply', 'PATCH', '/api/v1/namespaces/default/configmaps/cm1?fieldManager=log-test', apply, 'application/apply-patch+yaml', 'APPLY'],
+    ['apply with a parameter on its type (upstream compares the whole Content-Type)', 'PATCH', '/api/v1/namespaces/default/configmaps/cm1?fieldManager=log-test', apply, 'application/apply-patch+yaml; charset=utf-8', 'PATCH'],
+    ['a delete', 'DELETE', '/api/v1/namespaces/default/configmaps/cm2', undefined, undefined, 'DELETE'],
+    ['a collection delete', 'DELETE', '/api/v1/namespaces/default/configmaps?labelSelector=none%3Dnone', undefined, undefined, 'DELETE'],
+    ['a connect subresource', 'GET', '/api/v1/namespaces/default/pods/none/log', undefined, undefined, 'CONNECT'],
+    ['a connect subresource by POST', 'POST', '/api/v1/namespaces/default/pods/none/exec?command=true', undefined, undefined, 'CONNECT'],
+    ['a non-resource path', 'GET', '/healthz', undefined, undefined, 'GET'],
+    ['a non-resource path with a watch parameter (upstream looks at the parameter alone)', 'GET', '/version?watch=1', undefined, undefined, 'WATCH'],
+    ['an OPTIONS request', 'OPTIONS', '/api/v1/namespaces/default/configmaps', undefined, undefined, 'OPTIONS'],
+  ];
+  for (const [i, [what, method, path, body, contentType, verb]] of cases.entries()) {
+    const id = `verb-case-${i}`;
+    await srv.admin.request(method, path, { headers: { 'audit-id': id }, ...(body === undefined ? {} : { body, contentType }) });
+    const line = await requestLine(srv, id);
+    if (t.ok(line, `${what}: logged`)) t.equal(line!.verb, verb, `${what}: ${method} ${path} is ${verb}`);
+  }
+  // watches: by the parameter WATCH; by the legacy /watch/ path without it LIST, as upstream's httplog has it
+  for (const [what, path, verb] of [
+    ['a watch', '/api/v1/namespaces/default/configmaps?watch=true', 'WATCH'],
+    ['a watch of one object by its field selector', '/api/v1/namespaces/default/configmaps?watch=1&fieldSelector=metadata.name%3Dcm1', 'WATCH'],
+    ['a watch by the legacy path', '/api/v1/watch/namespaces/default/configmaps', 'LIST'],
+  ] as const) {
+    const id = `verb-${verb}-${path.length}`;
+    const w = await srv.admin.stream(path, { headers: { 'audit-id': id } });
+    t.equal(w.status, 200, `${what}: open`);
+    t.ok(await w.next(), `${what}: an event`);
+    w.close();
+    const line = await requestLine(srv, id);
+    if (t.ok(line, `${what}: logged`)) t.equal(line!.verb, verb, `${what}: ${verb}`);
+  }
+});
+
+t.test("-v=3: srcIP is the client's address and port (Go's RemoteAddr); a watch is logged when it ends, with its whole latency", async (t) => {
+  const srv = await spawnServer(tempDir(), await freePort(), ['--logging-format=json', '-v=3', '--workers=0']);
+  t.teardown(() => srv.kill());
+  const port = await new Promise<number>((resolve, reject) => {
+    const req = httpsRequest(new URL('/api/v1/namespaces/default', srv.url), { headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'audit-id': 'src-ip' }, ca: srv.ca, agent: false }, (res) => {
+      const local = res.socket.localPort!;
+      res.resume();
+      res.on('end', () => resolve(local));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  const line = await requestLine(srv, 'src-ip');
+  if (t.ok(line, 'logged')) t.equal(line!.srcIP, `127.0.0.1:${port}`, 'the address and the port the client connected from');
+
+  // the watch is held open a while: its line comes after it closes, with a latency of at least that while
+  const w = await srv.admin.stream('/api/v1/namespaces/default/configmaps?watch=true', { headers: { 'audit-id': 'long-watch' } });
+  // the server had the request before its answer's headers came back
+  const opened = performance.now();
+  t.equal(w.status, 200);
+  t.equal((await srv.admin.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'seen' } })).status, 201);
+  for (let e = await w.next(); e; e = await w.next()) if (e.object?.metadata?.name === 'seen') break;
+  await new Promise((r) => setTimeout(r, 300));
+  t.notOk(srv.output().includes('"audit-ID":"long-watch"'), 'nothing is logged while the watch is open');
+  const held = performance.now() - opened;
+  w.close();
+  const watchLine = await requestLine(srv, 'long-watch');
+  if (!t.ok(watchLine, 'logged once closed')) return;
+  t.equal(watchLine!.resp, 200);
+  const latency = String(watchLine!.latency);
+  const m = /^(\d+(?:\.\d+)?)(ms|s)$/.exec(latency);
+  if (t.ok(m, `latency ${latency} in ms or s`)) {
+    const ms = Number(m![1]) * (m![2] === 's' ? 1000 : 1);
+    t.ok(ms >= held, `the latency (${latency}) covers the time the watch was open (${held.toFixed(1)} ms from its headers to its close)`);
+  }
 });
 
 t.test('-v=3: the request line carries the audit ID its answer carries, the client\'s or a generated one', async (t) => {

@@ -131,3 +131,42 @@ t.test("every histogram has upstream v1.32's bucket bounds, in both formats", as
     }
   }
 });
+
+/**
+ * The `le` of two upstream histograms as upstream's encoders spell them (prometheus/common expfmt):
+ * the text format's writeFloat is Go's FormatFloat(b, 'g', -1, 64), exponent form from 1e6 on;
+ * OpenMetrics' writeOpenMetricsFloat adds `.0` to a spelling with neither point nor exponent.
+ * Prometheus keeps a label's text, so another spelling would be another series.
+ */
+const LE_SPELLINGS: [name: string, text: string[], openMetrics: string[]][] = [
+  [
+    'apiserver_response_sizes',
+    ['1000', '10000', '100000', '1e+06', '1e+07', '1e+08', '1e+09', '+Inf'],
+    ['1000.0', '10000.0', '100000.0', '1e+06', '1e+07', '1e+08', '1e+09', '+Inf'],
+  ],
+  [
+    'apiserver_request_duration_seconds',
+    ['0.005', '0.025', '0.05', '0.1', '0.2', '0.4', '0.6', '0.8', '1', '1.25', '1.5', '2', '3', '4', '5', '6', '8', '10', '15', '20', '30', '45', '60', '+Inf'],
+    ['0.005', '0.025', '0.05', '0.1', '0.2', '0.4', '0.6', '0.8', '1.0', '1.25', '1.5', '2.0', '3.0', '4.0', '5.0', '6.0', '8.0', '10.0', '15.0', '20.0', '30.0', '45.0', '60.0', '+Inf'],
+  ],
+];
+
+t.test('a scrape spells each bucket bound as upstream does: 1e+06 in the text format, 1.0 and 1000.0 in OpenMetrics', async (t) => {
+  t.equal((await s.admin.get('/api/v1/namespaces/default/configmaps?le=spellings')).status, 200);
+  for (const openMetrics of [false, true]) {
+    const what = openMetrics ? 'OpenMetrics' : 'text';
+    const text = await scrapeText(openMetrics);
+    for (const [name, textLe, omLe] of LE_SPELLINGS) {
+      // the raw lines of one series: the LIST of configmaps by this test's client
+      const series = text.split('\n').filter((l) => l.startsWith(`${name}_bucket{`) && l.includes('resource="configmaps"') && l.includes('scope="namespace"') && l.includes('verb="LIST"'));
+      t.same(
+        series.map((l) => /,le="([^"]*)"\}/.exec(l)?.[1]),
+        openMetrics ? omLe : textLe,
+        `${what}: ${name}`,
+      );
+      // bucket counts: floats in the text format (writeFloat), integers in OpenMetrics (writeUint)
+      t.same(series.filter((l) => !/\} \d+$/.test(l)), [], `${what}: ${name}'s counts are whole numbers without a point`);
+    }
+    t.match(text, openMetrics ? /^apiserver_request_total\{.*\} \d+\.0$/m : /^apiserver_request_total\{.*\} \d+$/m, `${what}: a counter's value as the encoder writes a float`);
+  }
+});

@@ -39,3 +39,33 @@ t.test('a line above the verbosity is not written', async (t) => {
   t.equal(log.enabled(3), false);
   t.equal(new Logger('text', 3).enabled(3), true);
 });
+
+t.test("the text header's time is the local time, as klog writes Go's time.Now()", async (t) => {
+  const saved = process.env.TZ;
+  t.teardown(() => {
+    if (saved === undefined) delete process.env.TZ;
+    else process.env.TZ = saved;
+  });
+  // UTC+05:30 all year (no daylight saving): 07:05:09.123456 UTC on 27 November is 12:35:09.123456 there
+  process.env.TZ = 'Asia/Kolkata';
+  const { log, lines } = capture('text');
+  log.info('local');
+  t.match(lines[0]![1], /^I1127 12:35:09\.123456 /);
+  // and across midnight: the local date, not UTC's
+  const late = Date.UTC(2026, 11, 31, 20, 0, 0, 5) + 0.25;
+  const out: string[] = [];
+  new Logger('text', 0, (l) => out.push(l), () => late).info('new year');
+  t.match(out[0], /^I0101 01:30:00\.005250 /);
+});
+
+t.test('a map value is written as Go writes a map: keys sorted, nested maps too, in both formats', async (t) => {
+  const value = { zeta: 1, alpha: { y: 'b', x: 'a' }, mid: [{ d: 1, c: 2 }] };
+  const text = capture('text');
+  text.log.info('m', { m: value, e: new Error('boom') });
+  t.match(text.lines[0]![1], / "m" m=\{"alpha":\{"x":"a","y":"b"\},"mid":\[\{"c":2,"d":1\}\],"zeta":1\} e="boom"$/);
+  const json = capture('json');
+  json.log.info('m', { m: value, e: new Error('boom') });
+  t.match(json.lines[0]![1], /,"m":\{"alpha":\{"x":"a","y":"b"\},"mid":\[\{"c":2,"d":1\}\],"zeta":1\},"e":"boom"\}$/);
+  t.same(value, { zeta: 1, alpha: { y: 'b', x: 'a' }, mid: [{ d: 1, c: 2 }] }, "the caller's object is left as it was");
+  t.same(Object.keys(value), ['zeta', 'alpha', 'mid']);
+});
