@@ -35,7 +35,7 @@ function newEvent(s: RequestScope, cfg: RequestAuditConfig, user: UserInfo | und
     level: cfg.level,
     auditID: s.auditID,
     stage: 'RequestReceived',
-    requestURI: s.rawQuery ? `${s.path}?${s.rawQuery}` : s.path,
+    requestURI: s.requestURI,
     verb: s.info.verb,
     user: user ?? {},
     // every field in upstream's order from the start (one object shape; JSON leaves out the undefined)

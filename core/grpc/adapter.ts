@@ -84,10 +84,12 @@ function scopeOf(method: string, req: RequestMessage, md: Metadata, peer: PeerId
   if (watch) params.set('watch', 'true');
   const rawQuery = params.toString();
   const body = req.body;
+  const path = pathOf(req.ref!);
   return {
     method,
-    path: pathOf(req.ref!),
+    path,
     rawQuery,
+    requestURI: rawQuery ? `${path}?${rawQuery}` : path,
     query: rawQuery ? params : EMPTY,
     headers: headersOf(md, req),
     peer,

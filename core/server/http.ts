@@ -433,6 +433,7 @@ export function httpAdapter(chain: Handler, compression: boolean): (req: Req, re
       method: req.method ?? 'GET',
       path,
       rawQuery,
+      requestURI: url,
       query: rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY,
       headers: headersOf(req),
       peer: peerOf(req),

@@ -71,6 +71,8 @@ export interface RequestScope {
   /** The decoded path. */
   readonly path: string;
   readonly rawQuery: string;
+  /** The request target as the client sent it (escapes and a bare `?` kept), for logs and audit, as upstream's RequestURI. */
+  readonly requestURI: string;
   readonly query: URLSearchParams;
   readonly headers: Headers;
   readonly peer: PeerIdentity | undefined;

@@ -285,3 +285,11 @@ t.test("the log's lines are escaped as upstream's encoding/json escapes them: a 
   }
   t.equal(JSON.parse(lines[1]!).requestURI, '/api/v1/namespaces/meta/configmaps?limit=5&resourceVersion=0', 'read back as sent');
 });
+
+t.test('requestURI is the request target as sent, as upstream records it: escapes kept, not the decoded path', async (t) => {
+  const r = await s.admin.get('/api/v1/namespaces/%6Deta/configmaps/a%62c?resourceVersion=0');
+  t.equal(r.status, 404, 'namespace meta, config map abc');
+  const evs = await eventsOf(log, idOf(r), 2);
+  t.same(evs.map((e) => e.requestURI), ['/api/v1/namespaces/%6Deta/configmaps/a%62c?resourceVersion=0', '/api/v1/namespaces/%6Deta/configmaps/a%62c?resourceVersion=0']);
+  t.same(evs[1]?.objectRef, { resource: 'configmaps', namespace: 'meta', name: 'abc', apiVersion: 'v1' }, 'the objectRef is the decoded one');
+});

@@ -174,6 +174,10 @@ t.test('-v=3: the request line carries the audit ID its answer carries, the clie
   const longR = await srv.admin.get('/api/v1/namespaces/default?log=long', { headers: { 'Audit-ID': long } });
   t.equal(longR.headers['audit-id'], long);
   t.equal(await loggedID('/api/v1/namespaces/default?log=long'), long.slice(0, 64), 'a long ID cut to 64 characters, as upstream');
+  // URI is the request target as sent (Go's RequestURI): escapes kept
+  const escaped = await srv.admin.get('/api/v1/namespaces/d%65fault?log=escaped', { headers: { 'Audit-ID': 'escaped-uri' } });
+  t.equal(escaped.status, 200);
+  t.equal(await loggedID('/api/v1/namespaces/d%65fault?log=escaped'), 'escaped-uri', 'the line names the URI as sent');
 });
 
 t.test('at the default verbosity no request is logged, and deprecated flags and GA gates warn at start', async (t) => {

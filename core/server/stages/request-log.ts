@@ -90,7 +90,7 @@ export function withRequestLog(log: Logger): Stage {
       'HTTP',
       {
         verb: loggedVerb(s),
-        URI: s.rawQuery ? `${s.path}?${s.rawQuery}` : s.path,
+        URI: s.requestURI,
         latency: goDurationOfMillis(performance.now() - s.startedAt),
         userAgent: typeof ua === 'string' ? ua : '',
         'audit-ID': loggedAuditID(s.auditID),
