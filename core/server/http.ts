@@ -5,7 +5,7 @@
  * dropping a connection whose answer cannot be delivered.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Http2ServerRequest, Http2ServerResponse } from 'node:http2';
+import { constants as h2constants, type Http2ServerRequest, type Http2ServerResponse } from 'node:http2';
 import type { DetailedPeerCertificate, TLSSocket } from 'node:tls';
 import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
@@ -77,6 +77,27 @@ class HttpSink implements ResponseSink {
     return this.over || this.res.writableEnded || this.res.destroyed;
   }
 
+  /**
+   * Set while the rest of an over-limit request body is read and dropped (HTTP/1.1): the answer is
+   * written whole at once, and the response, and with it the connection, ends once nothing more of the
+   * body is coming (see refuseRest).
+   */
+  private endsAfter: Promise<unknown> | undefined;
+
+  endAfter(p: Promise<unknown>): void {
+    this.endsAfter = p;
+  }
+
+  /** Ends the response with `body`, or writes it now and ends once the request's rest is read (endAfter). */
+  private finish(body?: Uint8Array): void {
+    const res = this.res as ServerResponse;
+    if (!this.endsAfter) return void (body ? res.end(body) : res.end());
+    if (body) res.write(body);
+    // the answer is complete: no deadline or abort applies to it any more
+    this.over = true;
+    void this.endsAfter.then(() => res.end());
+  }
+
   send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     const res = this.res;
     if (this.started || res.writableEnded) return;
@@ -89,7 +110,7 @@ class HttpSink implements ResponseSink {
     if (headers) for (const k in headers) if (k !== 'cache-control') h.push(k, headers[k]!);
     if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
     res.writeHead(code, h as never);
-    res.end(body);
+    this.finish(body);
   }
 
   /** Headers of an answer, as a flat [name, value, ...] list. */
@@ -109,7 +130,7 @@ class HttpSink implements ResponseSink {
       if (err) h.push('content-length', body.byteLength);
       else h.push('content-encoding', 'gzip', 'vary', 'Accept-Encoding', 'content-length', zipped.byteLength);
       this.res.writeHead(code, h as never);
-      this.res.end(err ? body : zipped);
+      this.finish(err ? body : zipped);
     });
   }
 
@@ -233,7 +254,7 @@ class HttpSink implements ResponseSink {
   }
 
   end(): void {
-    if (!this.res.writableEnded) this.res.end();
+    if (!this.res.writableEnded && !this.over) this.finish();
   }
 
   abort(): void {
@@ -302,49 +323,71 @@ export function peerOfSocket(sock: TLSSocket): PeerIdentity {
   return p;
 }
 
-/** What of an over-limit body is still read (and dropped), at most: enough for any client that stops on its own. */
+/** What of an over-limit body is still read (and dropped) after the 413, at most: enough for any client that stops on its own. */
 const DRAIN_BYTES = 16 * 1024 * 1024;
 const DRAIN_MS = 15_000;
 
 /**
- * Reads on and drops what the client still sends of an over-limit body, for a while: a client still
- * writing when the connection closes gets a reset instead of the 413 (upstream's Go server lingers
- * on such connections for the same reason).
+ * Reads on and drops what the client still sends of an over-limit body, up to DRAIN_BYTES or for
+ * DRAIN_MS. Resolves true when nothing more is coming (the body ended, the client went away), false
+ * when a bound was reached first.
  */
-function drain(req: Req): Promise<void> {
-  return new Promise<void>((resolve) => {
+function drain(req: Req): Promise<boolean> {
+  return new Promise<boolean>((resolve) => {
     let left = DRAIN_BYTES;
-    const done = (): void => {
+    const done = (over: boolean): void => {
       clearTimeout(timer);
       req.off('data', onData);
-      req.off('end', done);
-      req.off('close', done);
-      req.off('error', done);
-      resolve();
+      req.off('end', ended);
+      req.off('close', ended);
+      req.off('error', ended);
+      resolve(!over);
     };
+    const ended = (): void => done(false);
     const onData = (chunk: Buffer): void => {
       left -= chunk.length;
-      if (left <= 0) done();
+      if (left <= 0) done(true);
     };
-    const timer = setTimeout(done, DRAIN_MS);
+    const timer = setTimeout(() => done(true), DRAIN_MS);
     req.on('data', onData);
-    req.once('end', done);
-    req.once('close', done);
-    req.once('error', done);
+    req.once('end', ended);
+    req.once('close', ended);
+    req.once('error', ended);
     req.resume();
   });
 }
 
-/** Reads the whole body, refusing more than `limit` bytes (413, after draining); rejects if the client goes away. */
-async function readBody(req: Req, res: Res, limit: number): Promise<Buffer> {
-  const declared = Number(req.headers['content-length']);
-  const tooLarge = async (): Promise<never> => {
-    // the unread rest of the body makes an HTTP/1.1 connection unusable
-    if (req.httpVersionMajor === 1 && !res.headersSent) res.setHeader('connection', 'close');
-    await drain(req);
+/**
+ * An over-limit body: the 413 goes out at once (clients that read while they send, as Go's and curl's
+ * do, stop sending when it comes), and the rest of the body is read and dropped meanwhile, within
+ * DRAIN_BYTES and DRAIN_MS. On HTTP/1.1 the response carries Connection: close and ends, closing the
+ * connection, only once nothing more is coming: a connection closed with bytes unread is reset by the
+ * kernel, and a client still sending, or one that has not read the answer yet, then loses the answer
+ * (upstream's Go server reads on for the same reason, and delays its close). On HTTP/2 the stream's
+ * answer ends at once; a client still sending past the bound is told to stop with RST_STREAM
+ * NO_ERROR, which keeps the answer it has (RFC 9113, section 8.1), and the session's other streams go
+ * on.
+ */
+function refuseRest(req: Req, res: Res, sink: HttpSink): void {
+  const drained = drain(req);
+  if (req.httpVersionMajor === 1) {
+    if (!res.headersSent) res.setHeader('connection', 'close');
+    sink.endAfter(drained);
+    return;
+  }
+  void drained.then((ended) => {
+    const stream = (res as Http2ServerResponse).stream;
+    if (!ended && !stream.closed) stream.close(h2constants.NGHTTP2_NO_ERROR);
+  });
+}
+
+/** Reads the whole body, refusing more than `limit` bytes (413, answered before the rest is read: refuseRest); rejects if the client goes away. */
+async function readBody(req: Req, res: Res, sink: HttpSink, limit: number): Promise<Buffer> {
+  const tooLarge = (): never => {
+    refuseRest(req, res, sink);
     throw errors.requestEntityTooLarge(limit);
   };
-  if (declared > limit) return tooLarge();
+  if (Number(req.headers['content-length']) > limit) return tooLarge();
   const chunks: Buffer[] = [];
   let size = 0;
   // not destroyed on the early exit: the 413 must still be written on this connection
@@ -429,6 +472,7 @@ export function httpAdapter(chain: Handler, compression: boolean): (req: Req, re
     // as upstream's WithAuditInit: the client's Audit-ID is kept as sent, else a new one
     const asked = req.headers['audit-id'];
     const auditID = typeof asked === 'string' && asked ? asked : randomUUID();
+    const sink = new HttpSink(res, compression && acceptsGzip(req.headers['accept-encoding']), auditID);
     const s: RequestScope = {
       method: req.method ?? 'GET',
       path,
@@ -437,8 +481,8 @@ export function httpAdapter(chain: Handler, compression: boolean): (req: Req, re
       query: rawQuery ? new URLSearchParams(rawQuery) : EMPTY_QUERY,
       headers: headersOf(req),
       peer: peerOf(req),
-      sink: new HttpSink(res, compression && acceptsGzip(req.headers['accept-encoding']), auditID),
-      readBody: (limit) => readBody(req, res, limit),
+      sink,
+      readBody: (limit) => readBody(req, res, sink, limit),
       startedAt: performance.now(),
       auditID,
       user: NO_USER,

@@ -33,17 +33,35 @@ function statusBytes(code: number, reason: string, message: string): Buffer {
   return Buffer.from(`${JSON.stringify(s)}\n`);
 }
 
+/** How long a connection ended after a refusal is still read from (and dropped) before it is closed. */
+const LINGER_MS = 2000;
+
 /**
- * Writes a whole HTTP/1.1 answer on a raw socket, then closes it. What the client is still sending is
- * read and dropped for a moment, so closing does not reset the connection before it reads the answer.
+ * Ends a connection (after `last`, if given): what the client is still sending is read and dropped
+ * for a moment, so closing does not reset the connection before it reads the answer.
  */
-function answerRaw(socket: Socket, code: number, text: string, reason: string, message: string): void {
+function endSoon(socket: Socket, last?: string): void {
   if (!socket.writable) return void socket.destroy();
-  const body = statusBytes(code, reason, message);
-  socket.end(`HTTP/1.1 ${code} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nCache-Control: no-cache, private\r\nConnection: close\r\n\r\n${body.toString('latin1')}`, 'latin1');
+  if (last === undefined) socket.end();
+  else socket.end(last, 'latin1');
   socket.on('data', () => undefined);
   socket.resume();
-  setTimeout(() => socket.destroy(), 2000).unref();
+  setTimeout(() => socket.destroy(), LINGER_MS).unref();
+}
+
+/** Writes a whole HTTP/1.1 answer on a raw socket, then ends the connection (endSoon). */
+function answerRaw(socket: Socket, code: number, text: string, reason: string, message: string): void {
+  const body = statusBytes(code, reason, message);
+  endSoon(socket, `HTTP/1.1 ${code} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nCache-Control: no-cache, private\r\nConnection: close\r\n\r\n${body.toString('latin1')}`);
+}
+
+/**
+ * Whether an answer to the connection's request is already on its way: Node's own clientError
+ * handler then writes nothing either (a 413 answered while the rest of the body was read, whose
+ * client gave up sending it, was followed by a 400 for the body cut short).
+ */
+function answering(socket: Socket): boolean {
+  return (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true;
 }
 
 /** Whether a request starts with an RFC 9110 token (a method name) followed by a space. */
@@ -55,6 +73,8 @@ function isTokenMethod(raw: Buffer | undefined): boolean {
 
 /** The answer to a request the HTTP/1.1 parser refused, as upstream's server would give it. */
 function refuse(err: NodeJS.ErrnoException & { code?: string }, socket: Socket): void {
+  if (err.code === 'ECONNRESET' || err.code === 'ERR_HTTP_REQUEST_TIMEOUT') return void socket.destroy();
+  if (answering(socket)) return endSoon(socket);
   switch (err.code) {
     case 'HPE_HEADER_OVERFLOW':
       return answerRaw(socket, 431, 'Request Header Fields Too Large', 'BadRequest', 'request header fields too large');
@@ -64,9 +84,6 @@ function refuse(err: NodeJS.ErrnoException & { code?: string }, socket: Socket):
         return answerRaw(socket, 405, 'Method Not Allowed', 'MethodNotAllowed', 'the server does not allow this method on the requested resource');
       }
       return answerRaw(socket, 400, 'Bad Request', 'BadRequest', 'malformed HTTP request: invalid method');
-    case 'ERR_HTTP_REQUEST_TIMEOUT':
-    case 'ECONNRESET':
-      return void socket.destroy();
     default:
       return answerRaw(socket, 400, 'Bad Request', 'BadRequest', `malformed HTTP request: ${err.code ?? err.message}`);
   }

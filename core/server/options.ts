@@ -10,6 +10,7 @@ import { ControllersFlagError, selectControllers } from '../controllers/manager.
 import { type StorageBackend, type StorageFlags, storageFlagError } from '../storage/factory.js';
 import { MetricsFlagError, showHiddenMetricsFor } from '../metrics/registry.js';
 import { type LoggingFormat, loggingFormats } from '../log/logger.js';
+import type { SweepClock } from './endpoints/watch.js';
 
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions, StorageFlags {
   securePort: number;
@@ -72,6 +73,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   controllers: string[];
   /** Serve every svc.io group also under its upstream k8s.io spelling. */
   upstreamGroupAliases: boolean;
+  /** No flag: a test's own clock for the stuck-watch sweep, whose looks it then runs itself (endpoints/watch.ts). */
+  watchSweepClock?: SweepClock;
 }
 
 /**

@@ -7,6 +7,7 @@
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
 import { createHash, randomUUID } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import { hostname } from 'node:os';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -203,6 +204,11 @@ export class ApiServer {
   /** Watches open now, over either transport. */
   get openWatches(): number {
     return this.watches.size;
+  }
+
+  /** The server's side of each open TLS connection of the API port (what it wrote on one: bytesWritten). */
+  get connections(): ReadonlySet<TLSSocket> {
+    return this.listener.sockets;
   }
 
   /** The gRPC port (undefined when --grpc-port is 0). */
@@ -423,6 +429,7 @@ export class ApiServer {
         watchList: featureGates.WatchList === true,
         track: { open: (w) => this.watches.add(w), close: (w) => this.watches.delete(w) },
         meter: (rt) => watchMeter(metrics, rt),
+        sweepClock: o.watchSweepClock,
       },
       registry: client,
       maxRequestBodyBytes: o.maxRequestBodyBytes,

@@ -5,6 +5,7 @@
  * (apimachinery's ParseWarningHeader), to check the headers we write are ones clients accept.
  */
 import { request as httpsRequest } from 'node:https';
+import { connect as tlsConnect } from 'node:tls';
 import { ADMIN_TOKEN } from './server.js';
 
 export interface RawResponse {
@@ -99,4 +100,155 @@ export function warningTexts(r: Pick<RawResponse, 'rawHeaders'>): string[] | { i
     out.push(w.text);
   }
   return out;
+}
+
+export interface UploadOptions {
+  /** Transfer-Encoding: chunked, or a Content-Length of `size`. */
+  chunked: boolean;
+  /** Sends Expect: 100-continue (a 'whole' client sends its body without waiting; a 'stop' client waits for the 100 first, as curl does). */
+  expectContinue?: boolean;
+  /** Bytes of body. */
+  size: number;
+  /**
+   * 'whole': the whole body is handed to the connection at once and nothing is read until it is all
+   * written (a client that reads its answer only once it has sent its request); 'stop': the body is
+   * written as the connection takes it, 64 KiB at a time, reading meanwhile, and the writing stops
+   * (the client's side ended) once an answer's head arrives, as Go's and curl's clients do; 'quit':
+   * as 'stop', and the client also gives up after `quitAfter` bytes of body, answer or not (its side
+   * ended with the body cut short).
+   */
+  client: 'whole' | 'stop' | 'quit';
+  /** For 'quit': bytes of body sent before giving up. */
+  quitAfter?: number;
+  path?: string;
+  token?: string;
+}
+
+export interface UploadResult {
+  /** Every status line received, in order (a 100 Continue first when the server sent one). */
+  statusLines: string[];
+  /** The final answer's status code (0 when none arrived whole). */
+  status: number;
+  /** The final answer's headers, names lower-cased. */
+  headers: Record<string, string>;
+  /** The final answer's body: its Content-Length of bytes. */
+  body: string;
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  json: any;
+  /** What followed the final answer's body (nothing, on a clean end), as Latin-1 text. */
+  extra: string;
+  /** Bytes of the body written when the final answer's head arrived (the size if it came after). */
+  sentBeforeAnswer: number;
+  /** The server ended the connection (TLS close and FIN) rather than resetting it. */
+  ended: boolean;
+  /** A socket error, if any (ECONNRESET, EPIPE). */
+  error?: string;
+}
+
+const PIECE = 64 * 1024;
+
+/**
+ * A POST of `size` bytes of body on its own HTTP/1.1 TLS connection, written as `o.client` says, read
+ * until the server ends the connection. Reports what a client sees: the answer, whether the
+ * connection ended cleanly or was reset, how much it had sent when the answer came.
+ */
+export function uploadRaw(srv: RawTarget, o: UploadOptions): Promise<UploadResult> {
+  const u = new URL(srv.url);
+  const piece = Buffer.alloc(PIECE, 0x20);
+  const frame = (n: number): Buffer[] => (o.chunked ? [Buffer.from(`${n.toString(16)}\r\n`), piece.subarray(0, n), Buffer.from('\r\n')] : [piece.subarray(0, n)]);
+  return new Promise((resolve) => {
+    let input: Buffer = Buffer.alloc(0);
+    const statusLines: string[] = [];
+    let final: { status: number; headers: Record<string, string>; length: number } | undefined;
+    let sent = 0;
+    let sentBeforeAnswer = -1;
+    let ended = false;
+    let error: string | undefined;
+    let continued = false;
+    // the writer waits on the connection: a drain, an answer's head, its end
+    let wake: () => void = () => undefined;
+    const event = (): Promise<void> => new Promise((r) => (wake = r));
+    const sock = tlsConnect({ host: u.hostname, port: Number(u.port), ca: srv.ca, servername: 'localhost', ALPNProtocols: ['http/1.1'] }, () => void send());
+    // one answer head at a time: a 100 Continue, then the final answer
+    const parse = (): void => {
+      while (!final) {
+        const end = input.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const lines = input.subarray(0, end).toString('latin1').split('\r\n');
+        const status = Number(lines[0]!.split(' ')[1]);
+        statusLines.push(lines[0]!);
+        input = input.subarray(end + 4);
+        if (status >= 100 && status < 200) {
+          continued = true;
+          continue;
+        }
+        const headers: Record<string, string> = {};
+        for (const l of lines.slice(1)) {
+          const c = l.indexOf(':');
+          headers[l.slice(0, c).trim().toLowerCase()] = l.slice(c + 1).trim();
+        }
+        final = { status, headers, length: Number(headers['content-length'] ?? -1) };
+        sentBeforeAnswer = sent;
+      }
+    };
+    const send = async (): Promise<void> => {
+      const framing = o.chunked ? 'Transfer-Encoding: chunked' : `Content-Length: ${o.size}`;
+      const expect = o.expectContinue ? 'Expect: 100-continue\r\n' : '';
+      sock.write(`POST ${o.path ?? '/api/v1/namespaces/default/configmaps'} HTTP/1.1\r\nHost: ${u.host}\r\nAuthorization: Bearer ${o.token ?? ADMIN_TOKEN}\r\nContent-Type: application/json\r\n${framing}\r\n${expect}\r\n`);
+      if (o.client === 'whole') {
+        // everything queued now; the answer is read once the last byte is written (or the write failed)
+        sock.pause();
+        for (let at = 0; at < o.size; at += PIECE) for (const b of frame(Math.min(PIECE, o.size - at))) sock.write(b);
+        sock.write(o.chunked ? '0\r\n\r\n' : '', () => {
+          if (!sock.destroyed) sent = o.size;
+          sock.resume();
+        });
+        return;
+      }
+      while (o.expectContinue && !continued && !final && !sock.destroyed) await event();
+      const upTo = o.client === 'quit' ? Math.min(o.size, o.quitAfter ?? 0) : o.size;
+      for (let at = 0; at < upTo && !final && !sock.destroyed; at += PIECE) {
+        const n = Math.min(PIECE, o.size - at);
+        let ok = true;
+        for (const b of frame(n)) ok = sock.write(b);
+        sent += n;
+        while (!ok && sock.writableNeedDrain && !final && !sock.destroyed) await event();
+      }
+      if (sock.destroyed) return;
+      // an answer before the whole body: stop sending, as Go's and curl's clients do, and read it out
+      if (final || upTo < o.size) return void sock.end();
+      if (o.chunked) sock.write('0\r\n\r\n');
+    };
+    sock.on('data', (d: Buffer) => {
+      input = input.length ? Buffer.concat([input, d]) : d;
+      parse();
+      wake();
+    });
+    sock.on('drain', () => wake());
+    sock.on('end', () => (ended = true));
+    sock.on('error', (e: NodeJS.ErrnoException) => (error ??= e.code ?? e.message));
+    sock.on('close', () => {
+      wake();
+      parse();
+      const length = final ? (final.length >= 0 ? final.length : input.length) : 0;
+      const body = final ? input.subarray(0, length).toString('utf8') : '';
+      let json: unknown;
+      try {
+        json = JSON.parse(body);
+      } catch {
+        json = undefined;
+      }
+      resolve({
+        statusLines,
+        status: final && input.length >= length ? final.status : 0,
+        headers: final?.headers ?? {},
+        body,
+        json,
+        extra: input.subarray(Math.min(length, input.length)).toString('latin1'),
+        sentBeforeAnswer: sentBeforeAnswer < 0 ? sent : sentBeforeAnswer,
+        ended,
+        error,
+      });
+    });
+  });
 }

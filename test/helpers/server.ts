@@ -43,12 +43,15 @@ export interface TestServer {
   stop(): Promise<void>;
 }
 
-/** Flags as the CLI takes them, e.g. ['--workers=0']; --data-dir, --secure-port and --token-auth-file are filled in. */
-export async function startServer(extraFlags: string[] = [], keepDir?: string): Promise<TestServer> {
+/**
+ * Flags as the CLI takes them, e.g. ['--workers=0']; --data-dir, --secure-port and --token-auth-file
+ * are filled in. `more`: options no flag sets (a test's clocks).
+ */
+export async function startServer(extraFlags: string[] = [], keepDir?: string, more: Partial<ServerOptions> = {}): Promise<TestServer> {
   const dataDir = keepDir ?? tempDir();
   // authorization is the product's default (Node,RBAC) unless a test names a mode: the admin token is in system:masters
   const flags = [`--data-dir=${dataDir}`, '--secure-port=0', `--token-auth-file=${writeTokenFile(dataDir)}`, '--workers=0', ...extraFlags];
-  const opts: ServerOptions = parseFlags(flags);
+  const opts: ServerOptions = { ...parseFlags(flags), ...more };
   const server = new ApiServer(opts);
   await server.start((registry, settings, timings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings, timings) : new InlineExecutor(registry)));
   const ca = readFileSync(join(dataDir, 'ca.crt'), 'utf8');

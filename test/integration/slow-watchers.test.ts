@@ -12,9 +12,19 @@ import { connect, type TLSSocket } from 'node:tls';
 import { collectThrough, rvOf } from '../helpers/watch-guarantees.js';
 import { connectionKey, sendQueues } from '../../core/server/send-queues.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+import { SteppedSweepClock } from '../helpers/sweep-clock.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** `p`, or undefined after `ms` at most (a generous wait, not a bound asserted; its timer goes once `p` settles). */
+async function within<T>(p: Promise<T>, ms: number): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p, new Promise<undefined>((r) => (timer = setTimeout(() => r(undefined), ms)))]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
 const currentRv = async (s: TestServer): Promise<number> => Number((await s.admin.get(CM)).json.metadata.resourceVersion);
 /** 8 KiB of data per object: an event frame of about 8.3 KiB. */
 const PAYLOAD = 'x'.repeat(8 * 1024);
@@ -153,59 +163,90 @@ t.test('a watcher that falls behind without passing its bound gets every held ev
     });
   });
   req.resume();
-  await Promise.race([done, sleep(30_000)]);
+  await within(done, 30_000);
   t.same(seen, written, 'every event arrives once, in the order written');
   req.close();
 });
 
 t.test('an HTTP/1.1 watcher whose unread bytes fill the kernel gets nothing more written until it reads again, then every held event in order', { skip: !existsSync('/proc/net/tcp') && 'no procfs: only Node\'s buffer is counted' }, async (t) => {
   const bound = 512 * 1024;
-  const s = await startServer(['--authorization-mode=AlwaysAllow', `--watch-buffer-bytes=${bound}`]);
+  // the sweep looks only when the test runs a look, on a clock of its own: each look finds what the
+  // test did before it, however long the machine takes (sleeping for "a sweep and a second look" did
+  // not wait for the thread that reads the kernel's table to start, which took over a second on a busy
+  // machine: the events below were written before the second look held the watch)
+  const clock = new SteppedSweepClock();
+  const s = await startServer(['--authorization-mode=AlwaysAllow', `--watch-buffer-bytes=${bound}`], undefined, { watchSweepClock: clock });
   t.teardown(() => s.stop());
   const start = await currentRv(s);
   const sock = await stuckHttp1Watch(s, start);
   sock.on('error', () => undefined);
-  for (let i = 0; i < 100 && s.server.openWatches < 1; i++) await sleep(20);
+  // a watch that reads: once it has an event, the fan-out pass that handed it over has handed it to the
+  // stuck watch too (a pass hands an event to watchers in slices of at least 32, with nothing between)
+  const reader = await s.admin.stream(`${CM}?watch=1&resourceVersion=${start}`);
+  for (let i = 0; i < 100 && s.server.openWatches < 2; i++) await sleep(20);
+  t.equal(s.server.openWatches, 2, 'both watches open');
   const serverPort = Number(new URL(s.url).port);
   // what our kernel holds unacknowledged for the watch's connection, read as the server reads it
   const unacked = () => sendQueues()?.get(connectionKey(serverPort, sock.localPort!)) ?? 0;
+  // what the server has written on it (handed to TLS, encrypted and queued for the kernel): the
+  // client's kernel may still take a few KiB while the client reads nothing (7 KiB over two seconds
+  // was seen), so the kernel's queue alone is not exact
+  const conn = [...s.server.connections].find((c) => c.remotePort === sock.localPort);
+  t.ok(conn, 'the server\'s side of the watch\'s connection');
+  const sentOnConnection = () => conn!.bytesWritten;
   const written: number[] = [];
   const write = async () => written.push(rvOf((await s.admin.post(CM, { metadata: { generateName: 'held-' }, data: { p: PAYLOAD } })).json));
   // until our kernel holds more than a quarter of the bound for the connection (after what the
-  // client's kernel took): the next looks at the watch find it so while the client takes nothing,
-  // and less than the bound is unsent
-  while (unacked() <= bound / 4 && written.length < 200) await write();
-  await sleep(1200); // a sweep and a second look
-  t.equal(s.server.openWatches, 1, 'the watch is still open (less than its bound is unsent)');
-  const before = unacked();
-  t.ok(before >= bound / 4, `our kernel holds ${before} bytes for the stuck client`);
+  // client's kernel took), by eight frames: a few KiB it may still take do not bring it under; no look
+  // happens meanwhile
+  const over = bound / 4 + 8 * PAYLOAD.length;
+  while (unacked() <= over && written.length < 200) await write();
+  await collectThrough(reader, written.at(-1)!, 30_000);
+  t.ok(unacked() > over, `our kernel holds ${unacked()} bytes for the stuck client`);
+  // the first look records what the client has taken; the second, a quarter second later on the
+  // sweep's clock, finds that it took nothing since while more than a quarter of the bound waits in
+  // our kernel, and holds the watch's next frames
+  await clock.look();
+  await clock.look();
+  t.ok(unacked() >= bound / 4, 'the second look found more than a quarter of the bound in our kernel');
+  t.equal(s.server.openWatches, 2, 'the watch is still open (less than its bound is unsent)');
+  const before = sentOnConnection();
   for (let i = 0; i < 3; i++) await write();
-  await sleep(300);
-  t.equal(unacked(), before, 'events written meanwhile are held by the watch, not encrypted and queued for the connection');
-  t.equal(s.server.openWatches, 1, 'and the watch stays open');
-  // reading again: a look finds the kernel's queue gone and the held events follow, in order
+  t.equal((await collectThrough(reader, written.at(-1)!, 30_000)).at(-1)?.object.metadata.resourceVersion, String(written.at(-1)), 'the three events were handed to the watches');
+  t.equal(sentOnConnection(), before, 'events written meanwhile are held by the watch, not encrypted and queued for the connection');
+  t.equal(s.server.openWatches, 2, 'and the watch stays open');
+  // reading again: the client gets what our kernel held, and nothing more until a look finds it taking
   const seen: number[] = [];
   let rest = '';
   let head = true;
-  const done = new Promise<void>((resolve) => {
-    sock.on('data', (d: Buffer) => {
-      let text = rest + d.toString('latin1');
-      if (head) {
-        const end = text.indexOf('\r\n\r\n');
-        if (end < 0) return void (rest = text);
-        text = text.slice(end + 4);
-        head = false;
-      }
-      // chunked: size lines and frames alternate; frames are the lines that are JSON
-      const lines = text.split('\r\n');
-      rest = lines.pop()!;
-      for (const l of lines) if (l.startsWith('{')) seen.push(rvOf(JSON.parse(l).object));
-      if (seen.length >= written.length) resolve();
-    });
+  let wanted = written.length - 3;
+  let reached: () => void = () => undefined;
+  const got = (): Promise<void> => new Promise((resolve) => (reached = resolve));
+  sock.on('data', (d: Buffer) => {
+    let text = rest + d.toString('latin1');
+    if (head) {
+      const end = text.indexOf('\r\n\r\n');
+      if (end < 0) return void (rest = text);
+      text = text.slice(end + 4);
+      head = false;
+    }
+    // chunked: size lines and frames alternate; frames are the lines that are JSON
+    const lines = text.split('\r\n');
+    rest = lines.pop()!;
+    for (const l of lines) if (l.startsWith('{')) seen.push(rvOf(JSON.parse(l).object));
+    if (seen.length >= wanted) reached();
   });
+  let sent = got();
   sock.resume();
-  await Promise.race([done, sleep(30_000)]);
+  await within(sent, 30_000);
+  t.same(seen, written.slice(0, -3), 'reading again, the client gets what was sent before the hold');
+  wanted = written.length;
+  sent = got();
+  // the next look finds the kernel's queue gone: the held events follow, in order
+  await clock.look();
+  await within(sent, 30_000);
   t.same(seen, written, 'every event arrives once, in the order written');
-  t.equal(s.server.openWatches, 1, 'the watch was never dropped');
+  t.equal(s.server.openWatches, 2, 'the watch was never dropped');
+  reader.close();
   sock.destroy();
 });

@@ -37,7 +37,31 @@ export interface WatchSettings {
   track?: { open(w: WatchStream): void; close(w: WatchStream): void };
   /** A counter of the frames sent to watchers of a type (apiserver_watch_events_*), made once per watch. */
   meter?: (rt: ResourceType) => WatchMeter;
+  /** The stuck-watch sweep's clock and timer (the real ones when unset; see SweepClock). */
+  sweepClock?: SweepClock;
 }
+
+/**
+ * The clock and timer of the stuck-watch sweep. The real ones by default; a test's own makes what a
+ * look finds exact: it runs each look itself, at the time it says, instead of sleeping and hoping the
+ * sweep has looked by then (a look waits for a thread that reads the kernel's table, which a busy
+ * machine can take a second to start).
+ */
+export interface SweepClock {
+  /** Milliseconds, as performance.now(). */
+  now(): number;
+  /** Runs `fn` once, `ms` from now, without keeping the process alive for it; returns what cancels it. */
+  after(ms: number, fn: () => void): () => void;
+}
+
+const REAL_CLOCK: SweepClock = {
+  now: () => performance.now(),
+  after: (ms, fn) => {
+    const timer = setTimeout(fn, ms);
+    timer.unref();
+    return () => clearTimeout(timer);
+  },
+};
 
 export interface WatchMeter {
   sent(bytes: number): void;
@@ -77,10 +101,13 @@ const RELOOK_MS = 250;
  */
 class StuckWatchSweeper {
   private readonly watches = new Set<WatchStream>();
-  private timer: NodeJS.Timeout | undefined;
+  /** Cancels the next sweep, when one is set. */
+  private timer: (() => void) | undefined;
   private readonly kernel = new SendQueueReader();
   /** A sweep waits for the kernel's table: no other starts meanwhile. */
   private busy = false;
+
+  constructor(private readonly clock: SweepClock) {}
 
   add(w: WatchStream): void {
     this.watches.add(w);
@@ -90,17 +117,16 @@ class StuckWatchSweeper {
   remove(w: WatchStream): void {
     this.watches.delete(w);
     if (this.watches.size) return;
-    clearTimeout(this.timer);
+    this.timer?.();
     this.timer = undefined;
     if (!this.busy) this.kernel.close();
   }
 
   private schedule(ms: number): void {
-    this.timer = setTimeout(() => this.sweep(), ms);
-    this.timer.unref();
+    this.timer = this.clock.after(ms, this.sweep);
   }
 
-  private sweep(): void {
+  private readonly sweep = (): void => {
     this.timer = undefined;
     const candidates = [...this.watches].filter((w) => w.mayBeStuck());
     // the kernel's table is read only when some HTTP/1.1 watch could be over its bound, off this thread
@@ -111,10 +137,10 @@ class StuckWatchSweeper {
       this.busy = false;
       this.decide(candidates, queues);
     });
-  }
+  };
 
   private decide(candidates: WatchStream[], queues: Map<string, number> | undefined): void {
-    const now = performance.now();
+    const now = this.clock.now();
     for (const w of candidates) w.checkProgress(queues, now);
     // a watch that may be stuck is decided on its next look: soon, so it costs little meanwhile
     if (this.watches.size) this.schedule(candidates.length ? RELOOK_MS : SWEEP_INTERVAL_MS);
@@ -126,7 +152,7 @@ class StuckWatchSweeper {
 const sweepers = new WeakMap<WatchSettings, StuckWatchSweeper>();
 function sweeperFor(s: WatchSettings): StuckWatchSweeper {
   let sw = sweepers.get(s);
-  if (!sw) sweepers.set(s, (sw = new StuckWatchSweeper()));
+  if (!sw) sweepers.set(s, (sw = new StuckWatchSweeper(s.sweepClock ?? REAL_CLOCK)));
   return sw;
 }
 
