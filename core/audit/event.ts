@@ -14,7 +14,7 @@ import '../codec/json-serializer.js';
 import '../codec/protobuf-serializer.js';
 import '../codec/yaml-serializer.js';
 import { decodeYaml } from '../codec/yaml.js';
-import { goStringCompare } from '../log/go-format.js';
+import { compareUtf8 } from '../api/go-format.js';
 import type { RequestInfo } from '../request/request-info.js';
 import type { Level, Stage } from './policy.js';
 
@@ -272,7 +272,7 @@ const hasEntries = (o: Record<string, unknown>): boolean => {
 /** Keys as Go writes a map's: sorted (encoding/json sorts them, by bytes); already sorted ones untouched. */
 function goMapKeys(o: Readonly<Record<string, unknown>>): string[] {
   const keys = Object.keys(o);
-  for (let i = 1; i < keys.length; i++) if (goStringCompare(keys[i - 1]!, keys[i]!) > 0) return keys.sort(goStringCompare);
+  for (let i = 1; i < keys.length; i++) if (compareUtf8(keys[i - 1]!, keys[i]!) > 0) return keys.sort(compareUtf8);
   return keys;
 }
 

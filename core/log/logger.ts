@@ -7,7 +7,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import { format as formatArgs } from 'node:util';
-import { goStringCompare } from './go-format.js';
+import { compareUtf8 } from '../api/go-format.js';
 
 export type LoggingFormat = 'text' | 'json';
 export const loggingFormats: readonly LoggingFormat[] = ['text', 'json'];
@@ -57,7 +57,7 @@ function asGoMap(v: unknown): unknown {
   if (Array.isArray(v)) return v.some((e) => typeof e === 'object' && e !== null) ? v.map(asGoMap) : v;
   if (!isPlainObject(v)) return v;
   const out: Record<string, unknown> = {};
-  for (const k of Object.keys(v).sort(goStringCompare)) out[k] = asGoMap(v[k]);
+  for (const k of Object.keys(v).sort(compareUtf8)) out[k] = asGoMap(v[k]);
   return out;
 }
 

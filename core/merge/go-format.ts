@@ -4,41 +4,12 @@
  * encoding/json string escaping (HTML-safe); %q is api/validation's goQuote. Integral numbers are
  * Go int64, others float64.
  */
+import { compareUtf8, goFloat } from '../api/go-format.js';
 import { goQuote } from '../api/validation.js';
 import { type JsonValue, jsonKind } from './json-values.js';
 
 const sortedKeys = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined).sort(compareUtf8);
 
-/** Go's string ordering: bytewise on UTF-8, i.e. by code point. */
-export function compareUtf8(a: string, b: string): number {
-  if (a === b) return 0;
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.charCodeAt(i);
-    const y = b.charCodeAt(i);
-    if (x === y) continue;
-    // Surrogates (code points above U+FFFF) sort after every BMP character in UTF-8.
-    const xs = x >= 0xd800 && x <= 0xdfff;
-    const ys = y >= 0xd800 && y <= 0xdfff;
-    if (xs !== ys) return xs ? 1 : -1;
-    return x < y ? -1 : 1;
-  }
-  return a.length - b.length;
-}
-
-/** strconv.FormatFloat(f, 'g', -1, 64) as fmt's %v prints a float64. */
-export function goFloat(f: number): string {
-  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : f < 0 ? '-Inf' : 'NaN';
-  if (f === 0) return Object.is(f, -0) ? '-0' : '0';
-  const [digits, expText] = f.toExponential().split('e') as [string, string];
-  const e = Number(expText);
-  // Shortest %g switches to exponent form outside [1e-4, 1e6), with at least two exponent digits.
-  if (e < -4 || e >= 6) {
-    const abs = Math.abs(e);
-    return `${digits}e${e < 0 ? '-' : '+'}${abs < 10 ? '0' : ''}${abs}`;
-  }
-  return String(f);
-}
 
 const isInt64 = (n: number): boolean => Number.isInteger(n) && Math.abs(n) < 2 ** 63;
 

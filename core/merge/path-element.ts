@@ -6,7 +6,8 @@
  */
 import { MergeError } from './errors.js';
 import { goQuote } from '../api/validation.js';
-import { compareUtf8, goJson, goJsonString, goNumber } from './go-format.js';
+import { compareUtf8 } from '../api/go-format.js';
+import { goJson, goJsonString, goNumber } from './go-format.js';
 import { type JsonValue, isObject } from './json-values.js';
 
 export interface KeyField {

@@ -5,7 +5,8 @@
  * on first use and kept, so the walkers over values never look a schema node up twice.
  */
 import { type ListSchema, type Schema, effectiveListType, isAtomic } from '../schema/schema.js';
-import { compareUtf8, goJsonString } from './go-format.js';
+import { compareUtf8 } from '../api/go-format.js';
+import { goJsonString } from './go-format.js';
 import type { JsonValue } from './json-values.js';
 
 export type ScalarKind = 'numeric' | 'string' | 'boolean' | 'untyped';

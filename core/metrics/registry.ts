@@ -14,6 +14,7 @@
  * when it writes OpenMetrics (every later Prometheus text scrape lost the counter's `_total`).
  */
 import { Counter, Gauge, type Metric, Registry, type RegistryContentType } from 'prom-client';
+import { goFloat } from '../api/go-format.js';
 
 export type StabilityLevel = 'ALPHA' | 'BETA' | 'STABLE';
 
@@ -258,21 +259,6 @@ export interface RegistryOptions {
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 
-/**
- * A finite number as Go's strconv.FormatFloat(v, 'g', -1, 64) writes it, which both of upstream's
- * encoders (prometheus/common expfmt) use: the shortest digits that read back as v (JavaScript finds
- * the same ones), in exponent form when the exponent is below -4 or 6 and more (`1e+06`, `1e-05`,
- * `1.2345678e+06`, the exponent with two digits at least), plain otherwise (`100000`, `0.0001`).
- */
-export function goFloat(v: number): string {
-  if (Number.isInteger(v) && v < 1e6 && v > -1e6) return String(v); // counts and most bounds; -0 is 0
-  const e = v.toExponential();
-  const at = e.indexOf('e');
-  const exp = Number(e.slice(at + 1));
-  if (exp >= -4 && exp < 6) return String(v);
-  const abs = exp < 0 ? -exp : exp;
-  return `${e.slice(0, at)}e${exp < 0 ? '-' : '+'}${abs < 10 ? '0' : ''}${abs}`;
-}
 
 /**
  * A float as the Prometheus text format writes it (expfmt's writeFloat): sample values and the `le`
@@ -285,7 +271,8 @@ export function textFloat(v: number): string {
   if (n === Infinity) return '+Inf';
   if (n === -Infinity) return '-Inf';
   if (Number.isNaN(n)) return 'NaN';
-  return goFloat(n);
+  // expfmt writes zero as 0, negative zero too
+  return n === 0 ? '0' : goFloat(n);
 }
 
 /**

@@ -1,6 +1,7 @@
 import t from 'tap';
 import { parsePrometheusText, sampleValue } from '../helpers/prometheus.js';
-import { exponentialBuckets, familyText, goFloat, helpText, openMetricsFloat, showHiddenMetricsFor, StabilityRegistry, textFloat, visibilityOf, wantsOpenMetrics } from '../../core/metrics/registry.js';
+import { goFloat } from '../../core/api/go-format.js';
+import { exponentialBuckets, familyText, helpText, openMetricsFloat, showHiddenMetricsFor, StabilityRegistry, textFloat, visibilityOf, wantsOpenMetrics } from '../../core/metrics/registry.js';
 import { parseOpenMetricsText } from '../helpers/prometheus.js';
 
 const current = { major: 1, minor: 32 };

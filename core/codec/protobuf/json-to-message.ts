@@ -5,7 +5,7 @@
  * apiVersion and kind are ignored; map keys are sorted as Go sorts them. The path of a bad value is
  * worked out only when one is found.
  */
-import { compareUtf8 } from '../../merge/go-format.js';
+import { compareUtf8 } from '../../api/go-format.js';
 import { ProtobufEncodeError } from './errors.js';
 import { type FieldPlan, planOf } from './plans.js';
 import { META_V1, RUNTIME } from './proto-root.js';

@@ -8,7 +8,7 @@
  */
 import protobuf from 'protobufjs';
 import { WireWriter } from './wire-writer.js';
-import { compareUtf8 } from '../../merge/go-format.js';
+import { compareUtf8 } from '../../api/go-format.js';
 import { messageFromJson } from './json-to-message.js';
 import { type FieldPlan, planOf } from './plans.js';
 import { META_V1, RUNTIME } from './proto-root.js';

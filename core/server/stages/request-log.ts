@@ -9,7 +9,7 @@
 import { isPromise } from '../../api/maybe-async.js';
 import { toStatusError } from '../../api/status.js';
 import type { PeerIdentity } from '../../authn/authenticator.js';
-import { goDurationOfMillis } from '../../log/go-format.js';
+import { goDurationOfMillis } from '../../api/go-format.js';
 import type { Logger } from '../../log/logger.js';
 import { queryBool } from '../../request/request-info.js';
 import type { Stage } from '../chain.js';

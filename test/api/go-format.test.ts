@@ -1,5 +1,5 @@
 import t from 'tap';
-import { goDuration, goDurationOfMillis, goStringCompare } from '../../core/log/go-format.js';
+import { compareUtf8, goDuration, goDurationOfMillis } from '../../core/api/go-format.js';
 
 const ns = 1;
 const us = 1000 * ns;
@@ -59,7 +59,7 @@ t.test('goDurationOfMillis: a performance.now() interval, to the nearest nanosec
   t.equal(goDurationOfMillis(0.0000004), '0s');
 });
 
-t.test("goStringCompare orders strings as Go compares them: by their UTF-8 bytes (code points)", async (t) => {
+t.test("compareUtf8 orders strings as Go compares them: by their UTF-8 bytes (code points)", async (t) => {
   const cases: [string, string, number][] = [
     ['a', 'b', -1],
     ['b', 'a', 1],
@@ -73,8 +73,8 @@ t.test("goStringCompare orders strings as Go compares them: by their UTF-8 bytes
     ['\u{1f600}', '\u{1f601}', -1],
     ['\ud7ff', '\u{10000}', -1],
   ];
-  for (const [a, b, want] of cases) t.equal(Math.sign(goStringCompare(a, b)), want, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
+  for (const [a, b, want] of cases) t.equal(Math.sign(compareUtf8(a, b)), want, `${JSON.stringify(a)} vs ${JSON.stringify(b)}`);
   const utf8Sorted = (xs: string[]) => [...xs].sort((x, y) => Buffer.compare(Buffer.from(x), Buffer.from(y)));
   const keys = ['b', 'a/\u{1f600}', 'a/\uff21', 'a/z', 'A', 'a', '\u00e9', '\u{10ffff}', '\uffff'];
-  t.same([...keys].sort(goStringCompare), utf8Sorted(keys), 'the same order as comparing the UTF-8 bytes');
+  t.same([...keys].sort(compareUtf8), utf8Sorted(keys), 'the same order as comparing the UTF-8 bytes');
 });

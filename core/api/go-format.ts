@@ -1,5 +1,6 @@
 /**
- * Values spelled as upstream's Go code spells them in its logs and JSON.
+ * Values spelled as upstream's Go code spells them (durations, floats, the order of strings), for
+ * logs, audit, metrics and the merge library's messages alike.
  */
 
 /**
@@ -66,21 +67,36 @@ export function goDuration(ns: number | bigint): string {
 /** A performance.now() interval (milliseconds with their fraction) as Go writes the Duration. */
 export const goDurationOfMillis = (ms: number): string => goDuration(Math.round(ms * 1e6));
 
-/**
- * Go's order of strings (bytes of UTF-8, which is code point order): JavaScript's < compares UTF-16
- * units, which puts a character past U+FFFF (a surrogate pair) before U+E000..U+FFFF.
- */
-export function goStringCompare(a: string, b: string): number {
+/** Go's order of strings: bytewise on UTF-8, which is code point order (JavaScript's < compares UTF-16 units). */
+export function compareUtf8(a: string, b: string): number {
+  if (a === b) return 0;
   const n = Math.min(a.length, b.length);
   for (let i = 0; i < n; i++) {
     const x = a.charCodeAt(i);
     const y = b.charCodeAt(i);
     if (x === y) continue;
-    // a surrogate (0xD800..0xDFFF) stands for a code point above every unit from 0xE000 on
+    // a surrogate stands for a code point above U+FFFF, after every BMP character in UTF-8
     const xs = x >= 0xd800 && x <= 0xdfff;
     const ys = y >= 0xd800 && y <= 0xdfff;
-    if (xs !== ys && (xs ? y : x) >= 0xe000) return xs ? 1 : -1;
-    return x - y;
+    if (xs !== ys) return xs ? 1 : -1;
+    return x < y ? -1 : 1;
   }
   return a.length - b.length;
+}
+
+/**
+ * Go's strconv.FormatFloat(f, 'g', -1, 64), which fmt's %v and Prometheus's encoders use: the
+ * shortest digits that read back as f (JavaScript finds the same ones), in exponent form when the
+ * exponent is below -4 or 6 and more (`1e+06`, `1e-05`, the exponent with two digits at least), plain
+ * otherwise (`100000`, `0.0001`); `+Inf`, `-Inf`, `NaN`, and `-0` for negative zero.
+ */
+export function goFloat(f: number): string {
+  if (Number.isInteger(f) && f < 1e6 && f > -1e6) return Object.is(f, -0) ? '-0' : String(f);
+  if (!Number.isFinite(f)) return f > 0 ? '+Inf' : f < 0 ? '-Inf' : 'NaN';
+  const e = f.toExponential();
+  const at = e.indexOf('e');
+  const exp = Number(e.slice(at + 1));
+  if (exp >= -4 && exp < 6) return String(f);
+  const abs = exp < 0 ? -exp : exp;
+  return `${e.slice(0, at)}e${exp < 0 ? '-' : '+'}${abs < 10 ? '0' : ''}${abs}`;
 }
