@@ -1,0 +1,196 @@
+/**
+ * Where a request's CPU goes, thread by thread (issue 27 measures before it redesigns): for GET one
+ * CSIDriver, LIST 1,000 ConfigMaps, CREATE ConfigMap and a node heartbeat (a Lease PUT with its
+ * resourceVersion), the server's CPU per request in all, on its main thread, and on its busiest other
+ * thread, read from /proc/<pid>/task/<tid>/stat around the measured load (after the warm-up). The
+ * busiest thread's share of the whole is the serial fraction that caps how far the shape can scale:
+ * at a share s, no number of cores serves more than 1/s times what one core does.
+ */
+import { readdirSync, readFileSync } from 'node:fs';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import { AUTH as auth, type Mode, SetupClient, startApiServer, WARMUP_SECONDS } from '../lib.js';
+
+/** CPU seconds of each thread of a process, by thread id (utime + stime; the kernel counts in 1/100 s). */
+export function threadCpuSeconds(pid: number): Map<number, number> {
+  const out = new Map<number, number>();
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      out.set(Number(tid), (Number(f[11]) + Number(f[12])) / 100);
+    } catch {
+      // the thread ended between the listing and the read
+    }
+  }
+  return out;
+}
+
+export interface ThreadShares {
+  scenario: string;
+  mode: string;
+  rps: number;
+  /** Server CPU per request, all threads (µs). */
+  totalUs: number;
+  /** On the main thread: TLS, HTTP, the chain, the cache, encoding (µs). */
+  mainUs: number;
+  /** On the busiest thread other than the main one (a pool worker, a GC helper...) (µs). */
+  otherMaxUs: number;
+  /** Threads other than the main one that did any work. */
+  otherThreads: number;
+  /** The busiest thread's share of the server's CPU per request (%). */
+  busiestShare: number;
+  errors: number;
+}
+
+interface Load {
+  path: string;
+  connections: number;
+  method?: string;
+  body?: string;
+  contentType?: string;
+  /** A load of its own instead of autocannon's (requests whose bodies depend on earlier answers). */
+  drive?: (url: string, ca: string, seconds: number) => Promise<Driven>;
+}
+
+interface Driven {
+  total: number;
+  errors: number;
+}
+
+async function measure(mode: Mode, duration: number, scenario: string, setup: (c: SetupClient) => Promise<Load>): Promise<ThreadShares> {
+  const s = await startApiServer(mode.flags);
+  try {
+    const c = new SetupClient(s.url, s.ca);
+    const l = await setup(c);
+    c.close();
+    const opts: autocannon.Options = {
+      url: `${s.url}${l.path}`,
+      connections: l.connections,
+      pipelining: 1,
+      method: (l.method ?? 'GET') as never,
+      headers: { ...auth, ...(l.contentType ? { 'content-type': l.contentType } : {}) },
+      tlsOptions: { ca: s.ca },
+    };
+    if (l.body) opts.body = l.body;
+    const run = async (seconds: number): Promise<Driven> => {
+      if (l.drive) return l.drive(s.url, s.ca, seconds);
+      const r = await autocannon({ ...opts, duration: seconds });
+      return { total: r.requests.total, errors: r.errors + r.timeouts + r.non2xx };
+    };
+    await run(WARMUP_SECONDS);
+    const pid = s.proc.pid!;
+    const before = threadCpuSeconds(pid);
+    const started = performance.now();
+    const r = await run(duration);
+    const after = threadCpuSeconds(pid);
+    const elapsed = (performance.now() - started) / 1000;
+    const n = Math.max(1, r.total);
+    let total = 0;
+    let main = 0;
+    let otherMax = 0;
+    let others = 0;
+    for (const [tid, sec] of after) {
+      const d = sec - (before.get(tid) ?? 0);
+      if (d <= 0) continue;
+      total += d;
+      if (tid === pid) main = d;
+      else {
+        others++;
+        otherMax = Math.max(otherMax, d);
+      }
+    }
+    const us = (sec: number) => (sec * 1e6) / n;
+    return {
+      scenario,
+      mode: mode.name,
+      rps: r.total / elapsed,
+      totalUs: us(total),
+      mainUs: us(main),
+      otherMaxUs: us(otherMax),
+      otherThreads: others,
+      busiestShare: total > 0 ? (100 * Math.max(main, otherMax)) / total : 0,
+      errors: r.errors,
+    };
+  } finally {
+    await s.stop();
+  }
+}
+
+const getOne = (mode: Mode, duration: number) =>
+  measure(mode, duration, 'GET one CSIDriver', async (c) => {
+    await c.send('POST', '/apis/storage.svc.io/v1/csidrivers', { metadata: { name: 'bench.csi.example.com' }, spec: { attachRequired: true } });
+    return { path: '/apis/storage.svc.io/v1/csidrivers/bench.csi.example.com', connections: 32 };
+  });
+
+const list1000 = (mode: Mode, duration: number) =>
+  measure(mode, duration, 'LIST 1,000 ConfigMaps', async (c) => {
+    await c.send('POST', '/api/v1/namespaces', { metadata: { name: 'bench' } });
+    await c.many(1000, 32, (i) => ['POST', '/api/v1/namespaces/bench/configmaps', { metadata: { name: `cm-${i}`, labels: { app: 'bench' } }, data: { key: `value-${i}`, other: 'x'.repeat(64) } }]);
+    return { path: '/api/v1/namespaces/bench/configmaps', connections: 8 };
+  });
+
+const createMany = (mode: Mode, duration: number) =>
+  measure(mode, duration, 'CREATE ConfigMap (durable)', async () => ({
+    path: '/api/v1/namespaces/default/configmaps',
+    connections: 64,
+    method: 'POST',
+    contentType: 'application/json',
+    body: JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } }),
+  }));
+
+const LEASE_NS = 'svc-node-lease';
+const HEARTBEAT_CONNECTIONS = 64;
+
+/** A node's Lease as the kubelet renews it. */
+const lease = (name: string, rv?: string) => ({
+  apiVersion: 'coordination.svc.io/v1',
+  kind: 'Lease',
+  metadata: { name, namespace: LEASE_NS, ...(rv ? { resourceVersion: rv } : {}) },
+  spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new Date().toISOString().replace('Z', '000Z') },
+});
+
+/**
+ * Each connection renews its own Lease, one PUT after another, with the resourceVersion its last answer
+ * gave, as a kubelet does (autocannon cannot carry an answer's value into the next request: its
+ * per-connection context is reset before every request of a one-request list).
+ */
+const heartbeat = (mode: Mode, duration: number) =>
+  measure(mode, duration, 'Lease PUT (node heartbeat)', async (c) => {
+    const rvs: string[] = [];
+    for (let i = 0; i < HEARTBEAT_CONNECTIONS; i++) {
+      const r = await c.send('POST', `/apis/coordination.svc.io/v1/namespaces/${LEASE_NS}/leases`, lease(`node-${i}`));
+      if (r.status !== 201) throw new Error(`lease: ${r.status} ${r.text}`);
+      rvs.push(JSON.parse(r.text).metadata.resourceVersion as string);
+    }
+    const drive = async (url: string, ca: string, seconds: number): Promise<Driven> => {
+      const client = new SetupClient(url, ca);
+      const until = performance.now() + seconds * 1000;
+      let total = 0;
+      let errors = 0;
+      const renew = async (i: number): Promise<void> => {
+        const name = `node-${i}`;
+        while (performance.now() < until) {
+          const r = await client.send('PUT', `/apis/coordination.svc.io/v1/namespaces/${LEASE_NS}/leases/${name}`, lease(name, rvs[i]));
+          total++;
+          if (r.status === 200) rvs[i] = (JSON.parse(r.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
+          else errors++;
+        }
+      };
+      try {
+        await Promise.all(rvs.map((_, i) => renew(i)));
+      } finally {
+        client.close();
+      }
+      return { total, errors };
+    };
+    return { path: '', connections: HEARTBEAT_CONNECTIONS, drive };
+  });
+
+export async function threadShares(modes: readonly Mode[], duration: number): Promise<ThreadShares[]> {
+  const out: ThreadShares[] = [];
+  for (const scenario of [getOne, list1000, createMany, heartbeat]) {
+    for (const m of modes) out.push(await scenario(m, duration));
+  }
+  return out;
+}
