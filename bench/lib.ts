@@ -81,12 +81,12 @@ function jemallocPath(): string {
 /** The allocator settings `npm start` runs the server with (see bin/svc-apiserver.ts). */
 export const SERVER_ALLOCATOR_ENV = { LD_PRELOAD: jemallocPath(), MALLOC_CONF: 'background_thread:true,dirty_decay_ms:1000,muzzy_decay_ms:0', MALLOC_ARENA_MAX: '2', MALLOC_MMAP_THRESHOLD_: '131072' } as const;
 
-/** Starts svc-apiserver with a fresh data dir and an admin bearer token. */
-export async function startApiServer(flags: string[], extraTokenLines: readonly string[] = []): Promise<Proc> {
+/** Starts svc-apiserver with a fresh data dir and an admin bearer token (`nodeArgs`: options of node itself, e.g. --cpu-prof). */
+export async function startApiServer(flags: string[], extraTokenLines: readonly string[] = [], nodeArgs: readonly string[] = []): Promise<Proc> {
   const dir = mkdtempSync(join(tmpdir(), 'svc-bench-'));
   writeFileSync(join(dir, 'tokens.csv'), [`${TOKEN},bench-admin,uid-bench,"system:masters"`, ...extraTokenLines, ''].join('\n'));
   const port = await freePort();
-  const proc = spawn(process.execPath, [binPath, `--data-dir=${dir}`, `--secure-port=${port}`, `--token-auth-file=${join(dir, 'tokens.csv')}`, ...flags], {
+  const proc = spawn(process.execPath, [...nodeArgs, binPath, `--data-dir=${dir}`, `--secure-port=${port}`, `--token-auth-file=${join(dir, 'tokens.csv')}`, ...flags], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...SERVER_ALLOCATOR_ENV },
   });
