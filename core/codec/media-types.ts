@@ -15,12 +15,15 @@ export interface PatchFormat {
   gate?: keyof BodyFormats;
 }
 
+/** Server-side apply's patch type: upstream's metrics and request log say APPLY for exactly this Content-Type. */
+export const APPLY_PATCH_TYPE = 'application/apply-patch+yaml';
+
 /** PATCH Content-Types in upstream's order; there is no CBOR form of the JSON, merge and strategic patches. */
 const patchFormats: Readonly<Record<string, PatchFormat>> = {
   'application/json-patch+json': { type: 'json', document: 'json' },
   'application/merge-patch+json': { type: 'merge', document: 'json' },
   'application/strategic-merge-patch+json': { type: 'strategic', document: 'json' },
-  'application/apply-patch+yaml': { type: 'apply', document: 'yaml' },
+  [APPLY_PATCH_TYPE]: { type: 'apply', document: 'yaml' },
   'application/apply-patch+cbor': { type: 'apply', document: 'cbor', gate: 'cbor' },
 };
 

@@ -5,6 +5,7 @@
  */
 import { isPromise } from '../../api/maybe-async.js';
 import { toStatusError } from '../../api/status.js';
+import { APPLY_PATCH_TYPE } from '../../codec/media-types.js';
 import type { ApiserverMetrics } from '../../metrics/apiserver.js';
 import type { CounterChild, HistogramChild } from '../../metrics/registry.js';
 import type { Stage } from '../chain.js';
@@ -23,12 +24,15 @@ const resourceVerbs: Readonly<Record<string, string>> = {
 };
 const httpMethods = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT']);
 
-/** The verb label as upstream reports it: LIST and WATCH apart from GET, APPLY for server-side apply. */
+/**
+ * The verb label as upstream reports it: LIST and WATCH apart from GET, APPLY for a PATCH whose
+ * Content-Type is exactly the apply type (upstream's cleanVerb compares the whole value).
+ */
 export function reportedVerb(s: Pick<RequestScope, 'info' | 'method' | 'headers'>): string {
   const v = s.info.isResourceRequest ? resourceVerbs[s.info.verb] : undefined;
   if (v === 'PATCH') {
     const ct = s.headers['content-type'];
-    if (typeof ct === 'string' && ct.startsWith('application/apply-patch')) return 'APPLY';
+    if ((Array.isArray(ct) ? ct[0] : ct) === APPLY_PATCH_TYPE) return 'APPLY';
   }
   if (v) return v;
   return httpMethods.has(s.method) ? s.method : 'other';

@@ -10,6 +10,7 @@ import { isPromise } from '../../api/maybe-async.js';
 import { toStatusError } from '../../api/status.js';
 import type { PeerIdentity } from '../../authn/authenticator.js';
 import { goDurationOfMillis } from '../../api/go-format.js';
+import { APPLY_PATCH_TYPE } from '../../codec/media-types.js';
 import type { Logger } from '../../log/logger.js';
 import { queryBool } from '../../request/request-info.js';
 import type { Stage } from '../chain.js';
@@ -29,9 +30,6 @@ export const loggedAuditID = (id: string): string => (id.length > MAX_LOGGED_AUD
 
 /** Subresources whose requests upstream reports as CONNECT (its metrics' validConnectRequests). */
 const CONNECT_SUBRESOURCES = new Set(['log', 'exec', 'portforward', 'attach', 'proxy']);
-
-/** Server-side apply's patch type, as upstream compares the Content-Type with it (whole, exactly). */
-const APPLY_PATCH_TYPE = 'application/apply-patch+yaml';
 
 /**
  * The verb as upstream's httplog writes it (metrics.NormalizedVerb of the request, its request info
