@@ -84,6 +84,12 @@ export function compareUtf8(a: string, b: string): number {
   return a.length - b.length;
 }
 
+/** Keys in Go's map order (bytewise UTF-8, as encoding/json writes a map); keys already so, the usual case, cost one pass. */
+export function goKeyOrder(keys: string[]): string[] {
+  for (let i = 1; i < keys.length; i++) if (compareUtf8(keys[i - 1]!, keys[i]!) > 0) return keys.sort(compareUtf8);
+  return keys;
+}
+
 /**
  * Go's strconv.FormatFloat(f, 'g', -1, 64), which fmt's %v and Prometheus's encoders use: the
  * shortest digits that read back as f (JavaScript finds the same ones), in exponent form when the

@@ -14,7 +14,7 @@ import '../codec/json-serializer.js';
 import '../codec/protobuf-serializer.js';
 import '../codec/yaml-serializer.js';
 import { decodeYaml } from '../codec/yaml.js';
-import { compareUtf8 } from '../api/go-format.js';
+import { goKeyOrder } from '../api/go-format.js';
 import type { RequestInfo } from '../request/request-info.js';
 import type { Level, Stage } from './policy.js';
 
@@ -189,7 +189,7 @@ function userInfoJson(u: Partial<UserInfo>): string {
   if (u.groups?.length) out += `,"groups":${goJson(u.groups)}`;
   const extra = u.extra;
   if (extra) {
-    const keys = goMapKeys(extra);
+    const keys = goKeyOrder(Object.keys(extra));
     if (keys.length) out += `,"extra":{${keys.map((k) => `${quoted(k)}:${goJson(extra[k] ?? null)}`).join(',')}}`;
   }
   return out ? `{${out.slice(1)}}` : '{}';
@@ -269,13 +269,6 @@ const hasEntries = (o: Record<string, unknown>): boolean => {
   return false;
 };
 
-/** Keys as Go writes a map's: sorted (encoding/json sorts them, by bytes); already sorted ones untouched. */
-function goMapKeys(o: Readonly<Record<string, unknown>>): string[] {
-  const keys = Object.keys(o);
-  for (let i = 1; i < keys.length; i++) if (compareUtf8(keys[i - 1]!, keys[i]!) > 0) return keys.sort(compareUtf8);
-  return keys;
-}
-
 /**
  * The annotations' JSON, or undefined when there are none (omitempty). A Go map: upstream writes its
  * keys sorted, whatever order the request's stages added them in.
@@ -283,7 +276,7 @@ function goMapKeys(o: Readonly<Record<string, unknown>>): string[] {
 export function annotationsJsonOf(a: Record<string, string> | undefined): string | undefined {
   if (!a || !hasEntries(a)) return undefined;
   let out = '';
-  for (const k of goMapKeys(a)) out += `,${quoted(k)}:${quoted(a[k]!)}`;
+  for (const k of goKeyOrder(Object.keys(a))) out += `,${quoted(k)}:${quoted(a[k]!)}`;
   return `{${out.slice(1)}}`;
 }
 
@@ -301,7 +294,7 @@ export function eventLine(ev: AuditEvent, identity: string, annotations = annota
   if (ev.requestObject !== undefined) out += `,"requestObject":${goJson(ev.requestObject)}`;
   if (ev.responseObject !== undefined) out += `,"responseObject":${goJson(ev.responseObject)}`;
   out += `,"requestReceivedTimestamp":"${ev.requestReceivedTimestamp}","stageTimestamp":"${ev.stageTimestamp}"`;
-  if (annotations && annotations !== '{}') out += `,"annotations":${annotations}`;
+  if (annotations) out += `,"annotations":${annotations}`;
   return `${out}}\n`;
 }
 

@@ -61,9 +61,9 @@ function newEvent(s: RequestScope, cfg: RequestAuditConfig, user: UserInfo | und
 const authzAnnotationsJson = new Map<string, string>();
 const AUTHZ_JSON_CACHE_SIZE = 1024;
 
-function annotationsJson(a: Record<string, string>): string {
+function annotationsJson(a: Record<string, string>): string | undefined {
   const keys = Object.keys(a);
-  if (keys.length !== 2 || keys[0] !== DECISION || keys[1] !== REASON) return annotationsJsonOf(a) ?? '{}';
+  if (keys.length !== 2 || keys[0] !== DECISION || keys[1] !== REASON) return annotationsJsonOf(a);
   const key = `${a[DECISION]}\0${a[REASON]}`;
   let json = authzAnnotationsJson.get(key);
   if (json === undefined) {

@@ -10,7 +10,6 @@ import { type JsonValue, jsonKind } from './json-values.js';
 
 const sortedKeys = (o: Record<string, unknown>): string[] => Object.keys(o).filter((k) => o[k] !== undefined).sort(compareUtf8);
 
-
 const isInt64 = (n: number): boolean => Number.isInteger(n) && Math.abs(n) < 2 ** 63;
 
 export const goNumber = (n: number): string => (isInt64(n) ? String(n) : goFloat(n));

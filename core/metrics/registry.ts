@@ -259,7 +259,6 @@ export interface RegistryOptions {
 export const PROMETHEUS_CONTENT_TYPE = 'text/plain; version=0.0.4; charset=utf-8';
 export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1.0.0; charset=utf-8';
 
-
 /**
  * A float as the Prometheus text format writes it (expfmt's writeFloat): sample values and the `le`
  * and `quantile` labels. `NaN`, `+Inf`, `-Inf`, else Go's shortest form (`1`, `0.005`, `1e+06`).
@@ -267,12 +266,8 @@ export const OPENMETRICS_CONTENT_TYPE = 'application/openmetrics-text; version=1
  * (`1000000` for `1e+06`) would be another series, and upstream's dashboards would not find it.
  */
 export function textFloat(v: number): string {
-  const n = typeof v === 'number' ? v : Number(v);
-  if (n === Infinity) return '+Inf';
-  if (n === -Infinity) return '-Inf';
-  if (Number.isNaN(n)) return 'NaN';
-  // expfmt writes zero as 0, negative zero too
-  return n === 0 ? '0' : goFloat(n);
+  // expfmt writes zero as 0, negative zero too (goFloat spells the infinities and NaN as expfmt does)
+  return v === 0 ? '0' : goFloat(v);
 }
 
 /**

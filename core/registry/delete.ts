@@ -14,7 +14,7 @@ import { FINALIZER_DELETE_DEPENDENTS, FINALIZER_ORPHAN_DEPENDENTS } from '../api
 import { errors, StatusError, successStatus } from '../api/status.js';
 import { type ApiObject, nowRFC3339 } from '../api/types.js';
 import { listOptionsFromQuery, validateListOptions } from '../request/list-options.js';
-import { queryBool } from '../request/request-info.js';
+import { queryBool } from '../request/query-params.js';
 import { deleteOptionsFrom, type DeleteOptions } from '../request/write-options.js';
 import { StoreError } from '../storage/interface.js';
 import { admitDelete } from './admission.js';

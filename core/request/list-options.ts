@@ -6,7 +6,7 @@
 import { type FieldError, fieldErrors } from '../api/field-errors.js';
 import { parseFieldSelector, parseLabelSelector, type FieldSelector, type LabelSelector } from '../api/selectors.js';
 import { errors } from '../api/status.js';
-import { queryBool } from './request-info.js';
+import { queryBool } from './query-params.js';
 
 export type ResourceVersionMatch = '' | 'Exact' | 'NotOlderThan';
 

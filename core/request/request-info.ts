@@ -8,8 +8,9 @@
  * GET on a collection is list (watch with a truthy `watch` query), DELETE on a collection is
  * deletecollection. Anything else is a non-resource request whose verb is the lower-case method.
  */
-import { parseFieldSelector, parseLabelSelector } from '../api/selectors.js';
 import { isValidPathSegmentName } from '../api/validation.js';
+import { listOptionsFromQuery } from './list-options.js';
+import { queryBool } from './query-params.js';
 
 export interface RequestInfo {
   isResourceRequest: boolean;
@@ -54,63 +55,18 @@ const methodVerbs: Readonly<Record<string, string>> = {
 const namespaceSubresources = new Set(['status', 'finalize']);
 
 /**
- * Upstream's reading of a boolean query parameter (its parameter codec): absent is false, `0` and
- * `false` in any case are false, every other value (`f`, `no`, the empty string) is true.
- */
-export function queryBool(v: string | null | undefined): boolean {
-  if (v === null || v === undefined) return false;
-  return !(v === '0' || v.toLowerCase() === 'false');
-}
-
-/** Go's strconv.ParseBool, which upstream applies to `pretty`; undefined where it reports an error. */
-export function parseGoBool(v: string): boolean | undefined {
-  switch (v) {
-    case '1': case 't': case 'T': case 'true': case 'TRUE': case 'True':
-      return true;
-    case '0': case 'f': case 'F': case 'false': case 'FALSE': case 'False':
-      return false;
-    default:
-      return undefined;
-  }
-}
-
-/** Integer list options as upstream's parameter codec reads them (strconv.ParseInt); empty is unset. */
-const integerListOptions = ['limit', 'timeoutSeconds'];
-
-/**
- * Whether the query decodes as upstream's ListOptions: its selectors parse and its integers are
- * integers. Upstream narrows a list to a name only from a query that decodes; one that does not is
- * authorized for the whole collection (and then refused by the list itself).
- */
-function listOptionsDecode(query: URLSearchParams): boolean {
-  for (const k of integerListOptions) {
-    const v = query.get(k);
-    if (v !== null && v !== '' && !/^[+-]?\d+$/.test(v)) return false;
-  }
-  const labels = query.get('labelSelector');
-  try {
-    if (labels) parseLabelSelector(labels);
-  } catch {
-    return false;
-  }
-  return true;
-}
-
-/**
- * The name a list or watch is narrowed to by its field selector, as upstream reads it: the selector
- * parsed as the list will parse it (terms sorted), its first exact `metadata.name` term, when the
- * whole query decodes.
+ * The name a list or watch is narrowed to by its field selector, as upstream reads it: the query read
+ * as the list itself reads it (selectors parsed, terms sorted), the selector's first exact
+ * `metadata.name` term. A query the list would refuse narrows nothing: the request is then judged for
+ * the whole collection (and refused by the list).
  */
 function fieldSelectorName(query: URLSearchParams): string | undefined {
-  const sel = query.get('fieldSelector');
-  if (!sel) return undefined;
-  let name: string | undefined;
+  if (!query.has('fieldSelector')) return undefined;
   try {
-    name = parseFieldSelector(sel).exactMatch('metadata.name');
+    return listOptionsFromQuery(query).fieldSelector?.exactMatch('metadata.name');
   } catch {
     return undefined;
   }
-  return name !== undefined && listOptionsDecode(query) ? name : undefined;
 }
 
 export function requestInfoFor(method: string, path: string, query: URLSearchParams): RequestInfo {

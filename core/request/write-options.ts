@@ -7,7 +7,7 @@
 import { type FieldError, fieldErrors, fieldErrorString } from '../api/field-errors.js';
 import { validateFieldManager } from '../api/objectmeta.js';
 import { errors, StatusError } from '../api/status.js';
-import { queryBool } from './request-info.js';
+import { queryBool } from './query-params.js';
 
 export type FieldValidation = 'Ignore' | 'Warn' | 'Strict';
 export type OptionsKind = 'CreateOptions' | 'UpdateOptions' | 'PatchOptions' | 'DeleteOptions';

@@ -7,7 +7,8 @@
  */
 import t from 'tap';
 import { listOptionsFromQuery } from '../../core/request/list-options.js';
-import { queryBool, requestInfoFor } from '../../core/request/request-info.js';
+import { requestInfoFor } from '../../core/request/request-info.js';
+import { queryBool } from '../../core/request/query-params.js';
 import { deleteOptionsFrom, writeOptionsFromQuery } from '../../core/request/write-options.js';
 import { isPretty } from '../../core/server/endpoints/resource.js';
 

@@ -8,7 +8,7 @@
  */
 import protobuf from 'protobufjs';
 import { WireWriter } from './wire-writer.js';
-import { compareUtf8 } from '../../api/go-format.js';
+import { goKeyOrder } from '../../api/go-format.js';
 import { messageFromJson } from './json-to-message.js';
 import { type FieldPlan, planOf } from './plans.js';
 import { META_V1, RUNTIME } from './proto-root.js';
@@ -43,12 +43,6 @@ function scalarWriter(type: string, tag: number): ValueWriter {
   }
 }
 
-/** Keys in Go's map order (bytewise UTF-8); stored objects already have them so, which one pass confirms. */
-function inGoOrder(keys: string[]): string[] {
-  for (let i = 1; i < keys.length; i++) if (compareUtf8(keys[i - 1]!, keys[i]!) > 0) return keys.sort(compareUtf8);
-  return keys;
-}
-
 /** The element writer of a field: a message (length-delimited), an enum or a scalar. */
 function elementWriter(f: FieldPlan, id: number): ValueWriter {
   if (f.message) {
@@ -79,7 +73,7 @@ function fieldWriter(f: FieldPlan): ValueWriter {
     const value = elementWriter(f, 2);
     return (v, w) => {
       if (!isPlainObject(v)) return false;
-      const keys = inGoOrder(Object.keys(v));
+      const keys = goKeyOrder(Object.keys(v));
       for (const k of keys) {
         const start = w.uint32(entryTag).begin();
         const ok = value(v[k], w.uint32(10).string(k));

@@ -16,7 +16,7 @@ import type { WatchForm } from '../object-encoding.js';
 import type { RegistryClient } from '../../registry/client.js';
 import { resourceId } from '../../registry/context.js';
 import { allVerbs, type ResourceType, type Verb } from '../../registry/resource-type.js';
-import { parseGoBool } from '../../request/request-info.js';
+import { parseGoBool } from '../../request/query-params.js';
 import type { ApiTask, ResponseForm, TaskVerb } from '../../registry/task.js';
 import type { Handler } from '../chain.js';
 import type { RequestScope } from '../scope.js';

@@ -6,7 +6,8 @@ import { type MaybePromise, then } from '../../api/maybe-async.js';
 import { DECISION_ANNOTATION, REASON_ANNOTATION } from '../../audit/event.js';
 import { errors } from '../../api/status.js';
 import { type Attributes, type Authorizer, forbiddenMessage, selectorsFromQuery } from '../../authz/authorizer.js';
-import { queryBool, type RequestInfo } from '../../request/request-info.js';
+import type { RequestInfo } from '../../request/request-info.js';
+import { queryBool } from '../../request/query-params.js';
 import type { Stage } from '../chain.js';
 import type { RequestScope } from '../scope.js';
 

@@ -12,7 +12,7 @@ import type { PeerIdentity } from '../../authn/authenticator.js';
 import { goDurationOfMillis } from '../../api/go-format.js';
 import { APPLY_PATCH_TYPE } from '../../codec/media-types.js';
 import type { Logger } from '../../log/logger.js';
-import { queryBool } from '../../request/request-info.js';
+import { queryBool } from '../../request/query-params.js';
 import type { Stage } from '../chain.js';
 import type { RequestScope } from '../scope.js';
 import { isLongRunning } from './long-running.js';
