@@ -3,8 +3,18 @@
  * here; the request stages, the watch stream, the store wrapper and the scrape-time collectors feed
  * them. Hot paths hold a cached child and pay an increment or a bucket search, nothing more.
  */
-import { collectDefaultMetrics } from 'prom-client';
-import { ExpositionRegistry, exponentialBuckets, type GaugeMetric, StabilityRegistry, type RegistryOptions } from './registry.js';
+import { type Aggregator, collectDefaultMetrics } from 'prom-client';
+import { type FamilySnapshot, familySnapshots, mergeFamilies } from './merge.js';
+import {
+  ExpositionRegistry,
+  expositionText,
+  exponentialBuckets,
+  type GaugeMetric,
+  OPENMETRICS_CONTENT_TYPE,
+  PROMETHEUS_CONTENT_TYPE,
+  StabilityRegistry,
+  type RegistryOptions,
+} from './registry.js';
 
 /** upstream's request latency buckets (seconds). */
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
@@ -52,9 +62,37 @@ function processRegistries(): { text: ExpositionRegistry; openMetrics: Expositio
     const openMetrics = new ExpositionRegistry(true);
     collectDefaultMetrics({ register: text });
     collectDefaultMetrics({ register: openMetrics });
+    // prom-client declares these; it omits the start time when merging processes, but the server
+    // started when its first process did
+    for (const r of [text, openMetrics]) (r.getSingleMetric('process_start_time_seconds') as unknown as { aggregator: Aggregator }).aggregator = 'min';
     processRegistriesOnce = { text, openMetrics };
   }
   return processRegistriesOnce;
+}
+
+/**
+ * The figures of one acceptor process, as plain data that survives JSON (the cluster IPC channel):
+ * its server families and its process families, each with the aggregator that merges it.
+ */
+export interface MetricsSnapshot {
+  server: FamilySnapshot[];
+  process: FamilySnapshot[];
+}
+
+/** One document of the server's families followed by the process's (OpenMetrics: a single `# EOF`, last). */
+function serverThenProcess(server: string, proc: string, openMetrics: boolean): string {
+  return openMetrics ? server.replace(/# EOF\n?$/, '') + proc : server + proc;
+}
+
+/**
+ * The exposition of a server that runs as several acceptor processes: every acceptor's snapshot
+ * merged, written as ApiserverMetrics.expose writes one process's (one snapshot gives the same text).
+ */
+export function exposeMerged(snapshots: readonly MetricsSnapshot[], openMetrics: boolean): { contentType: string; body: string } {
+  if (snapshots.length === 0) throw new Error('a merged exposition needs at least one snapshot');
+  const server = expositionText(mergeFamilies(snapshots.map((s) => s.server)), openMetrics);
+  const proc = expositionText(mergeFamilies(snapshots.map((s) => s.process)), openMetrics);
+  return { contentType: openMetrics ? OPENMETRICS_CONTENT_TYPE : PROMETHEUS_CONTENT_TYPE, body: serverThenProcess(server, proc, openMetrics) };
 }
 
 export class ApiserverMetrics implements AuthenticationMetrics {
@@ -101,6 +139,8 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       stability: 'STABLE',
       help: 'Maximal number of currently used inflight request limit of this apiserver per request kind in last second.',
       labelNames: ['request_kind'],
+      // each acceptor's own peak: the sum bounds the server's (peaks need not coincide)
+      aggregator: 'sum',
       collect: (g) => this.collectInflight(g),
     });
     this.longRunning = r.gauge({
@@ -108,6 +148,7 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       stability: 'STABLE',
       help: 'Gauge of all active long-running apiserver requests broken out by verb, group, version, resource, scope and component. Not all requests are tracked this way.',
       labelNames: ['verb', 'group', 'version', 'resource', 'subresource', 'scope', 'component'],
+      aggregator: 'sum',
     });
     this.terminations = r.counter({
       name: 'apiserver_request_terminations_total',
@@ -133,6 +174,8 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       stability: 'STABLE',
       help: 'Number of stored objects at the time of last check split by kind.',
       labelNames: ['resource'],
+      // every acceptor's watch cache holds the same objects: the count of one, the newest if they lag
+      aggregator: 'max',
       collect: (g) => {
         g.prom.reset();
         for (const [resource, n] of this.sources.storedObjects?.() ?? []) g.with(resource).set(n);
@@ -151,6 +194,8 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       stability: 'STABLE',
       help: 'Gauge of deprecated APIs that have been requested, broken out by API group, version, resource, subresource, and removed_release.',
       labelNames: ['group', 'version', 'resource', 'subresource', 'removed_release'],
+      // 1 once requested, by whichever acceptor served it
+      aggregator: 'max',
     });
     this.authorizationDecisions = r.counter({
       name: 'apiserver_authorization_decisions_total',
@@ -197,9 +242,14 @@ export class ApiserverMetrics implements AuthenticationMetrics {
     const own = await this.registry.expose(openMetrics);
     const proc = processRegistries();
     const extra = await (openMetrics ? proc.openMetrics : proc.text).metrics();
-    if (!openMetrics) return { contentType: own.contentType, body: own.body + extra };
-    // one OpenMetrics document: the process families go before the single # EOF
-    return { contentType: own.contentType, body: own.body.replace(/# EOF\n?$/, '') + extra };
+    return { contentType: own.contentType, body: serverThenProcess(own.body, extra, openMetrics) };
+  }
+
+  /** What expose(openMetrics) would print now, as data for exposeMerged (collectors run, hidden metrics left out alike). */
+  async snapshot(openMetrics: boolean): Promise<MetricsSnapshot> {
+    const proc = processRegistries();
+    const server = await familySnapshots(openMetrics ? this.registry.openMetrics : this.registry.text);
+    return { server, process: await familySnapshots(openMetrics ? proc.openMetrics : proc.text) };
   }
 
   attempt(result: 'success' | 'failure' | 'error', seconds: number): void {
@@ -262,6 +312,8 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       stability: 'ALPHA',
       help: `Timestamp of the last automatic reload of ${what} configuration split by status and apiserver identity.`,
       labelNames: ['status', 'apiserver_id_hash'],
+      // the latest reload of the file every acceptor watches
+      aggregator: 'max',
       collect: (g) => {
         const s = figures();
         for (const [status, t] of Object.entries(s?.lastTimestampSeconds ?? {})) if (t !== undefined) g.with(status, id).set(t);
@@ -272,6 +324,8 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       stability: 'ALPHA',
       help: `Total number of automatic reloads of ${what} configuration split by status and apiserver identity.`,
       labelNames: ['status', 'apiserver_id_hash'],
+      // every acceptor reloads the same file: each counts the server's reloads, so summing would count each N times
+      aggregator: 'max',
       collect: (g) => {
         const s = figures();
         for (const [status, n] of Object.entries(s?.reloadsTotal ?? {})) if (n) g.with(status, id).inc(n);
@@ -282,6 +336,8 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       stability: 'ALPHA',
       help: `Information about the last applied ${what} configuration with hash as label, split by apiserver identity.`,
       labelNames: ['apiserver_id_hash', 'hash'],
+      // 1 for the applied hash (an acceptor still on the previous one shows both, as during a reload)
+      aggregator: 'max',
       collect: (g) => {
         g.prom.reset();
         const hash = figures()?.configHash;

@@ -13,7 +13,7 @@
  * spells not-a-number `Nan`, which neither format has, and renames a counter shared by both registries
  * when it writes OpenMetrics (every later Prometheus text scrape lost the counter's `_total`).
  */
-import { Counter, Gauge, type Metric, Registry, type RegistryContentType } from 'prom-client';
+import { type Aggregator, Counter, Gauge, type Metric, Registry, type RegistryContentType } from 'prom-client';
 import { goFloat } from '../api/go-format.js';
 
 export type StabilityLevel = 'ALPHA' | 'BETA' | 'STABLE';
@@ -32,6 +32,20 @@ export interface MetricOpts {
 
 export interface HistogramOpts extends MetricOpts {
   buckets: readonly number[];
+}
+
+/**
+ * How one family's figures from the server's acceptor processes combine into the server's figure
+ * (prom-client's cluster aggregators: by label set, 'sum', 'max', 'min', 'first', 'average').
+ * Counters and histograms sum unless they count something every process counts alike; a gauge names
+ * its aggregator, there is no default that fits every gauge.
+ */
+export interface CounterOpts extends MetricOpts {
+  aggregator?: Aggregator;
+}
+
+export interface GaugeOpts extends MetricOpts {
+  aggregator: Aggregator;
 }
 
 export class MetricsFlagError extends Error {}
@@ -301,7 +315,7 @@ const helpLineText = (help: string, openMetrics: boolean): string => {
 };
 
 /** One sample as the metrics hand it out (prom-client's shape, also HistogramMetric's). */
-interface ExposedSample {
+export interface ExposedSample {
   metricName?: string;
   labels?: Record<string, string | number>;
   /** The labels of the sample's series (a histogram child's), written before its own (`le`). */
@@ -310,7 +324,7 @@ interface ExposedSample {
   exemplar?: { labelSet: Record<string, string | number>; value: number; timestamp?: number } | null;
 }
 
-interface ExposedFamily {
+export interface ExposedFamily {
   name: string;
   help: string;
   type: string;
@@ -359,6 +373,12 @@ export function familyText(f: ExposedFamily, openMetrics: boolean): string {
   return lines.join('\n');
 }
 
+/** A whole exposition of these families: blank lines between them in the text format, `# EOF` last in OpenMetrics. */
+export function expositionText(families: readonly ExposedFamily[], openMetrics: boolean): string {
+  const texts = families.map((f) => familyText(f, openMetrics));
+  return openMetrics ? `${texts.join('\n')}\n# EOF\n` : `${texts.join('\n\n')}\n`;
+}
+
 /**
  * A prom-client registry whose exposition is written by familyText: prom-client's metrics, collectors
  * and collectDefaultMetrics work with it unchanged, only the text differs (valid value spellings, no
@@ -380,8 +400,7 @@ export class ExpositionRegistry extends Registry<RegistryContentType> {
 
   override async metrics(): Promise<string> {
     const families = await Promise.all(this.getMetricsAsArray().map((m) => this.familyOf(m as unknown as ExposableMetric)));
-    const texts = families.map((f) => familyText(f, this.isOpenMetrics));
-    return this.isOpenMetrics ? `${texts.join('\n')}\n# EOF\n` : `${texts.join('\n\n')}\n`;
+    return expositionText(families, this.isOpenMetrics);
   }
 
   override async getSingleMetricAsString(name: string): Promise<string> {
@@ -416,7 +435,7 @@ export class StabilityRegistry {
   }
 
   /** `collect`: for counts kept elsewhere, set at scrape time (the counter is reset, then raised to the count). */
-  counter(o: MetricOpts & { collect?: (c: CounterMetric) => void }): CounterMetric {
+  counter(o: CounterOpts & { collect?: (c: CounterMetric) => void }): CounterMetric {
     const collect = o.collect;
     let self: CounterMetric;
     const c = new Counter({
@@ -424,6 +443,7 @@ export class StabilityRegistry {
       help: helpText(o),
       labelNames: o.labelNames ?? [],
       registers: this.registersFor(o),
+      aggregator: o.aggregator ?? 'sum',
       collect: collect
         ? () => {
             self.prom.reset();
@@ -436,7 +456,7 @@ export class StabilityRegistry {
     return self;
   }
 
-  gauge(o: MetricOpts & { collect?: (g: GaugeMetric) => void | Promise<void> }): GaugeMetric {
+  gauge(o: GaugeOpts & { collect?: (g: GaugeMetric) => void | Promise<void> }): GaugeMetric {
     const collect = o.collect;
     let self: GaugeMetric;
     const g = new Gauge({
@@ -444,6 +464,7 @@ export class StabilityRegistry {
       help: helpText(o),
       labelNames: o.labelNames ?? [],
       registers: this.registersFor(o),
+      aggregator: o.aggregator,
       ...(collect ? { collect: () => collect(self) } : {}),
     });
     self = new GaugeMetric(g);

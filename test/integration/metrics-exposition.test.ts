@@ -40,7 +40,7 @@ t.test('a scrape right after start: every value is spelled as both formats spell
 });
 
 t.test('a gauge set to NaN, +Inf or -Inf is written NaN, +Inf, -Inf in the text format and in OpenMetrics', async (t) => {
-  const g = s.server.metrics.registry.gauge({ name: 'test_forced_value', help: 'A gauge the test sets.', stability: 'ALPHA', labelNames: ['case'] });
+  const g = s.server.metrics.registry.gauge({ name: 'test_forced_value', help: 'A gauge the test sets.', stability: 'ALPHA', labelNames: ['case'], aggregator: 'sum' });
   g.with('nan').set(NaN);
   g.with('pos').set(Infinity);
   g.with('neg').set(-Infinity);

@@ -46,7 +46,7 @@ function testRegistry(showHidden: boolean, warnings: string[]): StabilityRegistr
   const r = new StabilityRegistry({ showHidden, current, warn: (m) => warnings.push(m) });
   r.counter({ name: 'test_alpha_total', help: 'alpha', stability: 'ALPHA' }).inc();
   r.counter({ name: 'test_beta_total', help: 'beta', stability: 'BETA' }).inc(2);
-  r.gauge({ name: 'test_stable', help: 'stable', stability: 'STABLE' }).set(3);
+  r.gauge({ name: 'test_stable', help: 'stable', stability: 'STABLE', aggregator: 'sum' }).set(3);
   r.counter({ name: 'test_deprecated_total', help: 'deprecated', stability: 'STABLE', deprecatedVersion: '1.31' }).inc();
   r.counter({ name: 'test_hidden_total', help: 'hidden', stability: 'STABLE', deprecatedVersion: '1.29' }).inc();
   r.counter({ name: 'test_removed_total', help: 'removed', stability: 'ALPHA', deprecatedVersion: '1.27' }).inc();
@@ -194,7 +194,7 @@ t.test('a bound (or quantile) is spelled as upstream spells it, in the text form
 t.test('values are written as upstream writes them: floats in the text format; in OpenMetrics floats with a point, counts as integers', async (t) => {
   const r = new StabilityRegistry({ current });
   r.counter({ name: 'test_big_total', help: 'big', stability: 'ALPHA' }).inc(1234567);
-  r.gauge({ name: 'test_level', help: 'level', stability: 'ALPHA' }).set(3);
+  r.gauge({ name: 'test_level', help: 'level', stability: 'ALPHA', aggregator: 'sum' }).set(3);
   r.counter({ name: 'test_plain', help: 'no _total', stability: 'ALPHA' }).inc(2);
   const h = r.histogram({ name: 'test_sizes', help: 'sizes', stability: 'ALPHA', buckets: exponentialBuckets(1000, 10, 7) });
   for (let i = 0; i < 3; i++) h.observe(500);
