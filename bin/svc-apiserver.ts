@@ -20,6 +20,44 @@ import { EnablementError } from '../core/registry/enablement.js';
 import { DataDirLockedError } from '../core/server/data-dir-lock.js';
 import { StartError } from '../core/api/start-error.js';
 import { startMemoryReclaimer } from '../core/server/memory-reclaim.js';
+import { AcceptorExitError, AcceptorLink, acceptorCount, acceptorRoleFromEnv, startAcceptors } from '../core/server/acceptors.js';
+import type { ServerOptions } from '../core/server/options.js';
+import { Logger } from '../core/log/logger.js';
+
+const workersText = (n: number) => `${n} worker${n === 1 ? '' : 's'}`;
+
+/** The primary of several acceptors: starts them, prints the serving lines once, drains them on a signal. */
+async function runPrimary(opts: ServerOptions, count: number): Promise<void> {
+  const log = new Logger(opts.loggingFormat, opts.verbosity);
+  if (opts.loggingFormat === 'json') log.captureConsole();
+  let started;
+  try {
+    started = await startAcceptors(opts, count, (line) => console.log(line));
+  } catch (e) {
+    if (e instanceof DataDirLockedError) {
+      console.error(`Error: ${e.message}`);
+      process.exit(2);
+    }
+    if (e instanceof AcceptorExitError) process.exit(e.exitCode);
+    throw e;
+  }
+  const { group, ready, release } = started;
+  console.log(`svc-apiserver: serving on ${ready.url} (data in ${opts.dataDir}, ${count} acceptors, ${workersText(opts.workers)} each)`);
+  if (ready.grpcPort) console.log(`svc-apiserver: serving gRPC (svc.api.v1.Resources) on port ${ready.grpcPort}`);
+  if (ready.kubeconfigPath) console.log(`svc-apiserver: admin kubeconfig: ${ready.kubeconfigPath}`);
+  let stopping = false;
+  const stop = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    console.log(`svc-apiserver: ${signal} received, shutting down`);
+    void group.stop().then((clean) => {
+      release();
+      process.exit(clean ? 0 : 1);
+    });
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
 
 async function main(): Promise<void> {
   const argv = process.argv.slice(2);
@@ -37,7 +75,14 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const server = new ApiServer(opts);
+  const role = acceptorRoleFromEnv();
+  if (role) opts.acceptor = role;
+  else {
+    const count = acceptorCount(opts);
+    if (count > 1) return runPrimary(opts, count);
+  }
+  const link = role && new AcceptorLink();
+  const server = new ApiServer(opts, link);
   // with --logging-format=json every line the process writes is one JSON object
   if (opts.loggingFormat === 'json') server.log.captureConsole();
   try {
@@ -51,14 +96,20 @@ async function main(): Promise<void> {
   }
   // the main thread gives memory back after a burst of large objects (each pool worker does too)
   startMemoryReclaimer();
-  console.log(`svc-apiserver: serving on ${server.url} (data in ${opts.dataDir}, ${opts.workers} worker${opts.workers === 1 ? '' : 's'})`);
-  if (server.grpcPort) console.log(`svc-apiserver: serving gRPC (svc.api.v1.Resources) on port ${server.grpcPort}`);
-  if (server.tls.kubeconfigPath) console.log(`svc-apiserver: admin kubeconfig: ${server.tls.kubeconfigPath}`);
+  if (link) {
+    // the primary prints the serving lines once every acceptor serves
+    link.ready({ url: server.url, ...(server.grpcPort ? { grpcPort: server.grpcPort } : {}), ...(server.tls.kubeconfigPath ? { kubeconfigPath: server.tls.kubeconfigPath } : {}) });
+  } else {
+    console.log(`svc-apiserver: serving on ${server.url} (data in ${opts.dataDir}, ${workersText(opts.workers)})`);
+    if (server.grpcPort) console.log(`svc-apiserver: serving gRPC (svc.api.v1.Resources) on port ${server.grpcPort}`);
+    if (server.tls.kubeconfigPath) console.log(`svc-apiserver: admin kubeconfig: ${server.tls.kubeconfigPath}`);
+  }
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    console.log(`svc-apiserver: ${signal} received, shutting down`);
+    // an acceptor's shutdown is announced once, by its primary
+    if (!link) console.log(`svc-apiserver: ${signal} received, shutting down`);
     server.stop().then(
       () => process.exit(0),
       (err: Error) => {
@@ -69,6 +120,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  // an acceptor whose primary is gone (killed) stops too: nobody hands it connections any more
+  if (link) process.on('disconnect', () => stop('primary gone'));
 }
 
 main().catch((err: Error) => {

@@ -6,14 +6,22 @@
 import { errors } from '../api/status.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { RequestScope } from '../server/scope.js';
-import type { ApiserverMetrics } from './apiserver.js';
+import { type ApiserverMetrics, exposeMerged, type MetricsSnapshot } from './apiserver.js';
 import { wantsOpenMetrics } from './registry.js';
 
-export function metricsRoute(m: ApiserverMetrics): (s: RequestScope) => Promise<void> {
+/**
+ * Every acceptor's snapshot, for a server of several acceptor processes (whichever answers the scrape
+ * shows the whole server's figures); undefined when they cannot be gathered (then this one's alone).
+ */
+export type GatherSnapshots = (openMetrics: boolean) => Promise<MetricsSnapshot[] | undefined>;
+
+export function metricsRoute(m: ApiserverMetrics, gather?: GatherSnapshots): (s: RequestScope) => Promise<void> {
   return async (s) => {
     if (s.method !== 'GET' && s.method !== 'HEAD') throw errors.methodNotAllowed();
     const accept = s.headers.accept;
-    const { contentType, body } = await m.expose(wantsOpenMetrics(Array.isArray(accept) ? accept.join(',') : accept));
+    const openMetrics = wantsOpenMetrics(Array.isArray(accept) ? accept.join(',') : accept);
+    const all = gather && (await gather(openMetrics));
+    const { contentType, body } = all?.length ? exposeMerged(all, openMetrics) : await m.expose(openMetrics);
     s.sink.send(200, contentType, Buffer.from(body));
   };
 }

@@ -12,6 +12,14 @@ import { MetricsFlagError, showHiddenMetricsFor } from '../metrics/registry.js';
 import { type LoggingFormat, loggingFormats } from '../log/logger.js';
 import type { SweepClock } from './endpoints/watch.js';
 
+/** What an acceptor process is told by the primary that started it. */
+export interface AcceptorRole {
+  /** 0-based; the acceptor with index 0 runs the store's housekeeping (compaction, event TTL). */
+  index: number;
+  /** How many acceptors serve together. */
+  count: number;
+}
+
 export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions, StorageFlags {
   securePort: number;
   /** Port of the gRPC API (svc.api.v1.Resources); 0: not served. */
@@ -27,6 +35,10 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   anonymousAuth: boolean;
   authorizationMode: string[];
   workers: number;
+  /** --acceptors: processes that accept connections and serve (0: one per core). */
+  acceptors: number;
+  /** No flag: set in an acceptor process by the primary that started it (core/server/acceptors.ts). */
+  acceptor?: AcceptorRole;
   storageBackend: StorageBackend;
   /** How long the store is waited for at start before the server gives up, in ms. */
   storageInitializationTimeoutMs: number;
@@ -112,6 +124,7 @@ const flags: FlagSpec[] = [
   { name: 'authorization-webhook-cache-authorized-ttl', key: 'authorizationWebhookCacheAuthorizedTtlMs', kind: 'duration', def: 5 * 60_000, help: "The duration to cache 'authorized' responses from the webhook authorizer." },
   { name: 'authorization-webhook-cache-unauthorized-ttl', key: 'authorizationWebhookCacheUnauthorizedTtlMs', kind: 'duration', def: 30_000, help: "The duration to cache 'unauthorized' responses from the webhook authorizer." },
   { name: 'authorization-config', key: 'authorizationConfig', kind: 'string', def: '', help: 'File with an AuthorizationConfiguration (apiserver.config.svc.io/v1): authorizers in order, webhooks with match conditions and failure policies. Reloaded on change. Not with --authorization-mode or --authorization-webhook-* flags.' },
+  { name: 'acceptors', key: 'acceptors', kind: 'int', def: 0, help: 'Processes that accept connections on the port and serve requests, each with its own main thread and --workers pool over the one store (embedded store only); 0: one per core. With 1 the server is one process.' },
   { name: 'workers', key: 'workers', kind: 'int', def: 2, help: 'Worker threads for decode/validate/merge/store/encode; 0 runs everything on the main thread.' },
   { name: 'storage-backend', key: 'storageBackend', kind: 'string', def: 'lmdb', help: 'Storage backend: lmdb (embedded, in --data-dir) or etcd3 (an etcd v3 cluster at --etcd-servers, which several servers may share).' },
   { name: 'storage-initialization-timeout', key: 'storageInitializationTimeoutMs', kind: 'duration', def: 60_000, help: 'Maximum amount of time to wait for the store (etcd) to answer at start; /readyz fails meanwhile, and the server exits with an error naming the store when it passes.' },
@@ -283,6 +296,7 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   }
   if (opts.verbosity < 0) throw new FlagError('-v must be 0 or more');
   if (opts.workers < 0) throw new FlagError('--workers must be 0 or more');
+  if (opts.acceptors < 0) throw new FlagError('--acceptors must be 0 or more');
   if (opts.leaderElect && opts.leaderElectRenewDeadlineMs >= opts.leaderElectLeaseDurationMs) throw new FlagError('--leader-elect-renew-deadline must be less than --leader-elect-lease-duration');
   const storageError = storageFlagError(opts);
   if (storageError) throw new FlagError(storageError);

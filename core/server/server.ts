@@ -53,6 +53,7 @@ import { GroupAliases } from '../api/group-aliases.js';
 import { type Lister, Listers } from '../registry/lister.js';
 import type { Executor } from '../registry/task.js';
 import { lockDataDir } from './data-dir-lock.js';
+import type { AcceptorLink } from './acceptors.js';
 import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
 import { buildDiscovery, unlistedGroupVersions, versionInfo } from './discovery.js';
 import { buildChain } from './chain.js';
@@ -79,9 +80,9 @@ import { withMetrics } from './stages/metrics.js';
 import { REQUEST_LOG_LEVEL, withRequestLog } from './stages/request-log.js';
 import { Logger } from '../log/logger.js';
 import { auditStats } from '../audit/stats.js';
-import { ApiserverMetrics } from '../metrics/apiserver.js';
+import { ApiserverMetrics, type MetricsSnapshot } from '../metrics/apiserver.js';
 import { showHiddenMetricsFor } from '../metrics/registry.js';
-import { metricsRoute, watchMeter } from '../metrics/endpoint.js';
+import { type GatherSnapshots, metricsRoute, watchMeter } from '../metrics/endpoint.js';
 import { TimedStore, type StoreTimingSink } from '../storage/timed-store.js';
 import { decisionObservers, type DecisionObserver } from '../authz/authorizer.js';
 import { DeadlineSweeper, withTimeout } from './stages/timeout.js';
@@ -155,11 +156,17 @@ export class ApiServer {
     for (const fn of this.stopHooks.splice(0)) fn();
   }
 
-  constructor(readonly opts: ServerOptions) {
+  constructor(
+    readonly opts: ServerOptions,
+    /** An acceptor's channel to its primary and, through it, to the other acceptors. */
+    private readonly acceptorLink?: AcceptorLink,
+  ) {
     this.health = new Health(opts.livezGracePeriodMs);
     this.serve = startingHandler(this.health);
     this.log = new Logger(opts.loggingFormat, opts.verbosity);
-    this.inflight = { readOnly: new InflightCounter(opts.maxRequestsInflight), mutating: new InflightCounter(opts.maxMutatingRequestsInflight) };
+    // the server's limits are shared out among its acceptors (each counts its own requests)
+    const share = (limit: number) => (limit > 0 && opts.acceptor ? Math.ceil(limit / opts.acceptor.count) : limit);
+    this.inflight = { readOnly: new InflightCounter(share(opts.maxRequestsInflight)), mutating: new InflightCounter(share(opts.maxMutatingRequestsInflight)) };
   }
 
   /** Whether this server runs the controllers now (false on a server that follows an elected leader). */
@@ -186,6 +193,16 @@ export class ApiServer {
     );
     decisionObservers.add(this.observeDecision);
     return m;
+  }
+
+  /** In an acceptor: /metrics shows every acceptor's figures, gathered through the primary. */
+  private metricsGather(metrics: ApiserverMetrics): GatherSnapshots | undefined {
+    const link = this.acceptorLink;
+    if (!link) return undefined;
+    const what = (openMetrics: boolean) => `metrics/${openMetrics ? 'openmetrics' : 'text'}`;
+    for (const openMetrics of [false, true]) link.provide(what(openMetrics), () => metrics.snapshot(openMetrics));
+    // an acceptor that could not answer is left out, as a scrape that missed it
+    return async (openMetrics) => (await link.gather(what(openMetrics)))?.filter((s): s is MetricsSnapshot => s !== undefined && s !== null);
   }
 
   /** Objects per resource, from the watch caches (apiserver_storage_objects). */
@@ -248,8 +265,9 @@ export class ApiServer {
     for (const w of [...o.flagWarnings, ...featureGateWarnings(o.featureGates)]) this.log.warn(w);
     o.dataDir = resolve(o.dataDir);
     mkdirSync(o.dataDir, { recursive: true });
-    // the embedded store needs the directory to itself; with a shared store it only holds keys and certificates
-    if (ownsDataDir(o.storageBackend)) this.releaseDataDir = lockDataDir(o.dataDir);
+    // the embedded store needs the directory to itself; with a shared store it only holds keys and certificates.
+    // An acceptor's primary holds the lock for the whole server.
+    if (ownsDataDir(o.storageBackend) && !o.acceptor) this.releaseDataDir = lockDataDir(o.dataDir);
     let authenticator;
     let featureGates: Record<string, boolean>;
     let saKeys;
@@ -287,6 +305,7 @@ export class ApiServer {
       throw e;
     }
     const storage: StorageOptions = storageOptionsFrom(o);
+    if (o.acceptor) storage.sharedByProcesses = true;
     if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
     if (o.encryptionProviderConfig && o.encryptionProviderConfigAutomaticReload) storage.encryptionConfigReloadPath = resolve(o.encryptionProviderConfig);
     this.store = new TimedStore(openStore(storage, { encryptionReloads: this.encryptionConfigStatus }), { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
@@ -346,7 +365,7 @@ export class ApiServer {
     await bootstrap;
     if (rbacKinds && rbacEnabled(o)) {
       const policy = bootstrapPolicy(types.all(), controllerCatalog.map((c) => c.name));
-      const roles = reconcileBootstrapPolicy(client, listers, rbacKinds, policy);
+      const roles = reconcileBootstrapPolicy(client, listers, rbacKinds, policy, () => this.cacher.syncConsistent());
       this.health.addPostStartHook('rbac/bootstrap-roles', roles);
       await roles;
     }
@@ -370,13 +389,15 @@ export class ApiServer {
       this.health.addPostStartHook('crd-informer-synced', synced);
       await synced;
     }
+    // the store's housekeeping runs once per server: in its first acceptor
+    const housekeeping = !o.acceptor || o.acceptor.index === 0;
     const events = types.get('/v1/events');
-    if (events) {
+    if (events && housekeeping) {
       this.eventTTL = new EventTTLController(this.store, this.cacher, resourcePrefix(events), o.eventTtlMs);
       this.eventTTL.start();
       this.health.addPostStartHook('start-event-ttl-controller', Promise.resolve());
     }
-    this.compactor = new Compactor(this.store, o.compactionIntervalMs);
+    this.compactor = new Compactor(this.store, housekeeping ? o.compactionIntervalMs : 0);
     this.compactor.start();
     this.health.addPostStartHook('start-compactor', Promise.resolve());
     // upstream's name for the in-flight limits when priority and fairness is off, as it is here
@@ -447,11 +468,13 @@ export class ApiServer {
         maxRequestBodyBytes: o.maxRequestBodyBytes,
       },
     });
+    // registered now: another acceptor may gather this one's figures before it serves any scrape itself
+    const gatherMetrics = this.metricsGather(metrics);
     const nonResources = nonResourceEndpoint({
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes, ['/metrics', metricsRoute(metrics)]])),
+      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes, ['/metrics', metricsRoute(metrics, gatherMetrics)]])),
     });
     // The request path, in the order upstream's filters run; a new stage is one file and one line here.
     const auditor = this.auditor;
@@ -475,10 +498,10 @@ export class ApiServer {
 
     this.serve = httpAdapter(chain, featureGates.APIResponseCompression === true);
     if (o.grpcPort) await this.startGrpc(chain);
-    if (this.tls.kubeconfigPath) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
+    if (this.tls.kubeconfigPath && (!o.acceptor || o.acceptor.index === 0)) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
     bound({ url: this.url, caPem: this.tls.servingCA ?? this.tls.cert });
     // servers sharing a store publish their identity to one another (upstream's APIServerIdentity)
-    if (!this.store.singleProcess && featureGates.APIServerIdentity) {
+    if (!this.store.singleProcess && !o.acceptor && featureGates.APIServerIdentity) {
       this.identityLeases = startIdentityLeases({ client, listers, types }, `${o.bindAddress}:${this.port}`, (name, done) => this.health.addPostStartHook(name, done));
     }
   }

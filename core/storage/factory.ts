@@ -29,6 +29,8 @@ export interface StorageOptions {
   backend: StorageBackend;
   /** The embedded store's directory (lmdb). */
   path: string;
+  /** The embedded store's directory is written by several processes of one server (its acceptors). */
+  sharedByProcesses?: boolean;
   /** etcd's endpoints and credentials (etcd3). */
   etcd?: EtcdOptions;
   /** Deadline of one call to a remote store, in ms. */
@@ -135,7 +137,7 @@ function openEncrypted(o: StorageOptions, hooks: StoreHooks): Store {
 function openBackend(o: StorageOptions): Store {
   switch (o.backend) {
     case 'lmdb':
-      return new LmdbStore({ path: o.path });
+      return new LmdbStore({ path: o.path, sharedByProcesses: o.sharedByProcesses === true });
     case 'etcd3': {
       const e = o.etcd!;
       return new Etcd3Store({

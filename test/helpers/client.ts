@@ -12,6 +12,8 @@ export interface ClientOptions {
   token?: string;
   cert?: string;
   key?: string;
+  /** Connections the client may open at once (64 by default; 1 pins it to one connection). */
+  maxSockets?: number;
 }
 
 export interface Response {
@@ -21,6 +23,8 @@ export interface Response {
   text: string;
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   json: any;
+  /** The client's port of the connection that carried the request (which server process served it). */
+  localPort?: number;
 }
 
 export interface RequestOptions {
@@ -33,7 +37,7 @@ export interface RequestOptions {
 export class Client {
   private readonly agent: Agent;
   constructor(readonly o: ClientOptions) {
-    this.agent = new Agent({ keepAlive: true, ca: o.ca, cert: o.cert, key: o.key, maxSockets: 64 });
+    this.agent = new Agent({ keepAlive: true, ca: o.ca, cert: o.cert, key: o.key, maxSockets: o.maxSockets ?? 64 });
   }
 
   with(o: Partial<ClientOptions>): Client {
@@ -61,8 +65,10 @@ export class Client {
     return new Promise((resolve, reject) => {
       const req = httpsRequest(new URL(path, this.o.url), { method, headers: h, agent: this.agent }, (res) => {
         const chunks: Buffer[] = [];
+        // read now: the socket is handed back to the agent before 'end'
+        const localPort = res.socket?.localPort;
         res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve(toResponse(res.statusCode ?? 0, res.headers, Buffer.concat(chunks))));
+        res.on('end', () => resolve({ ...toResponse(res.statusCode ?? 0, res.headers, Buffer.concat(chunks)), localPort }));
         res.on('error', reject);
       });
       req.on('error', reject);
@@ -81,7 +87,9 @@ export class Client {
     const h = this.headers(ro);
     return new Promise((resolve, reject) => {
       const req = httpsRequest(new URL(path, this.o.url), { method: 'GET', headers: h, agent: new Agent({ ca: this.o.ca, cert: this.o.cert, key: this.o.key }) }, (res) => {
-        resolve(new WatchReader(res.statusCode ?? 0, res.headers, res, () => req.destroy()));
+        const w = new WatchReader(res.statusCode ?? 0, res.headers, res, () => req.destroy());
+        w.localPort = res.socket?.localPort;
+        resolve(w);
       });
       req.on('error', reject);
       req.end();
@@ -122,6 +130,8 @@ export class WatchReader {
   private waiters: ((e: WatchEvent | undefined) => void)[] = [];
   ended = false;
   raw = '';
+  /** The client's port of the watch's connection. */
+  localPort?: number;
 
   constructor(
     readonly status: number,

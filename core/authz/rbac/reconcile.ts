@@ -90,18 +90,26 @@ export function reconcileClusterRoleBinding(existing: BindingObject | undefined,
   return { op: changed ? 'update' : 'none', object: result };
 }
 
-/** Runs a write, retrying a conflict once with the change rebuilt from the newer object. */
-async function withRetry(attempt: () => Promise<void>): Promise<void> {
-  try {
-    await attempt();
-  } catch (e) {
-    if (!(e instanceof StatusError) || (e.code !== 409 && e.code !== 404)) throw e;
-    await attempt();
+/** Attempts of one write that meets another writer's (a server or acceptor starting beside this one). */
+const RECONCILE_ATTEMPTS = 5;
+
+/**
+ * Runs a write, retrying a conflict (or an object created or deleted meanwhile) with the change
+ * rebuilt from the newer object, once the listers hold every write acknowledged so far (`fresh`).
+ */
+async function withRetry(attempt: () => Promise<void>, fresh: () => unknown): Promise<void> {
+  for (let i = 1; ; i++) {
+    try {
+      return await attempt();
+    } catch (e) {
+      if (!(e instanceof StatusError) || (e.code !== 409 && e.code !== 404) || i >= RECONCILE_ATTEMPTS) throw e;
+      await fresh();
+    }
   }
 }
 
 /** Brings the stored default policy up to `policy`; throws when a write fails (the hook then fails). */
-export async function reconcileBootstrapPolicy(client: RegistryClient, listers: Listers, kinds: RbacKinds, policy: BootstrapPolicy): Promise<void> {
+export async function reconcileBootstrapPolicy(client: RegistryClient, listers: Listers, kinds: RbacKinds, policy: BootstrapPolicy, fresh: () => unknown = () => undefined): Promise<void> {
   const as = client.as(bootstrapIdentity);
   const roles = listers.for<RoleObject>(kinds.clusterRoles);
   const bindings = listers.for<BindingObject>(kinds.clusterRoleBindings);
@@ -132,6 +140,6 @@ export async function reconcileBootstrapPolicy(client: RegistryClient, listers: 
     }
   };
   // one batch per kind: the writes commit together instead of one sync each
-  await Promise.all(policy.clusterRoles.map((r) => withRetry(() => syncRole(r))));
-  await Promise.all(policy.clusterRoleBindings.map((b) => withRetry(() => syncBinding(b))));
+  await Promise.all(policy.clusterRoles.map((r) => withRetry(() => syncRole(r), fresh)));
+  await Promise.all(policy.clusterRoleBindings.map((b) => withRetry(() => syncBinding(b), fresh)));
 }

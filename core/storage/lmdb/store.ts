@@ -14,9 +14,15 @@
  * Writes run in lmdb-js asynchronous transactions, batched per event turn (group commit), with
  * overlappingSync off so a commit is synced before it resolves and before readers see it. Callbacks
  * check every condition before their first put: a callback that throws does not undo earlier puts.
- * Several threads of one process may open the same directory; LMDB's writer lock orders them.
+ * Several threads of one process may open the same directory; LMDB's writer lock orders them. With
+ * `sharedByProcesses` several processes of one server (its acceptors) do too: each commit's revision
+ * is still allocated inside the write transaction, so the log stays one gap-free sequence, and a
+ * process learns of another's commits from the kernel (inotify on the data file, which LMDB writes
+ * with pwrite, meta page last) rather than from a message through a third process.
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { type FSWatcher, watch as watchFile } from 'node:fs';
+import { join } from 'node:path';
 import {
   type DeleteResult,
   type KeyValue,
@@ -60,11 +66,16 @@ export interface LmdbStoreOptions {
   path: string;
   /** Poll interval of the live feed, for commits made by other threads that did not notify. */
   pollIntervalMs?: number;
+  /** Other processes write the directory too (a server's acceptors): reads ask the store's revision. */
+  sharedByProcesses?: boolean;
 }
 
 export class LmdbStore implements Store {
-  /** One process owns the directory (threads of it share the environment). */
-  readonly singleProcess = true;
+  /** One process owns the directory (threads of it share the environment), unless its acceptors share it. */
+  readonly singleProcess: boolean;
+  private readonly path: string;
+  /** Commits of other processes, as the kernel reports writes to the data file (shared directories only). */
+  private fileWatch: FSWatcher | undefined;
   private readonly root: RootDatabase;
   private readonly meta: Database<number, string>;
   private readonly kv: Database<Uint8Array, string>;
@@ -80,6 +91,8 @@ export class LmdbStore implements Store {
     this.kv = this.root.openDB<Uint8Array, string>('kv', { encoding: 'binary', useVersions: true });
     this.log = this.root.openDB<LogEntry, number>('log', { encoding: 'msgpack' });
     this.pollIntervalMs = opts.pollIntervalMs ?? 20;
+    this.singleProcess = !opts.sharedByProcesses;
+    this.path = opts.path;
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -272,6 +285,11 @@ export class LmdbStore implements Store {
       this.pollTimer = setInterval(() => this.pullFeeds(), this.pollIntervalMs);
       this.pollTimer.unref();
     }
+    if (!this.singleProcess && !this.fileWatch) {
+      // a commit writes its pages and then the meta page: each write is an event, coalesced into one pull a turn
+      this.fileWatch = watchFile(join(this.path, 'data.mdb'), { persistent: false }, () => this.schedulePull());
+      this.fileWatch.on('error', () => undefined);
+    }
     queueMicrotask(() => feed.pull());
     return {
       stop: () => {
@@ -279,6 +297,8 @@ export class LmdbStore implements Store {
         if (this.feeds.size === 0 && this.pollTimer) {
           clearInterval(this.pollTimer);
           this.pollTimer = undefined;
+          this.fileWatch?.close();
+          this.fileWatch = undefined;
         }
       },
     };
@@ -335,6 +355,7 @@ export class LmdbStore implements Store {
 
   async close(): Promise<void> {
     if (this.pollTimer) clearInterval(this.pollTimer);
+    this.fileWatch?.close();
     this.feeds.clear();
     await this.root.close();
   }
