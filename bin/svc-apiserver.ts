@@ -13,7 +13,7 @@
  * background thread that gives freed pages back within about a second: glibc keeps the memory of
  * many closed TLS connections (scattered small blocks) for good, jemalloc returns it.
  */
-import { ApiServer } from '../core/server/server.js';
+import { ApiServer, checkBeforeStart } from '../core/server/server.js';
 import { FlagError, helpText, parseFlags } from '../core/server/options.js';
 import { InlineExecutor, PoolExecutor } from '../workers/pool.js';
 import { EnablementError } from '../core/registry/enablement.js';
@@ -24,6 +24,15 @@ import { AcceptorExitError, AcceptorLink, acceptorCount, acceptorRoleFromEnv, st
 import type { ServerOptions } from '../core/server/options.js';
 import { Logger } from '../core/log/logger.js';
 
+/** A configuration the server cannot start with: its message, exit 2; anything else is thrown on. */
+function exitOnStartError(e: unknown): never {
+  if (e instanceof EnablementError || e instanceof DataDirLockedError || e instanceof StartError) {
+    console.error(`Error: ${e.message}`);
+    process.exit(2);
+  }
+  throw e;
+}
+
 const workersText = (n: number) => `${n} worker${n === 1 ? '' : 's'}`;
 
 /** The primary of several acceptors: starts them, prints the serving lines once, drains them on a signal. */
@@ -32,14 +41,11 @@ async function runPrimary(opts: ServerOptions, count: number): Promise<void> {
   if (opts.loggingFormat === 'json') log.captureConsole();
   let started;
   try {
+    checkBeforeStart(opts);
     started = await startAcceptors(opts, count, (line) => console.log(line));
   } catch (e) {
-    if (e instanceof DataDirLockedError) {
-      console.error(`Error: ${e.message}`);
-      process.exit(2);
-    }
     if (e instanceof AcceptorExitError) process.exit(e.exitCode);
-    throw e;
+    exitOnStartError(e);
   }
   const { group, ready, release } = started;
   console.log(`svc-apiserver: serving on ${ready.url} (data in ${opts.dataDir}, ${count} acceptors, ${workersText(opts.workers)} each)`);
@@ -88,11 +94,7 @@ async function main(): Promise<void> {
   try {
     await server.start((registry, settings, timings) => (opts.workers > 0 ? new PoolExecutor(opts.workers, settings, timings) : new InlineExecutor(registry)));
   } catch (e) {
-    if (e instanceof EnablementError || e instanceof DataDirLockedError || e instanceof StartError) {
-      console.error(`Error: ${e.message}`);
-      process.exit(2);
-    }
-    throw e;
+    exitOnStartError(e);
   }
   // the main thread gives memory back after a burst of large objects (each pool worker does too)
   startMemoryReclaimer();

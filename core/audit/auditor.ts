@@ -7,7 +7,7 @@
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { Backend } from './backend.js';
 import { annotationsJsonOf, type AuditEvent, eventLine, identityJson, nowMicro, quoted } from './event.js';
-import { LogBackend } from './log-backend.js';
+import { type LineSink, LogBackend, type LogBackendOptions } from './log-backend.js';
 import type { AuditOptions } from './options.js';
 import { loadPolicyFile, type Policy, type Stage } from './policy.js';
 import { auditStats } from './stats.js';
@@ -61,27 +61,30 @@ export class Auditor {
   }
 }
 
-/** Builds the auditor the flags ask for; undefined when nothing is to be audited. Throws start errors. */
-export function buildAuditor(o: AuditOptions): Auditor | undefined {
+/** The log backend's options from the flags; undefined without a policy or a log path. */
+export function logBackendOptions(o: AuditOptions): LogBackendOptions | undefined {
+  if (!o.auditPolicyFile || !o.auditLogPath) return undefined;
+  return {
+    path: o.auditLogPath,
+    maxAgeDays: o.auditLogMaxage,
+    maxBackups: o.auditLogMaxbackup,
+    maxSizeMB: o.auditLogMaxsize,
+    mode: o.auditLogMode as 'blocking',
+    bufferSize: o.auditLogBatchBufferSize,
+  };
+}
+
+/**
+ * Builds the auditor the flags ask for; undefined when nothing is to be audited. Throws start errors.
+ * `logLines`: where the log backend's lines go instead of the file it would open (an acceptor's primary).
+ */
+export function buildAuditor(o: AuditOptions, logLines?: LineSink): Auditor | undefined {
   if (!o.auditPolicyFile) return undefined;
   const policy = loadPolicyFile(o.auditPolicyFile, (msg) => console.warn(`svc-apiserver: ${msg}`));
   const backends: Backend[] = [];
   try {
-    if (o.auditLogPath) {
-      backends.push(
-        new LogBackend(
-          {
-            path: o.auditLogPath,
-            maxAgeDays: o.auditLogMaxage,
-            maxBackups: o.auditLogMaxbackup,
-            maxSizeMB: o.auditLogMaxsize,
-            mode: o.auditLogMode as 'blocking',
-            bufferSize: o.auditLogBatchBufferSize,
-          },
-          o.auditLogVersion,
-        ),
-      );
-    }
+    const logOptions = logBackendOptions(o);
+    if (logOptions) backends.push(new LogBackend(logOptions, o.auditLogVersion, logLines));
     if (o.auditWebhookConfigFile) {
       backends.push(
         new WebhookBackend(

@@ -45,8 +45,11 @@ export interface LogBackendOptions {
 
 export class LogStartError extends StartError {}
 
-/** Where lines end up: a rotating file or stdout. */
-interface LineSink {
+/**
+ * Where lines end up: a rotating file or stdout, or, in an acceptor of a server of several processes,
+ * the primary process, which owns the one file (so rotation stays one writer's job).
+ */
+export interface LineSink {
   /** Writes whole lines (each ending in \n); rejects when the write failed. */
   write(bytes: Buffer): Promise<void>;
   close(): void;
@@ -207,6 +210,11 @@ export class FailureLog {
   }
 }
 
+/** The file (or stdout) the options name, opened now: a path that cannot be opened is a start error. */
+export function openLineSink(o: LogBackendOptions): LineSink {
+  return o.path === '-' ? new Stdout() : new RotatingFile(o);
+}
+
 export class LogBackend implements Backend {
   readonly name = 'log' as const;
   readonly strict: boolean;
@@ -229,8 +237,9 @@ export class LogBackend implements Backend {
   constructor(
     o: LogBackendOptions,
     readonly apiVersion: string,
+    out?: LineSink,
   ) {
-    this.out = o.path === '-' ? new Stdout() : new RotatingFile(o);
+    this.out = out ?? openLineSink(o);
     this.strict = o.mode === 'blocking-strict';
     this.limit = o.mode === 'batch' ? o.bufferSize : Infinity;
   }

@@ -177,6 +177,15 @@ export async function startControllers(
   return { stop: () => running.forEach((r) => r.stop()) };
 }
 
+/**
+ * startControllers for an acceptor other than the first: a server's controllers run in its acceptor 0
+ * (which its primary replaces when it dies), so the others only report the hooks as done.
+ */
+export const controllersInFirstAcceptor: typeof startControllers = async (specs, _ctx, addHook) => {
+  for (const spec of specs) addHook(`start-${spec.name}`, Promise.resolve());
+  return { stop: () => undefined, leading: false };
+};
+
 /** The lease the servers sharing a store elect the controllers' runner on (upstream: kube-system/kube-controller-manager). */
 export const CONTROLLERS_LEASE = { namespace: 'svc-system', name: 'svc-controller-manager' };
 

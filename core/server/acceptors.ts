@@ -23,6 +23,8 @@ import { ensureGeneratedTls } from './certs.js';
 import { lockDataDir } from './data-dir-lock.js';
 import type { AcceptorRole, ServerOptions } from './options.js';
 import { ownsDataDir } from '../storage/factory.js';
+import { logBackendOptions } from '../audit/auditor.js';
+import { type LineSink, openLineSink } from '../audit/log-backend.js';
 
 /** Set in an acceptor's environment: `<index>/<count>`. */
 const ROLE_ENV = 'SVC_APISERVER_ACCEPTOR';
@@ -54,7 +56,10 @@ export type AcceptorMessage =
   | { svc: 'gather'; id: number; what: string }
   | { svc: 'collect'; id: number; what: string }
   | { svc: 'collected'; id: number; data: unknown }
-  | { svc: 'gathered'; id: number; data: unknown[] };
+  | { svc: 'gathered'; id: number; data: unknown[] }
+  /** Audit log lines (whole lines, UTF-8) for the file the primary owns, and the outcome of their write. */
+  | { svc: 'audit'; id: number; lines: string }
+  | { svc: 'audited'; id: number; error?: string };
 
 const isAcceptorMessage = (m: unknown): m is AcceptorMessage => typeof m === 'object' && m !== null && typeof (m as { svc?: unknown }).svc === 'string';
 
@@ -108,10 +113,29 @@ export class AcceptorGroup {
   /** Consecutive failed starts of each slot, for the replacement backoff. */
   private readonly failures: number[] = [];
 
+  /** Audit lines of every acceptor are written in the order they arrive, one write at a time. */
+  private auditWrites: Promise<void> = Promise.resolve();
+
   constructor(
     readonly count: number,
     private readonly say: (line: string) => void,
+    /** The audit log file (--audit-log-path), opened by the primary: one writer rotates it. */
+    private readonly auditLog?: LineSink,
   ) {}
+
+  private audit(m: Member, id: number, lines: string): void {
+    const sink = this.auditLog;
+    this.auditWrites = this.auditWrites.then(async () => {
+      let error: string | undefined;
+      try {
+        if (!sink) throw new Error('no audit log is open');
+        await sink.write(Buffer.from(lines, 'utf8'));
+      } catch (e) {
+        error = (e as Error).message;
+      }
+      this.send(m, error === undefined ? { svc: 'audited', id } : { svc: 'audited', id, error });
+    });
+  }
 
   /** Starts every acceptor; resolves with the first one's serving info once all serve. */
   start(): Promise<AcceptorReady> {
@@ -157,6 +181,7 @@ export class AcceptorGroup {
         onReady(index, msg.info);
       } else if (msg.svc === 'gather') void this.gather(msg.what).then((data) => this.send(m, { svc: 'gathered', id: msg.id, data }));
       else if (msg.svc === 'collected') this.collected(msg.id, msg.data);
+      else if (msg.svc === 'audit') this.audit(m, msg.id, msg.lines);
     });
     worker.on('exit', (code, signal) => {
       if (this.members[index] === m) this.members[index] = undefined;
@@ -216,7 +241,11 @@ export class AcceptorGroup {
     const live = this.members.filter((m): m is Member => m !== undefined);
     const exits = live.map((m) => new Promise<boolean>((r) => (m.worker.isDead() ? r(true) : m.worker.once('exit', (code) => r(code === 0)))));
     for (const m of live) m.worker.process.kill('SIGTERM');
-    return (await Promise.all(exits)).every(Boolean);
+    const clean = (await Promise.all(exits)).every(Boolean);
+    // the acceptors' last audit lines were written before they could exit
+    await this.auditWrites;
+    this.auditLog?.close();
+    return clean;
   }
 }
 
@@ -230,8 +259,11 @@ export async function startAcceptors(o: ServerOptions, count: number, say: (line
   const release = ownsDataDir(o.storageBackend) ? lockDataDir(o.dataDir) : () => undefined;
   try {
     if (!o.tlsCertFile) ensureGeneratedTls(o.dataDir, o.bindAddress, 0);
+    // a log path that cannot be opened stops the start here, once, as it would a lone server
+    const auditOptions = logBackendOptions(o);
+    const auditLog = auditOptions && openLineSink(auditOptions);
     cluster.setupPrimary({ exec: process.argv[1]!, args: process.argv.slice(2), silent: true });
-    const group = new AcceptorGroup(count, say);
+    const group = new AcceptorGroup(count, say, auditLog);
     const ready = await group.start();
     return { group, ready, release };
   } catch (e) {
@@ -245,6 +277,7 @@ export class AcceptorLink {
   private nextId = 1;
   private readonly waiting = new Map<number, (data: unknown[]) => void>();
   private readonly providers = new Map<string, () => Promise<unknown>>();
+  private readonly auditing = new Map<number, { resolve: () => void; reject: (e: Error) => void }>();
 
   constructor() {
     process.on('message', (msg: unknown) => {
@@ -259,6 +292,11 @@ export class AcceptorLink {
       } else if (msg.svc === 'gathered') {
         this.waiting.get(msg.id)?.(msg.data);
         this.waiting.delete(msg.id);
+      } else if (msg.svc === 'audited') {
+        const w = this.auditing.get(msg.id);
+        this.auditing.delete(msg.id);
+        if (msg.error === undefined) w?.resolve();
+        else w?.reject(new Error(msg.error));
       }
     });
   }
@@ -269,6 +307,20 @@ export class AcceptorLink {
 
   ready(info: AcceptorReady): void {
     this.send({ svc: 'ready', info });
+  }
+
+  /** The audit log as this acceptor writes it: its lines go to the primary, which owns the file. */
+  auditLines(): LineSink {
+    return {
+      write: (bytes) =>
+        new Promise<void>((resolve, reject) => {
+          if (!process.connected) return reject(new Error('the primary process is gone'));
+          const id = this.nextId++;
+          this.auditing.set(id, { resolve, reject });
+          this.send({ svc: 'audit', id, lines: bytes.toString('utf8') });
+        }),
+      close: () => undefined,
+    };
   }
 
   /** What this acceptor answers when any acceptor gathers `what`. */

@@ -29,7 +29,7 @@ import { escalationCheck } from '../authz/rbac/escalation.js';
 import { reconcileBootstrapPolicy } from '../authz/rbac/reconcile.js';
 import { rbacKindsOf, rbacResolverFor } from '../authz/rbac/resolver.js';
 import { ESCALATION_CHECK } from '../registry/rbac/policy.js';
-import { controllerCatalog, electedControllers, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
+import { controllerCatalog, controllersInFirstAcceptor, electedControllers, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
 import type { LeaderElectionTiming } from '../controllers/leader-election.js';
 import { type IdentityLeases, startIdentityLeases } from '../controllers/apiserver-identity.js';
 import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
@@ -47,7 +47,7 @@ import { openStore, ownsDataDir, type StorageOptions, storageOptionsFrom } from 
 import { waitForStore } from '../storage/readiness.js';
 import { startingHandler } from './starting.js';
 import type { Store } from '../storage/interface.js';
-import { RegistryClient } from '../registry/client.js';
+import { lightTask, RegistryClient } from '../registry/client.js';
 import { namespaceCacheView } from '../registry/admission.js';
 import { GroupAliases } from '../api/group-aliases.js';
 import { type Lister, Listers } from '../registry/lister.js';
@@ -111,6 +111,14 @@ function loadTls(o: ServerOptions): TlsMaterial {
 function clientCertificateCAs(clientCA: string, requestHeaderCAFile: string): { clientCA?: string } {
   const bundles = [clientCA, requestHeaderCAFile ? readFileSync(requestHeaderCAFile, 'utf8') : ''].filter(Boolean);
   return bundles.length ? { clientCA: bundles.join('\n') } : {};
+}
+
+/**
+ * What stops a start before anything is opened or created: bad policy, webhook or authorization-config
+ * files. The primary of several acceptors checks it too, before it makes the data directory.
+ */
+export function checkBeforeStart(o: ServerOptions): void {
+  checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
 }
 
 /** Election timing from the flags, and this server's candidate identity (upstream: <hostname>_<uuid>). */
@@ -259,8 +267,7 @@ export class ApiServer {
 
   private async assemble(makeExecutor: ExecutorFactory): Promise<void> {
     const o = this.opts;
-    // bad policy / webhook / authorization-config files stop the start before anything is opened
-    checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
+    checkBeforeStart(o);
     const metrics = (this.metrics = this.makeMetrics());
     for (const w of [...o.flagWarnings, ...featureGateWarnings(o.featureGates)]) this.log.warn(w);
     o.dataDir = resolve(o.dataDir);
@@ -285,7 +292,7 @@ export class ApiServer {
       // an unreadable key file is a start error naming it
       saKeys = resolveServiceAccountKeys(o, { keyFile: o.tlsPrivateKeyFile || join(o.dataDir, 'apiserver.key'), generated: !o.tlsCertFile, dataDir: o.dataDir });
       // a bad audit policy, webhook configuration or log path stops the start too
-      this.auditor = buildAuditor(o);
+      this.auditor = buildAuditor(o, this.acceptorLink?.auditLines());
       // configuration errors of the authenticators stop the start before anything is opened
       authenticator = buildAuthenticator(o, {
         clientCA: !!this.tls.clientCA,
@@ -352,6 +359,7 @@ export class ApiServer {
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev), {
       executor: { run: (task) => registry.run(task), close: async () => undefined },
       resources: new Set(types.all().filter((t) => t.writeCheck).map(resourceId)),
+      light: lightTask,
       visible: (rev) => this.cacher.waitFor(rev),
     }, namespaceCacheView(this.cacher));
 
@@ -371,8 +379,10 @@ export class ApiServer {
     }
     let bound!: (info: ServingInfo) => void;
     const serving = new Promise<ServingInfo>((r) => (bound = r));
-    // servers sharing a store elect one of them to run the controllers
-    const starter = this.store.singleProcess || !o.leaderElect ? startControllers : electedControllers(leaderElection(o));
+    // servers sharing a store elect one of them to run the controllers; within a server, its acceptor 0
+    // runs them (and stands for the server in that election): the primary replaces it when it dies
+    const ownStore = this.store.singleProcess || (o.acceptor !== undefined && ownsDataDir(o.storageBackend));
+    const starter = o.acceptor && o.acceptor.index !== 0 ? controllersInFirstAcceptor : ownStore || !o.leaderElect ? startControllers : electedControllers(leaderElection(o));
     const controllersStarted = starter(selectControllers(o.controllers), {
       client,
       listers,

@@ -10,6 +10,7 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { availableParallelism } from 'node:os';
 import { Client } from '../helpers/client.js';
 import { ADMIN_TOKEN, binPath, freePort, spawnServer, writeTokenFile } from '../helpers/server.js';
 import { seededDir, tmp } from '../helpers/fixtures.js';
@@ -90,12 +91,14 @@ t.test('bad flags exit non-zero with a message', async (t) => {
   }
 });
 
-t.test('first start: generated CA, serving certificate and admin.kubeconfig; default 2 workers', async (t) => {
+t.test('first start: generated CA, serving certificate and admin.kubeconfig; by default one acceptor per core with one worker each', async (t) => {
   const dataDir = tmp('svc-start-');
   const port = await freePort();
   const srv = await spawnServer(dataDir, port, ['--bind-address=127.0.0.1']);
   t.teardown(() => srv.kill('SIGTERM'));
-  t.match(srv.output(), new RegExp(`serving on https://127\\.0\\.0\\.1:${port} \\(data in .*, 2 workers\\)`), 'serving line with the default of 2 workers');
+  const cores = availableParallelism();
+  const shape = cores > 1 ? `${cores} acceptors, 1 worker each` : '1 worker';
+  t.match(srv.output(), new RegExp(`serving on https://127\\.0\\.0\\.1:${port} \\(data in .*, ${shape}\\)`), `serving line with the default shape (${shape})`);
   for (const f of ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key', 'admin.kubeconfig']) t.ok(existsSync(join(dataDir, f)), `${f} written`);
   for (const f of ['ca.key', 'apiserver.key', 'admin.key', 'admin.kubeconfig']) t.equal(statSync(join(dataDir, f)).mode & 0o077, 0, `${f} is private (0600)`);
   const ca = readFileSync(join(dataDir, 'ca.crt'), 'utf8');
