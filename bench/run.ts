@@ -1,7 +1,8 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn aliases overload rbac audit grpc etcd threads`; `--duration=N` seconds per load (default 10).
+ * `npm run bench -- http watch list apply authn aliases overload rbac audit grpc etcd threads scale`; `--duration=N` seconds per load (default 10);
+ * `--scale-objects=N` ConfigMaps stored for the scale group (default 100,000).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -20,6 +21,7 @@ import { storageMediaCost } from './scenarios/storage-media.js';
 import { grpcSection } from './scenarios/grpc.js';
 import { auditCost } from './scenarios/audit.js';
 import { threadShares } from './scenarios/threads.js';
+import { scale, scaleRows } from './scenarios/scale.js';
 
 const args = process.argv.slice(2);
 const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 10);
@@ -234,6 +236,10 @@ async function main(): Promise<void> {
       return [r.scenario, r.mode, fmt(r.rps), `${fmt(r.totalUs, 1)} us`, `${fmt(r.mainUs, 1)} us`, `${fmt(r.otherMaxUs, 1)} us`, String(r.otherThreads), `${fmt(r.busiestShare)}%`, r.busiestShare <= 15 ? 'holds' : 'above 15%', r.errors ? String(r.errors) : ''];
     });
     sections.push(table(['scenario (server CPU per request, by thread)', 'mode', 'req/s', 'all threads', 'main thread', 'busiest other thread', 'other threads working', 'busiest thread share (serial fraction)', 'target <= 15%', 'errors'], rows));
+  }
+  if (want('scale')) {
+    const objects = Number(args.find((a) => a.startsWith('--scale-objects='))?.split('=')[1] ?? 100_000);
+    sections.push(table([`scale: ${fmt(objects)} stored ConfigMaps, default flags`, 'figure', 'how'], scaleRows(await scale(objects))));
   }
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);

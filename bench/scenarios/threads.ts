@@ -10,6 +10,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
 import { AUTH as auth, type Mode, SetupClient, startApiServer, WARMUP_SECONDS } from '../lib.js';
+import { NodeLeases } from './heartbeat.js';
 
 /** CPU seconds of each thread of a process, by thread id (utime + stime; the kernel counts in 1/100 s). */
 export function threadCpuSeconds(pid: number): Map<number, number> {
@@ -139,46 +140,25 @@ const createMany = (mode: Mode, duration: number) =>
     body: JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } }),
   }));
 
-const LEASE_NS = 'svc-node-lease';
 const HEARTBEAT_CONNECTIONS = 64;
 
-/** A node's Lease as the kubelet renews it. */
-const lease = (name: string, rv?: string) => ({
-  apiVersion: 'coordination.svc.io/v1',
-  kind: 'Lease',
-  metadata: { name, namespace: LEASE_NS, ...(rv ? { resourceVersion: rv } : {}) },
-  spec: { holderIdentity: name, leaseDurationSeconds: 40, renewTime: new Date().toISOString().replace('Z', '000Z') },
-});
-
-/**
- * Each connection renews its own Lease, one PUT after another, with the resourceVersion its last answer
- * gave, as a kubelet does (autocannon cannot carry an answer's value into the next request: its
- * per-connection context is reset before every request of a one-request list).
- */
+/** Each connection renews its own node's Lease, one PUT after another, as a kubelet does. */
 const heartbeat = (mode: Mode, duration: number) =>
   measure(mode, duration, 'Lease PUT (node heartbeat)', async (c) => {
-    const rvs: string[] = [];
-    for (let i = 0; i < HEARTBEAT_CONNECTIONS; i++) {
-      const r = await c.send('POST', `/apis/coordination.svc.io/v1/namespaces/${LEASE_NS}/leases`, lease(`node-${i}`));
-      if (r.status !== 201) throw new Error(`lease: ${r.status} ${r.text}`);
-      rvs.push(JSON.parse(r.text).metadata.resourceVersion as string);
-    }
+    const leases = await NodeLeases.create(c, HEARTBEAT_CONNECTIONS);
     const drive = async (url: string, ca: string, seconds: number): Promise<Driven> => {
       const client = new SetupClient(url, ca);
       const until = performance.now() + seconds * 1000;
       let total = 0;
       let errors = 0;
       const renew = async (i: number): Promise<void> => {
-        const name = `node-${i}`;
         while (performance.now() < until) {
-          const r = await client.send('PUT', `/apis/coordination.svc.io/v1/namespaces/${LEASE_NS}/leases/${name}`, lease(name, rvs[i]));
           total++;
-          if (r.status === 200) rvs[i] = (JSON.parse(r.text) as { metadata: { resourceVersion: string } }).metadata.resourceVersion;
-          else errors++;
+          if (!(await leases.renew(client, i))) errors++;
         }
       };
       try {
-        await Promise.all(rvs.map((_, i) => renew(i)));
+        await Promise.all(Array.from({ length: leases.size }, (_, i) => renew(i)));
       } finally {
         client.close();
       }
