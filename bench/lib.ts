@@ -169,11 +169,14 @@ function statusMiB(pid: number, field: 'VmHWM' | 'VmRSS' | 'RssAnon' | 'RssFile'
   return m ? Number(m[1]) / 1024 : 0;
 }
 
-/** Peak resident set size of a process in MiB. */
-export const peakRssMiB = (pid: number): number => statusMiB(pid, 'VmHWM');
+/**
+ * Peak resident set size of a process and its descendants in MiB (a server of several acceptor
+ * processes is measured whole): the sum of each one's peak, an upper bound when they peak apart.
+ */
+export const peakRssMiB = (pid: number): number => overTree(pid, (p) => statusMiB(p, 'VmHWM'));
 
-/** Current resident set size of a process in MiB. */
-export const rssMiB = (pid: number): number => statusMiB(pid, 'VmRSS');
+/** Current resident set size of a process and its descendants in MiB. */
+export const rssMiB = (pid: number): number => overTree(pid, (p) => statusMiB(p, 'VmRSS'));
 
 /** The fields of /proc/<pid>/stat after the command name (the first is the state, field 3). */
 function statFields(pid: number): string[] {

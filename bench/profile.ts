@@ -1,6 +1,7 @@
 /**
- * `node dist/bench/profile.js [get|list|create|lease] [--workers=N] [--duration=N]`: where the main
- * thread's microseconds go for one kind of request. The server runs under V8's sampling profiler
+ * `node dist/bench/profile.js [get|list|create|lease] [--workers=N] [--acceptors=N] [--duration=N]`:
+ * where the main thread's microseconds go for one kind of request (with several acceptors, the main
+ * threads of all the server's processes together: each writes its own profile). The server runs under V8's sampling profiler
  * (--cpu-prof, main thread only), takes the load after a warm-up, and on exit writes its profile;
  * each sample's self time is given to the area of the code it was in (by source file: ours by folder,
  * Node's by module, V8's own entries as they are) and printed per request.
@@ -100,12 +101,13 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const name = args.find((a) => !a.startsWith('--')) ?? 'get';
   const workers = args.find((a) => a.startsWith('--workers='))?.split('=')[1] ?? '0';
+  const acceptors = args.find((a) => a.startsWith('--acceptors='))?.split('=')[1] ?? '1';
   const duration = Number(args.find((a) => a.startsWith('--duration='))?.split('=')[1] ?? 8);
   const sc = scenarios[name];
   if (!sc) throw new Error(`unknown scenario ${name}: one of ${Object.keys(scenarios).join(', ')}`);
 
   const profDir = mkdtempSync(join(tmpdir(), 'svc-profile-'));
-  const s = await startApiServer([`--workers=${workers}`], [], ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=100']);
+  const s = await startApiServer([`--workers=${workers}`, `--acceptors=${acceptors}`], [], ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=100']);
   const url = s.url;
   const ca = s.ca;
   const c = new SetupClient(url, ca);
@@ -124,14 +126,17 @@ async function main(): Promise<void> {
     s.proc.kill('SIGTERM');
   });
   await s.stop();
-  const file = readdirSync(profDir).find((f) => f.endsWith('.cpuprofile'));
-  if (!file) throw new Error('no profile written');
-  const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
-  const areas = selfTimeByArea(profile, from, to);
+  const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
+  if (!files.length) throw new Error('no profile written');
+  const areas = new Map<string, number>();
+  for (const file of files) {
+    const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
+    for (const [k, v] of selfTimeByArea(profile, from, to)) areas.set(k, (areas.get(k) ?? 0) + v);
+  }
   const n = Math.max(1, r.requests.total);
   const rows = [...areas].filter(([k]) => k !== '(idle)').sort((a, b) => b[1] - a[1]);
   const busy = rows.reduce((s, [, v]) => s + v, 0);
-  console.log(`${name} with --workers=${workers}: ${fmt(r.requests.average)} req/s, ${n} requests; main thread busy ${fmt(busy / n, 1)} us a request (idle ${fmt((areas.get('(idle)') ?? 0) / n, 1)} us)`);
+  console.log(`${name} with --workers=${workers} --acceptors=${acceptors} (${files.length} profiles): ${fmt(r.requests.average)} req/s, ${n} requests; main thread busy ${fmt(busy / n, 1)} us a request (idle ${fmt((areas.get('(idle)') ?? 0) / n, 1)} us)`);
   console.log(table(['area (main thread, self time)', 'us / request', 'share'], rows.slice(0, 30).map(([k, v]) => [k, fmt(v / n, 2), `${fmt((100 * v) / busy, 1)}%`])));
 }
 

@@ -1,27 +1,39 @@
 /**
  * Where a request's CPU goes, thread by thread (issue 27 measures before it redesigns): for GET one
  * CSIDriver, LIST 1,000 ConfigMaps, CREATE ConfigMap and a node heartbeat (a Lease PUT with its
- * resourceVersion), the server's CPU per request in all, on its main thread, and on its busiest other
- * thread, read from /proc/<pid>/task/<tid>/stat around the measured load (after the warm-up). The
+ * resourceVersion), the server's CPU per request in all, on its busiest main thread (a server of
+ * several acceptor processes has one each), and on its busiest other thread, read from
+ * /proc/<pid>/task/<tid>/stat of every process of the server around the measured load (after the warm-up). The
  * busiest thread's share of the whole is the serial fraction that caps how far the shape can scale:
  * at a share s, no number of cores serves more than 1/s times what one core does.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import autocannon from 'autocannon';
-import { AUTH as auth, type Mode, SetupClient, startApiServer, WARMUP_SECONDS } from '../lib.js';
+import { AUTH as auth, type Mode, processTree, SetupClient, startApiServer, WARMUP_SECONDS } from '../lib.js';
 import { NodeLeases } from './heartbeat.js';
 
-/** CPU seconds of each thread of a process, by thread id (utime + stime; the kernel counts in 1/100 s). */
-export function threadCpuSeconds(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+/**
+ * CPU seconds of each thread of a process and its descendants (a server's acceptors), by
+ * `pid/tid` (utime + stime; the kernel counts in 1/100 s). A process's main thread has tid = pid.
+ */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const p of processTree(pid)) {
+    let tids: string[];
     try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
-      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      out.set(Number(tid), (Number(f[11]) + Number(f[12])) / 100);
+      tids = readdirSync(`/proc/${p}/task`);
     } catch {
-      // the thread ended between the listing and the read
+      continue;
+    }
+    for (const tid of tids) {
+      try {
+        const stat = readFileSync(`/proc/${p}/task/${tid}/stat`, 'utf8');
+        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+        out.set(`${p}/${tid}`, (Number(f[11]) + Number(f[12])) / 100);
+      } catch {
+        // the thread ended between the listing and the read
+      }
     }
   }
   return out;
@@ -33,9 +45,11 @@ export interface ThreadShares {
   rps: number;
   /** Server CPU per request, all threads (µs). */
   totalUs: number;
-  /** On the main thread: TLS, HTTP, the chain, the cache, encoding (µs). */
+  /** On the busiest main thread (of the server's processes: each acceptor's TLS, HTTP, chain, cache, encoding) (µs). */
   mainUs: number;
-  /** On the busiest thread other than the main one (a pool worker, a GC helper...) (µs). */
+  /** Main threads that did any work (the acceptors, and the primary's share of handing out connections). */
+  mainThreads: number;
+  /** On the busiest thread other than a main one (a pool worker, a GC helper...) (µs). */
   otherMaxUs: number;
   /** Threads other than the main one that did any work. */
   otherThreads: number;
@@ -89,14 +103,18 @@ async function measure(mode: Mode, duration: number, scenario: string, setup: (c
     const n = Math.max(1, r.total);
     let total = 0;
     let main = 0;
+    let mains = 0;
     let otherMax = 0;
     let others = 0;
-    for (const [tid, sec] of after) {
-      const d = sec - (before.get(tid) ?? 0);
+    for (const [id, sec] of after) {
+      const d = sec - (before.get(id) ?? 0);
       if (d <= 0) continue;
       total += d;
-      if (tid === pid) main = d;
-      else {
+      const [p, tid] = id.split('/');
+      if (p === tid) {
+        mains++;
+        main = Math.max(main, d);
+      } else {
         others++;
         otherMax = Math.max(otherMax, d);
       }
@@ -108,6 +126,7 @@ async function measure(mode: Mode, duration: number, scenario: string, setup: (c
       rps: r.total / elapsed,
       totalUs: us(total),
       mainUs: us(main),
+      mainThreads: mains,
       otherMaxUs: us(otherMax),
       otherThreads: others,
       busiestShare: total > 0 ? (100 * Math.max(main, otherMax)) / total : 0,
