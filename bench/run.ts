@@ -237,7 +237,7 @@ async function main(): Promise<void> {
     const shapes: Mode[] = [
       { name: 'one process, --workers=0', flags: ['--acceptors=1', '--workers=0'] },
       { name: 'one process, --workers=2', flags: ['--acceptors=1', '--workers=2'] },
-      { name: `default (${acceptorCount({ acceptors: 0 })} acceptors, 1 worker each)`, flags: [] },
+      { name: `default (${acceptorCount({ acceptors: 0 }) === 1 ? 'one process, 1 worker' : `${acceptorCount({ acceptors: 0 })} acceptors, 1 worker each`})`, flags: [] },
       { name: '--acceptors=8', flags: ['--acceptors=8'] },
     ];
     const rows = (await threadShares(shapes, duration)).map((r) => {
