@@ -30,6 +30,8 @@ interface Index<T> {
   fn: IndexFunc<T>;
   /** index value -> object keys */
   byValue: Map<string, Set<string>>;
+  /** object key -> the values it is indexed under, so a change or delete removes it without decoding the old version */
+  ofKey: Map<string, readonly string[]>;
 }
 
 export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
@@ -54,6 +56,16 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     return value as DeepReadonly<T>;
   }
 
+  /**
+   * The decoded object for a moment's use (an index function, a change handler): the memo when a
+   * reader made one, else a decode that is not kept. Following every change (the garbage collector
+   * indexes every object of every kind) thus holds no object decoded: a ConfigMap of 0.9 KB of JSON
+   * held about 4 KB of heap as a decoded memo.
+   */
+  private view(o: CachedObject): DeepReadonly<T> {
+    return (o.decoded as DeepReadonly<T> | undefined) ?? (decodeStored(o.stored, o.revision, this.apiVersion, this.rt.kind) as DeepReadonly<T>);
+  }
+
   /** Revision the view reflects. */
   get revision(): number {
     return this.cache.revision;
@@ -73,9 +85,9 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
 
   /** Adds an index; it covers the objects present now and follows every later change. */
   addIndex(name: string, fn: IndexFunc<T>): void {
-    const index: Index<T> = { fn, byValue: new Map() };
+    const index: Index<T> = { fn, byValue: new Map(), ofKey: new Map() };
     this.indexes.set(name, index);
-    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o.key, this.decode(o));
+    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o.key, this.view(o));
   }
 
   /** Objects whose index `name` produced `value`. */
@@ -99,15 +111,20 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   }
 
   private indexAdd(index: Index<T>, key: string, obj: DeepReadonly<T>): void {
-    for (const v of index.fn(obj)) {
+    const values = index.fn(obj);
+    if (values.length) index.ofKey.set(key, values);
+    for (const v of values) {
       let keys = index.byValue.get(v);
       if (!keys) index.byValue.set(v, (keys = new Set()));
       keys.add(key);
     }
   }
 
-  private indexRemove(index: Index<T>, key: string, obj: DeepReadonly<T>): void {
-    for (const v of index.fn(obj)) {
+  private indexRemove(index: Index<T>, key: string): void {
+    const values = index.ofKey.get(key);
+    if (!values) return;
+    index.ofKey.delete(key);
+    for (const v of values) {
       const keys = index.byValue.get(v);
       if (!keys) continue;
       keys.delete(key);
@@ -117,16 +134,18 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
 
   onEvent(ev: CacheEvent): void {
     // objects that cannot be decoded are not in the lister's view: their writes are not changes to it
-    const old = ev.prev && !ev.prev.unreadable ? this.decode(ev.prev) : undefined;
+    const hadOld = ev.prev !== undefined && !ev.prev.unreadable;
     const gone = ev.type === 'DELETED' || !!ev.object.unreadable;
+    const now = gone || this.indexes.size === 0 ? undefined : this.view(ev.object);
     for (const index of this.indexes.values()) {
-      if (old) this.indexRemove(index, ev.object.key, old);
-      if (!gone) this.indexAdd(index, ev.object.key, this.decode(ev.object));
+      this.indexRemove(index, ev.object.key);
+      if (now) this.indexAdd(index, ev.object.key, now);
     }
-    if (gone && !old) return;
+    if (gone && !hadOld) return;
     if (ev.object.unreadable && ev.type !== 'DELETED') return;
-    const object = ev.type === 'DELETED' ? old! : this.decode(ev.object);
     if (this.handlers.size === 0) return;
+    const old = hadOld ? this.view(ev.prev!) : undefined;
+    const object = ev.type === 'DELETED' ? old! : (now ?? this.view(ev.object));
     const le: ListerEvent<T> = { type: ev.type, object, old };
     for (const h of this.handlers) {
       try {
@@ -140,7 +159,8 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   onReset(): void {
     for (const index of this.indexes.values()) {
       index.byValue.clear();
-      for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o.key, this.decode(o));
+      index.ofKey.clear();
+      for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o.key, this.view(o));
     }
   }
 }

@@ -1,0 +1,54 @@
+/**
+ * Listers over a real WatchCache: an index and a change handler follow every change without keeping
+ * objects decoded (only readers that hand objects out memoize them), and an index drops a changed or
+ * deleted object's old values without decoding the old version.
+ */
+import t from 'tap';
+import { Lister } from '../../core/registry/lister.js';
+import { configMaps } from '../../core/registry/core/configmaps.js';
+import { describeStored } from '../../core/registry/describe.js';
+import { resourcePrefix } from '../../core/registry/keys.js';
+import { WatchCache } from '../../core/storage/watch-cache.js';
+import type { ApiObject } from '../../core/api/types.js';
+
+const prefix = resourcePrefix(configMaps);
+const stored = (name: string, owner?: string) =>
+  Buffer.from(JSON.stringify({ metadata: { name, namespace: 'a', uid: `uid-${name}`, ...(owner ? { ownerReferences: [{ apiVersion: 'v1', kind: 'ConfigMap', name: owner, uid: `uid-${owner}` }] } : {}) }, data: { k: 'v' } }));
+
+function setup() {
+  const cache = new WatchCache({ prefix, capacity: 100, maxBytes: 1 << 20, describe: (key, value, rev) => describeStored(configMaps, key, value, rev) });
+  cache.reset([], 1);
+  const lister = new Lister<ApiObject>(cache, configMaps);
+  lister.addIndex('owner', (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
+  const seen: string[] = [];
+  lister.onChange((ev) => seen.push(`${ev.type} ${ev.object.metadata.name}${ev.old ? ` (was ${ev.old.metadata.resourceVersion})` : ''}`));
+  return { cache, lister, seen };
+}
+
+t.test('following changes keeps no object decoded', async (t) => {
+  const { cache, seen } = setup();
+  cache.applyPut(`${prefix}a/child`, stored('child', 'parent'), 2);
+  cache.applyPut(`${prefix}a/child`, stored('child', 'other'), 3);
+  t.same(seen, ['ADDED child', 'MODIFIED child (was 2)'], 'the handler saw both changes, with the old version');
+  t.equal(cache.get(`${prefix}a/child`)!.decoded, undefined, 'the index and the handler left no decoded memo on the cached version');
+});
+
+t.test('an index follows changes and deletes without the old version decoded', async (t) => {
+  const { cache, lister } = setup();
+  cache.applyPut(`${prefix}a/child`, stored('child', 'parent'), 2);
+  t.same(lister.byIndex('owner', 'uid-parent').map((o) => o.metadata.name), ['child']);
+  cache.applyPut(`${prefix}a/child`, stored('child', 'other'), 3);
+  t.same(lister.byIndex('owner', 'uid-parent'), [], 'the old owner no longer lists it');
+  t.same(lister.byIndex('owner', 'uid-other').map((o) => o.metadata.name), ['child'], 'the new owner does');
+  cache.applyDelete(`${prefix}a/child`, 4);
+  t.same(lister.byIndex('owner', 'uid-other'), [], 'a deleted object leaves the index');
+});
+
+t.test('readers that hand objects out share one decoded memo', async (t) => {
+  const { cache, lister } = setup();
+  cache.applyPut(`${prefix}a/x`, stored('x'), 2);
+  const first = lister.get('a', 'x');
+  t.equal(first?.metadata.resourceVersion, '2');
+  t.equal(lister.get('a', 'x'), first, 'the same decoded object for every get');
+  t.equal(lister.list('a')[0], first, 'and for list');
+});
