@@ -7,7 +7,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
-import forge from 'node-forge';
+import { createRequire } from 'node:module';
+import type forge from 'node-forge';
 
 export interface TlsMaterial {
   cert: string;
@@ -19,12 +20,15 @@ export interface TlsMaterial {
   kubeconfigPath?: string;
 }
 
-const pki = forge.pki;
+const requireHere = createRequire(import.meta.url);
+let forgeModule: typeof forge | undefined;
+/** node-forge loads when a certificate is made or read: a restart that finds its certificates loads none of it. */
+const forgeLib = (): typeof forge => (forgeModule ??= requireHere('node-forge') as typeof forge);
 
 type Issuer = { cert: forge.pki.Certificate; key: forge.pki.PrivateKey };
 
 function serial(): string {
-  return forge.util.bytesToHex(forge.random.getBytesSync(16)).replace(/^[89a-f]/, '1');
+  return forgeLib().util.bytesToHex(forgeLib().random.getBytesSync(16)).replace(/^[89a-f]/, '1');
 }
 
 function makeCert(opts: {
@@ -35,8 +39,8 @@ function makeCert(opts: {
   altNames?: { type: number; value?: string; ip?: string }[];
   years: number;
 }): { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey } {
-  const keys = pki.rsa.generateKeyPair({ bits: 2048, e: 0x10001 });
-  const cert = pki.createCertificate();
+  const keys = forgeLib().pki.rsa.generateKeyPair({ bits: 2048, e: 0x10001 });
+  const cert = forgeLib().pki.createCertificate();
   cert.publicKey = keys.publicKey;
   cert.serialNumber = serial();
   const now = new Date();
@@ -54,18 +58,18 @@ function makeCert(opts: {
   if (opts.altNames) exts.push({ name: 'subjectAltName', altNames: opts.altNames });
   exts.push({ name: 'subjectKeyIdentifier' });
   cert.setExtensions(exts);
-  cert.sign((opts.issuer?.key ?? keys.privateKey) as forge.pki.rsa.PrivateKey, forge.md.sha256.create());
+  cert.sign((opts.issuer?.key ?? keys.privateKey) as forge.pki.rsa.PrivateKey, forgeLib().md.sha256.create());
   return { cert, key: keys.privateKey };
 }
 
-const pem = (c: forge.pki.Certificate): string => pki.certificateToPem(c);
-const keyPem = (k: forge.pki.rsa.PrivateKey): string => pki.privateKeyToPem(k);
+const pem = (c: forge.pki.Certificate): string => forgeLib().pki.certificateToPem(c);
+const keyPem = (k: forge.pki.rsa.PrivateKey): string => forgeLib().pki.privateKeyToPem(k);
 
 /** The generated CA in `dir`, as the issuer of further certificates. */
 function loadCA(dir: string): Issuer {
   return {
-    cert: pki.certificateFromPem(readFileSync(join(dir, 'ca.crt'), 'utf8')),
-    key: pki.privateKeyFromPem(readFileSync(join(dir, 'ca.key'), 'utf8')),
+    cert: forgeLib().pki.certificateFromPem(readFileSync(join(dir, 'ca.crt'), 'utf8')),
+    key: forgeLib().pki.privateKeyFromPem(readFileSync(join(dir, 'ca.key'), 'utf8')),
   };
 }
 
@@ -113,13 +117,15 @@ export function ensureGeneratedTls(dir: string, bindAddress: string, port: numbe
     writeFileSync(f('ca.key'), keyPem(ca.key), { mode: 0o600 });
     writeFileSync(f('ca.crt'), pem(ca.cert));
   }
-  const issuer = loadCA(dir);
+  // the CA is read only to issue a certificate that is missing
+  let ca: Issuer | undefined;
+  const issuer = (): Issuer => (ca ??= loadCA(dir));
   if (!existsSync(f('apiserver.crt')) || !existsSync(f('apiserver.key'))) {
     const ips = new Set(['127.0.0.1', '::1']);
     const dns = new Set(['localhost', 'svc', 'svc.default', 'svc.default.svc', 'svc.default.svc.cluster.local']);
     if (isIP(bindAddress) && bindAddress !== '0.0.0.0' && bindAddress !== '::') ips.add(bindAddress);
     const altNames = [...[...dns].map((value) => ({ type: 2, value })), ...[...ips].map((ip) => ({ type: 7, ip }))];
-    const srv = makeCert({ subject: [{ name: 'commonName', value: 'svc-apiserver' }], issuer, extKeyUsage: { serverAuth: true }, altNames, years: 1 });
+    const srv = makeCert({ subject: [{ name: 'commonName', value: 'svc-apiserver' }], issuer: issuer(), extKeyUsage: { serverAuth: true }, altNames, years: 1 });
     writeFileSync(f('apiserver.key'), keyPem(srv.key), { mode: 0o600 });
     writeFileSync(f('apiserver.crt'), pem(srv.cert));
   }
@@ -129,7 +135,7 @@ export function ensureGeneratedTls(dir: string, bindAddress: string, port: numbe
         { name: 'commonName', value: 'svc-admin' },
         { name: 'organizationName', value: 'system:masters' },
       ],
-      issuer,
+      issuer: issuer(),
       extKeyUsage: { clientAuth: true },
       years: 1,
     });

@@ -62,7 +62,7 @@ import { resourceEndpoint } from './endpoints/resource.js';
 import { type VirtualHandler, virtualId } from './endpoints/virtual.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
-import { GrpcServer } from '../grpc/server.js';
+import type { GrpcServer } from '../grpc/server.js';
 import { byGeneration, followTypesInCache } from './type-followers.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
 import { SecureListener } from './listener.js';
@@ -519,6 +519,8 @@ export class ApiServer {
   /** The second transport: the same chain behind the gRPC adapter, on the same certificates. */
   private async startGrpc(chain: ReturnType<typeof buildChain>): Promise<void> {
     const o = this.opts;
+    // the gRPC transport (grpc-js, reflection, the proto files) loads only when --grpc-port asks for it
+    const { GrpcServer } = await import('../grpc/server.js');
     this.grpc = new GrpcServer({
       tls: { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
       chain,

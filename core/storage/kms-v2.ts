@@ -14,8 +14,15 @@
  */
 import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { join } from 'node:path';
-import { credentials, loadPackageDefinition, type ChannelOptions, type Client, type ServiceError } from '@grpc/grpc-js';
-import { loadSync } from '@grpc/proto-loader';
+import { createRequire } from 'node:module';
+import type { ChannelOptions, Client, ServiceError } from '@grpc/grpc-js';
+import type * as GrpcModule from '@grpc/grpc-js';
+import type * as ProtoLoaderModule from '@grpc/proto-loader';
+
+/** gRPC loads when a KMS plugin is first dialled: a server without one does not spend its start loading it. */
+const requireHere = createRequire(import.meta.url);
+let grpcModules: { grpc: typeof GrpcModule; protoLoader: typeof ProtoLoaderModule } | undefined;
+const grpcLib = () => (grpcModules ??= { grpc: requireHere('@grpc/grpc-js') as typeof GrpcModule, protoLoader: requireHere('@grpc/proto-loader') as typeof ProtoLoaderModule });
 import protobuf from 'protobufjs';
 import { findProtoDir } from '../codec/protobuf/proto-root.js';
 import { PendingTransform, TransformError, type Transformer } from './value-transform.js';
@@ -84,13 +91,14 @@ interface EncryptedObject {
 }
 
 /** The plugin service and the stored message, loaded from <repo>/proto/kms/v2 once a configuration names a kms provider. */
-type KmsServiceConstructor = new (target: string, creds: ReturnType<typeof credentials.createInsecure>, options: ChannelOptions) => KmsServiceClient;
+type KmsServiceConstructor = new (target: string, creds: ReturnType<typeof GrpcModule.credentials.createInsecure>, options: ChannelOptions) => KmsServiceClient;
 let loaded: { service: KmsServiceConstructor; encryptedObject: protobuf.Type } | undefined;
 const protos = () => (loaded ??= loadProtos());
 
 function loadProtos(): NonNullable<typeof loaded> {
   const dir = join(findProtoDir(), 'kms', 'v2');
-  const pkg = loadPackageDefinition(loadSync(join(dir, 'api.proto'), { keepCase: true, defaults: true, longs: Number })) as unknown as {
+  const { grpc, protoLoader } = grpcLib();
+  const pkg = grpc.loadPackageDefinition(protoLoader.loadSync(join(dir, 'api.proto'), { keepCase: true, defaults: true, longs: Number })) as unknown as {
     v2: { KeyManagementService: KmsServiceConstructor };
   };
   const root = new protobuf.Root().loadSync(join(dir, 'encrypted-object.proto'));
@@ -237,7 +245,7 @@ export class KmsV2Provider implements Transformer {
   /** Connects and makes the first write seed; later Status rounds follow on a timer. */
   start(): void {
     // reconnect within seconds once a plugin that was down is back (grpc's default backoff grows to two minutes)
-    this.client = new (protos().service)(this.config.endpoint, credentials.createInsecure(), { 'grpc.max_reconnect_backoff_ms': 5000 });
+    this.client = new (protos().service)(this.config.endpoint, grpcLib().grpc.credentials.createInsecure(), { 'grpc.max_reconnect_backoff_ms': 5000 });
     void this.refresh();
   }
 

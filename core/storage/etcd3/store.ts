@@ -15,21 +15,9 @@
  *   its current revision.
  */
 import { readFileSync } from 'node:fs';
-import {
-  ClientClosedError,
-  CompareResult,
-  CompareTarget,
-  Etcd3,
-  GRPCCancelledError,
-  GRPCDeadlineExceededError,
-  GRPCUnavailableError,
-  isRecoverableError,
-  type IDuplexStream,
-  type IEvent,
-  type IKeyValue,
-  type IWatchRequest,
-  type IWatchResponse,
-} from 'etcd3';
+import { createRequire } from 'node:module';
+import type { Etcd3, IDuplexStream, IEvent, IKeyValue, IWatchRequest, IWatchResponse } from 'etcd3';
+import type * as Etcd3Module from 'etcd3';
 import {
   type CompactionClock,
   type DeleteResult,
@@ -64,6 +52,13 @@ export const COMPACT_REV_KEY = 'compact_rev_key';
 
 const ALL_KEYS = Buffer.from([0]);
 /** The client's global fault policy without retries (its execute runs the call once). */
+/**
+ * The etcd3 client (and the gRPC stack and proto files under it) loads on first use, so a server on the
+ * embedded store does not spend half a second of its start loading it.
+ */
+let etcd3Module: typeof Etcd3Module | undefined;
+const etcd3 = (): typeof Etcd3Module => (etcd3Module ??= createRequire(import.meta.url)('etcd3') as typeof Etcd3Module);
+
 const ONE_ATTEMPT = { execute: <T>(fn: () => Promise<T>): Promise<T> => fn() } as unknown as NonNullable<NonNullable<ConstructorParameters<typeof Etcd3>[0]>['faultHandling']>['global'];
 /** Keys per range call of a whole list. */
 const LIST_PAGE = 5000;
@@ -86,12 +81,12 @@ const isFuture = (err: Error): boolean => /required revision is a future revisio
 
 /** Failures that mean etcd did not answer (down, unreachable, too slow, no leader), not that it refused the call. */
 const isUnreachable = (err: Error): boolean =>
-  err instanceof GRPCUnavailableError ||
-  err instanceof GRPCDeadlineExceededError ||
-  err instanceof GRPCCancelledError ||
-  err instanceof ClientClosedError ||
+  err instanceof etcd3().GRPCUnavailableError ||
+  err instanceof etcd3().GRPCDeadlineExceededError ||
+  err instanceof etcd3().GRPCCancelledError ||
+  err instanceof etcd3().ClientClosedError ||
   err.constructor.name === 'BrokenCircuitError' ||
-  isRecoverableError(err);
+  etcd3().isRecoverableError(err);
 
 export class Etcd3Store implements Store {
   readonly singleProcess = false;
@@ -107,7 +102,7 @@ export class Etcd3Store implements Store {
     this.endpoints = opts.endpoints;
     this.keys = new KeyLayout(opts.prefix);
     const timeout = opts.callTimeoutMs ?? 30_000;
-    this.client = new Etcd3({
+    this.client = new (etcd3().Etcd3)({
       hosts: opts.endpoints,
       ...(usesTls(opts) ? { credentials: tlsCredentials(opts) } : {}),
       // unary calls have a deadline; watch streams live as long as they are wanted
@@ -254,7 +249,7 @@ export class Etcd3Store implements Store {
     const k = enc(this.keys.toEtcd(key));
     const res = await this.call(() =>
       this.client.kv.txn({
-        compare: [{ key: k, target: CompareTarget.Create, result: CompareResult.Equal, create_revision: 0 }],
+        compare: [{ key: k, target: etcd3().CompareTarget.Create, result: etcd3().CompareResult.Equal, create_revision: 0 }],
         success: [{ request_put: { key: k, value: Buffer.from(value.buffer, value.byteOffset, value.byteLength) } }],
         failure: [{ request_range: { key: k } }],
       }),
@@ -267,7 +262,7 @@ export class Etcd3Store implements Store {
     const k = enc(this.keys.toEtcd(key));
     const res = await this.call(() =>
       this.client.kv.txn({
-        compare: [{ key: k, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: expectedRevision }],
+        compare: [{ key: k, target: etcd3().CompareTarget.Mod, result: etcd3().CompareResult.Equal, mod_revision: expectedRevision }],
         success: [{ request_put: { key: k, value: Buffer.from(value.buffer, value.byteOffset, value.byteLength) } }],
         failure: [{ request_range: { key: k } }],
       }),
@@ -285,8 +280,8 @@ export class Etcd3Store implements Store {
     // without a precondition the key need only exist: mod_revision > 0
     const compare =
       expectedRevision !== undefined
-        ? { key: k, target: CompareTarget.Mod, result: CompareResult.Equal, mod_revision: expectedRevision }
-        : { key: k, target: CompareTarget.Mod, result: CompareResult.Greater, mod_revision: 0 };
+        ? { key: k, target: etcd3().CompareTarget.Mod, result: etcd3().CompareResult.Equal, mod_revision: expectedRevision }
+        : { key: k, target: etcd3().CompareTarget.Mod, result: etcd3().CompareResult.Greater, mod_revision: 0 };
     const res = await this.call(() =>
       this.client.kv.txn({
         compare: [compare],
@@ -398,7 +393,7 @@ export class Etcd3Store implements Store {
     const k = enc(COMPACT_REV_KEY);
     const res = await this.call(() =>
       this.client.kv.txn({
-        compare: [{ key: k, target: CompareTarget.Version, result: CompareResult.Equal, version: clock.time }],
+        compare: [{ key: k, target: etcd3().CompareTarget.Version, result: etcd3().CompareResult.Equal, version: clock.time }],
         success: [{ request_put: { key: k, value: enc(String(clock.revision)) } }],
         failure: [{ request_range: { key: k } }],
       }),
