@@ -9,6 +9,8 @@ import t from 'tap';
 import { Client, type WatchReader } from '../helpers/client.js';
 import { childPids, servingPid } from '../helpers/acceptors.js';
 import { ADMIN_TOKEN, freePort, spawnServer, tempDir, type SpawnedServer } from '../helpers/server.js';
+import { readEvents, writePolicy } from '../helpers/audit.js';
+import { join } from 'node:path';
 
 const NS = 'acc';
 const CM = `/api/v1/namespaces/${NS}/configmaps`;
@@ -232,4 +234,30 @@ t.test('acceptors stop when their primary is killed, and a restart keeps every a
   const list = await again.admin.get(CM);
   const have = new Set(list.json.items.map((o: { metadata: { name: string } }) => o.metadata.name));
   t.same(acked.filter((n) => !have.has(n)), [], 'every acknowledged write survived');
+});
+
+t.test('the audit log of two acceptors is one file, written by the primary, every line whole', async (t) => {
+  const dataDir = tempDir('svc-acceptors-');
+  const port = await freePort();
+  const log = join(dataDir, 'audit.log');
+  const policy = writePolicy(dataDir, 'apiVersion: audit.svc.io/v1\nkind: Policy\nrules:\n- level: Metadata\n');
+  const srv = await spawnServer(dataDir, port, ['--acceptors=2', '--workers=0', `--audit-policy-file=${policy}`, `--audit-log-path=${log}`]);
+  t.teardown(() => srv.kill('SIGKILL'));
+  const [a, b] = await pinnedPair(srv, port);
+  const ids = new Map<string, number>();
+  for (let i = 0; i < 20; i++) {
+    const via = i % 2 ? a : b;
+    const r = await via.client.get(`/api/v1/namespaces/default/configmaps?limit=${i + 1}`);
+    ids.set(r.headers['audit-id'] as string, via.pid);
+  }
+  a.client.close();
+  b.client.close();
+  const exited = new Promise<number | null>((r) => srv.proc.once('exit', (code) => r(code)));
+  srv.proc.kill('SIGTERM');
+  t.equal(await exited, 0, "a clean stop, after the acceptors' last lines were written");
+  // every line parses (readEvents throws on a torn one) and each request has both stages, whichever acceptor served it
+  const events = readEvents(log);
+  for (const [id, pid] of ids) {
+    t.same(events.filter((e) => e.auditID === id).map((e) => e.stage), ['RequestReceived', 'ResponseComplete'], `request served by acceptor ${pid} audited once, both stages`);
+  }
 });
