@@ -8,6 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
+import { generateKeyPairSync } from 'node:crypto';
 import type forge from 'node-forge';
 
 export interface TlsMaterial {
@@ -31,6 +32,17 @@ function serial(): string {
   return forgeLib().util.bytesToHex(forgeLib().random.getBytesSync(16)).replace(/^[89a-f]/, '1');
 }
 
+/**
+ * A 2048-bit RSA key pair made by OpenSSL (node:crypto) and handed to forge, which builds and signs
+ * the certificates: forge's own JavaScript key generation took most of a first start (about half a
+ * second a key, three keys).
+ */
+function rsaKeyPair(): { publicKey: forge.pki.rsa.PublicKey; privateKey: forge.pki.rsa.PrivateKey } {
+  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 0x10001 });
+  const key = forgeLib().pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey;
+  return { privateKey: key, publicKey: forgeLib().pki.rsa.setPublicKey(key.n, key.e) };
+}
+
 function makeCert(opts: {
   subject: { name: string; value: string }[];
   issuer?: Issuer;
@@ -39,7 +51,7 @@ function makeCert(opts: {
   altNames?: { type: number; value?: string; ip?: string }[];
   years: number;
 }): { cert: forge.pki.Certificate; key: forge.pki.rsa.PrivateKey } {
-  const keys = forgeLib().pki.rsa.generateKeyPair({ bits: 2048, e: 0x10001 });
+  const keys = rsaKeyPair();
   const cert = forgeLib().pki.createCertificate();
   cert.publicKey = keys.publicKey;
   cert.serialNumber = serial();
