@@ -3,7 +3,8 @@
  * and serves. The primary process serves no request: it holds the data directory, makes the generated
  * certificates once, starts the acceptors with node:cluster (which shares the listening socket among
  * them and hands each new connection to the next, round robin), relays what must be answered as one
- * server (a /metrics scrape), replaces an acceptor that dies, and drains them all on SIGTERM.
+ * server (a /metrics scrape, the audit log file), replaces an acceptor that dies, and drains them all
+ * on SIGTERM.
  *
  * Each acceptor is a whole ApiServer over the same store (the embedded store's directory is opened by
  * every acceptor: LMDB is built for many processes on one mapped file). What makes them one server:
@@ -11,9 +12,11 @@
  *   watch cache follows the same log in the same order and continue tokens work on any of them;
  * - consistent reads ask the store's revision (a read of the mapped meta page), so a write
  *   acknowledged by one acceptor is seen by the next read on any other;
- * - the controllers run in one acceptor at a time, elected on a Lease as servers sharing etcd elect
- *   theirs; the store's housekeeping (compaction, event TTL) runs in acceptor 0;
- * - the in-flight limits are shared out, and /metrics sums every acceptor's figures.
+ * - the controllers and the store's housekeeping (compaction, event TTL) run in acceptor 0, which the
+ *   primary replaces within about a second when it dies (no lease renewals: the server writes nothing
+ *   on its own between requests);
+ * - the in-flight limits are shared out, /metrics sums every acceptor's figures, and the primary
+ *   writes (and rotates) the one audit log file.
  */
 import cluster, { type Worker } from 'node:cluster';
 import { mkdirSync } from 'node:fs';
