@@ -123,11 +123,12 @@ t.test('a CBOR watch is a CBOR sequence, one event per data item', async (t) => 
   const s = await startServer(['--feature-gates=CBORServingAndStorage=true']);
   t.teardown(() => s.stop());
   t.equal((await s.admin.post(CMS, cm('w1'))).status, 201);
-  let posted = false;
+  // the second write's answer is awaited before the server stops: its event can arrive before its answer
+  let second: Promise<{ status: number }> | undefined;
   const w = await cborWatch(s, `${CMS}?watch=1&resourceVersion=0`, 'application/cbor-seq', 2, () => {
-    if (!posted) void s.admin.post(CMS, cm('w2'));
-    posted = true;
+    second ??= s.admin.post(CMS, cm('w2'));
   });
+  t.equal((await second)?.status, 201, 'the second write was answered');
   t.equal(w.contentType, 'application/cbor-seq');
   t.same(w.events.map((e) => [e.type, (e.object.metadata as { name: string }).name, e.object.kind]), [['ADDED', 'w1', 'ConfigMap'], ['ADDED', 'w2', 'ConfigMap']]);
   const asCbor = await cborWatch(s, `${CMS}?watch=1&resourceVersion=0`, CBOR, 2, () => undefined);

@@ -55,6 +55,8 @@ t.test('a protobuf watch is a stream of length-prefixed WatchEvents, each object
   t.equal((await s.admin.post(CMS, cm('w1'))).status, 201);
   const frames: { type: string; object: Record<string, unknown> }[] = [];
   let contentType = '';
+  // the second write's answer is awaited before the server stops: its event can arrive before its answer
+  let second: Promise<unknown> | undefined;
   await new Promise<void>((resolve, reject) => {
     const req = httpsRequest(new URL(`${CMS}?watch=1&resourceVersion=0`, s.url), { headers: { authorization: `Bearer ${s.admin.o.token}`, accept: PB }, ca: s.ca }, (res) => {
       contentType = String(res.headers['content-type']);
@@ -65,7 +67,7 @@ t.test('a protobuf watch is a stream of length-prefixed WatchEvents, each object
           const f = decodeProtobufWatchFrame(buf);
           frames.push({ type: f.type, object: f.object });
           buf = buf.subarray(f.frameLength);
-          if (frames.length === 1) void s.admin.post(CMS, cm('w2'));
+          if (frames.length === 1) second = s.admin.post(CMS, cm('w2'));
           if (frames.length === 2) {
             req.destroy();
             resolve();
@@ -76,6 +78,7 @@ t.test('a protobuf watch is a stream of length-prefixed WatchEvents, each object
     req.on('error', (e) => (frames.length >= 2 ? resolve() : reject(e)));
     req.end();
   });
+  t.equal(((await second) as { status: number }).status, 201, 'the second write was answered');
   t.equal(contentType, `${PB};stream=watch`);
   t.same(frames.map((f) => [f.type, (f.object.metadata as { name: string }).name]), [['ADDED', 'w1'], ['ADDED', 'w2']]);
   t.equal(frames[1]!.object.kind, 'ConfigMap');
