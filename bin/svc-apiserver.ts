@@ -33,6 +33,12 @@ function exitOnStartError(e: unknown): never {
   throw e;
 }
 
+const PRIMARY_GONE = 'primary gone';
+/** The longest a drain on SIGTERM may take before the process ends anyway. */
+const STOP_DEADLINE_MS = 20_000;
+/** The longest an acceptor whose primary died lets its requests in flight finish. */
+const ORPHAN_STOP_MS = 1_000;
+
 const workersText = (n: number) => `${n} worker${n === 1 ? '' : 's'}`;
 
 /** The primary of several acceptors: starts them, prints the serving lines once, drains them on a signal. */
@@ -112,6 +118,13 @@ async function main(): Promise<void> {
     stopping = true;
     // an acceptor's shutdown is announced once, by its primary
     if (!link) console.log(`svc-apiserver: ${signal} received, shutting down`);
+    // a drain that does not finish still ends the process: an acceptor whose primary is gone serves
+    // only the connections it has, and its data directory may already belong to a new server
+    const deadline = signal === PRIMARY_GONE ? ORPHAN_STOP_MS : STOP_DEADLINE_MS;
+    setTimeout(() => {
+      console.error(`svc-apiserver: ${signal}: the drain did not finish within ${deadline} ms, exiting`);
+      process.exit(1);
+    }, deadline).unref();
     server.stop().then(
       () => process.exit(0),
       (err: Error) => {
@@ -123,7 +136,7 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   // an acceptor whose primary is gone (killed) stops too: nobody hands it connections any more
-  if (link) process.on('disconnect', () => stop('primary gone'));
+  if (link) process.on('disconnect', () => stop(PRIMARY_GONE));
 }
 
 main().catch((err: Error) => {

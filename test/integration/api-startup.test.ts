@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
-import { availableParallelism } from 'node:os';
 import { Client } from '../helpers/client.js';
 import { ADMIN_TOKEN, binPath, freePort, spawnServer, writeTokenFile } from '../helpers/server.js';
 import { seededDir, tmp } from '../helpers/fixtures.js';
@@ -91,13 +90,12 @@ t.test('bad flags exit non-zero with a message', async (t) => {
   }
 });
 
-t.test('first start: generated CA, serving certificate and admin.kubeconfig; by default one acceptor per core but one (one up to two cores), one worker each', async (t) => {
+t.test('first start: generated CA, serving certificate and admin.kubeconfig; by default one process with one worker', async (t) => {
   const dataDir = tmp('svc-start-');
   const port = await freePort();
   const srv = await spawnServer(dataDir, port, ['--bind-address=127.0.0.1']);
   t.teardown(() => srv.kill('SIGTERM'));
-  const cores = availableParallelism();
-  const shape = cores > 2 ? `${cores - 1} acceptors, 1 worker each` : '1 worker';
+  const shape = '1 worker';
   t.match(srv.output(), new RegExp(`serving on https://127\\.0\\.0\\.1:${port} \\(data in .*, ${shape}\\)`), `serving line with the default shape (${shape})`);
   for (const f of ['ca.crt', 'ca.key', 'apiserver.crt', 'apiserver.key', 'admin.crt', 'admin.key', 'admin.kubeconfig']) t.ok(existsSync(join(dataDir, f)), `${f} written`);
   for (const f of ['ca.key', 'apiserver.key', 'admin.key', 'admin.kubeconfig']) t.equal(statSync(join(dataDir, f)).mode & 0o077, 0, `${f} is private (0600)`);
