@@ -35,7 +35,7 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   anonymousAuth: boolean;
   authorizationMode: string[];
   workers: number;
-  /** --acceptors: processes that accept connections and serve (0: one per core). */
+  /** --acceptors: processes that accept connections and serve (0 or 1: one process). */
   acceptors: number;
   /** No flag: set in an acceptor process by the primary that started it (core/server/acceptors.ts). */
   acceptor?: AcceptorRole;
