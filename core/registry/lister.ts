@@ -50,10 +50,10 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   /** The decoded object of a cached version (TypeMeta and resourceVersion set), built once. */
   private decode(o: CachedObject): DeepReadonly<T> {
     if (o.decoded) return o.decoded as DeepReadonly<T>;
-    const value = decodeStored(o.stored, o.revision, this.apiVersion, this.rt.kind);
+    const value = this.view(o);
     // large objects are decoded per use, not kept beside their stored bytes (see MEMO_MAX_STORED_BYTES)
     if (keepsMemos(o)) o.decoded = value;
-    return value as DeepReadonly<T>;
+    return value;
   }
 
   /**

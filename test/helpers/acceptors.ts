@@ -4,19 +4,10 @@
  * /proc (Linux), so a test can place its clients on different acceptors and check that they are.
  */
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { processTree } from '../../bench/lib.js';
 
-/** The live children of `pid` (the acceptors of a primary). */
-export function childPids(pid: number): number[] {
-  const out: number[] = [];
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      out.push(...readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8').trim().split(/\s+/).filter(Boolean).map(Number));
-    } catch {
-      // the thread ended meanwhile
-    }
-  }
-  return out;
-}
+/** The live children of `pid` (the acceptors of a primary): its process tree as the bench reads it, less itself. */
+export const childPids = (pid: number): number[] => processTree(pid).filter((p) => p !== pid);
 
 /** The socket inode of the server's end of the TCP connection from `clientPort` to `serverPort`. */
 function serverSocketInode(serverPort: number, clientPort: number): string | undefined {
