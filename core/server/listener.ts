@@ -41,6 +41,9 @@ const LINGER_MS = 2000;
  * for a moment, so closing does not reset the connection before it reads the answer.
  */
 function endSoon(socket: Socket, last?: string): void {
+  // the parser goes on reading after it refused a request and may refuse again: the connection is
+  // already ending, and destroying it now would drop the answer still being written
+  if (socket.writableEnded) return;
   if (!socket.writable) return void socket.destroy();
   if (last === undefined) socket.end();
   else socket.end(last, 'latin1');
