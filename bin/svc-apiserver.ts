@@ -39,6 +39,20 @@ const STOP_DEADLINE_MS = 20_000;
 /** The longest an acceptor whose primary died lets its requests in flight finish. */
 const ORPHAN_STOP_MS = 1_000;
 
+/**
+ * Ends a serving process at once, as kill -9 would. process.exit() joins the libuv threads first, and an
+ * LMDB write batch still open on one of them waits for this very main thread and holds the store's write
+ * lock for good: the process never ends and every other process on the data dir (a sibling acceptor, the
+ * server restarted in its place) blocks on that lock. Under SIGKILL the kernel releases the lock and LMDB
+ * recovers it; what is lost is what was never acknowledged, as with any kill -9.
+ */
+function endAtOnce(why: string): never {
+  console.error(`svc-apiserver: ${why}`);
+  process.kill(process.pid, 'SIGKILL');
+  // SIGKILL to oneself is delivered before kill() returns; this is never reached
+  return process.exit(1);
+}
+
 const workersText = (n: number) => `${n} worker${n === 1 ? '' : 's'}`;
 
 /** The primary of several acceptors: starts them, prints the serving lines once, drains them on a signal. */
@@ -112,6 +126,8 @@ async function main(): Promise<void> {
     if (server.grpcPort) console.log(`svc-apiserver: serving gRPC (svc.api.v1.Resources) on port ${server.grpcPort}`);
     if (server.tls.kubeconfigPath) console.log(`svc-apiserver: admin kubeconfig: ${server.tls.kubeconfigPath}`);
   }
+  // an error nothing caught ends the process as Node would, but without its exit path (see endAtOnce)
+  process.on('uncaughtException', (err) => endAtOnce(`uncaught exception: ${err.stack ?? err.message}`));
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;
@@ -121,22 +137,17 @@ async function main(): Promise<void> {
     // a drain that does not finish still ends the process: an acceptor whose primary is gone serves
     // only the connections it has, and its data directory may already belong to a new server
     const deadline = signal === PRIMARY_GONE ? ORPHAN_STOP_MS : STOP_DEADLINE_MS;
-    setTimeout(() => {
-      console.error(`svc-apiserver: ${signal}: the drain did not finish within ${deadline} ms, exiting`);
-      process.exit(1);
-    }, deadline).unref();
+    setTimeout(() => endAtOnce(`${signal}: the drain did not finish within ${deadline} ms, exiting`), deadline).unref();
+    // a clean stop has closed the store (its writes committed), so the ordinary exit is safe
     server.stop().then(
       () => process.exit(0),
-      (err: Error) => {
-        console.error(err);
-        process.exit(1);
-      },
+      (err: Error) => endAtOnce(`${signal}: the stop failed: ${err.stack ?? err.message}`),
     );
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
   // an acceptor whose primary is gone (killed) stops too: nobody hands it connections any more
-  if (link) process.on('disconnect', () => stop(PRIMARY_GONE));
+  if (link) link.onPrimaryGone(() => stop(PRIMARY_GONE));
 }
 
 main().catch((err: Error) => {

@@ -318,6 +318,17 @@ export class AcceptorLink {
     });
   }
 
+  /**
+   * Calls `stop` when the primary is gone (its channel closed). Node's cluster module would otherwise
+   * end the acceptor with process.exit() on the spot: that skips the drain, and process.exit() while a
+   * store write is open on a native thread never returns and keeps the store's write lock from every
+   * other process on the data dir. Its own handler is replaced by `stop`.
+   */
+  onPrimaryGone(stop: () => void): void {
+    process.removeAllListeners('disconnect');
+    process.once('disconnect', stop);
+  }
+
   private send(msg: AcceptorMessage): void {
     if (process.connected) process.send!(msg);
   }
