@@ -18,6 +18,7 @@
  * - the in-flight limits are shared out, /metrics sums every acceptor's figures, and the primary
  *   writes (and rotates) the one audit log file.
  */
+import { availableParallelism } from 'node:os';
 import cluster, { type Worker } from 'node:cluster';
 import { mkdirSync } from 'node:fs';
 import { resolve } from 'node:path';
@@ -31,16 +32,18 @@ import { type LineSink, openLineSink } from '../audit/log-backend.js';
 /** Set in an acceptor's environment: `<index>/<count>`. */
 const ROLE_ENV = 'SVC_APISERVER_ACCEPTOR';
 
+/** The most acceptors the default starts: each keeps its own watch cache, so memory grows with their number. */
+export const DEFAULT_MAX_ACCEPTORS = 8;
+
 /**
- * How many acceptors the flags ask for: --acceptors, or by default one (the server is one process).
- * Several acceptors are opt-in for now: an acceptor that dies while it writes can leave the others
- * blocked on the store's lock (seen in the crash trials: the survivor's main thread waits on a futex
- * for good), so the shape that divides a machine's cores is not yet one a user gets without asking.
- * Measured here besides: on two cores a second process costs more per request than it adds (README,
- * "Every core serves").
+ * How many acceptors serve: --acceptors, or by default one per core less one (the core left for the
+ * kernel's network work and the pool threads), at most DEFAULT_MAX_ACCEPTORS. On one or two cores the
+ * server is one process: measured on two cores, a second process costs each request more than it adds
+ * (README, "Every core serves").
  */
-export function acceptorCount(o: Pick<ServerOptions, 'acceptors'>): number {
-  return o.acceptors > 0 ? o.acceptors : 1;
+export function acceptorCount(o: Pick<ServerOptions, 'acceptors'>, cores = availableParallelism()): number {
+  if (o.acceptors > 0) return o.acceptors;
+  return cores <= 2 ? 1 : Math.min(cores - 1, DEFAULT_MAX_ACCEPTORS);
 }
 
 /** This process's role when a primary started it, else undefined. */
