@@ -49,6 +49,43 @@ function resourceVersionSplice(stored: Uint8Array, revision: number): { at: numb
   return { at: i, insert: Buffer.from(insert, 'latin1') };
 }
 
+/**
+ * A string field among the string fields that open the stored object's metadata (name, namespace,
+ * uid, ...), read from the bytes without decoding the object; undefined when it is not among them or
+ * its value has an escape (the caller then decodes).
+ */
+export function leadingMetadataString(stored: Uint8Array, field: string): string | undefined {
+  const b = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
+  if (b.compare(META_OPEN, 0, META_OPEN.length, 0, META_OPEN.length) !== 0) return undefined;
+  let i = META_OPEN.length;
+  while (b[i] === QUOTE) {
+    const keyEnd = b.indexOf(QUOTE, i + 1);
+    if (keyEnd < 0 || b[keyEnd + 1] !== 0x3a || b[keyEnd + 2] !== QUOTE) return undefined; // not a string value
+    const key = b.toString('latin1', i + 1, keyEnd);
+    let j = keyEnd + 3;
+    let escaped = false;
+    while (j < b.length && b[j] !== QUOTE) {
+      if (b[j] === BACKSLASH) {
+        escaped = true;
+        j += 2;
+      } else j++;
+    }
+    if (key === field) return escaped ? undefined : b.toString('utf8', keyEnd + 3, j);
+    i = j + 1;
+    if (b[i] !== COMMA) return undefined;
+    i++;
+  }
+  return undefined;
+}
+
+/**
+ * Whether the stored bytes may hold `"<key>":` anywhere (as a key: inside a JSON string a quote is
+ * escaped, so the unescaped form is never part of a value). False means the key is surely absent.
+ */
+export function mayHaveKey(stored: Uint8Array, keyWithQuotesAndColon: Buffer): boolean {
+  return Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength).indexOf(keyWithQuotesAndColon) >= 0;
+}
+
 /** The object's JSON (no TypeMeta) with metadata.resourceVersion set; used as a list item. */
 export function withResourceVersion(stored: Uint8Array, revision: number): Buffer {
   const { at, insert } = resourceVersionSplice(stored, revision);

@@ -128,7 +128,8 @@ export class GarbageCollector {
   }
 
   private recheckAll(): void {
-    for (const rt of this.graph.types) for (const o of this.graph.list(rt)) this.observe(rt, o, undefined);
+    // observe acts only on objects with owners or being deleted: the others are not even decoded
+    for (const rt of this.graph.types) for (const o of this.graph.candidates(rt)) this.observe(rt, o, undefined);
   }
 
   stop(): void {

@@ -7,6 +7,8 @@
  * cluster-scoped kind), then the uid; a cluster-scoped dependent naming a namespaced kind is invalid.
  */
 import { canonicalSpelling } from '../api/group-aliases.js';
+import { leadingMetadataString, mayHaveKey } from '../codec/object-bytes.js';
+import type { CacheEvent } from '../storage/watch-cache.js';
 import type { ApiObject, OwnerReference } from '../api/types.js';
 import type { DeepReadonly, Lister, ListerEvent, Listers } from '../registry/lister.js';
 import type { ResourceType } from '../registry/resource-type.js';
@@ -32,6 +34,19 @@ export type OwnerState =
   | { state: 'present'; rt: ResourceType; object: Obj };
 
 const OWNER_UID_INDEX = 'garbage-collector:owner-uid';
+const OWNER_REFERENCES_KEY = Buffer.from('"ownerReferences":');
+const DELETION_TIMESTAMP_KEY = Buffer.from('"deletionTimestamp":');
+
+/**
+ * Whether an object's stored bytes may concern the collector: only an object with owners, or one
+ * being deleted (orphaning or waiting for its dependents), is ever acted on for itself.
+ */
+export const mayConcernCollector = (stored: Uint8Array): boolean => mayHaveKey(stored, OWNER_REFERENCES_KEY) || mayHaveKey(stored, DELETION_TIMESTAMP_KEY);
+
+/** A change the collector must see: every delete (its dependents), and any version that may concern it. */
+const collectorWants = (ev: CacheEvent): boolean =>
+  ev.type === 'DELETED' || mayConcernCollector(ev.object.stored) || (ev.prev !== undefined && mayConcernCollector(ev.prev.stored));
+const NONE: readonly string[] = [];
 const UID_INDEX = 'garbage-collector:uid';
 
 export const refOf = (rt: ResourceType, o: Obj): ObjectRef => ({
@@ -76,13 +91,17 @@ export class OwnershipGraph {
   add(rt: ResourceType): boolean {
     if (this.listers.has(rt)) return false;
     const l = this.listerSource.for(rt);
-    l.addIndex(OWNER_UID_INDEX, (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid));
-    l.addIndex(UID_INDEX, (o) => (o.metadata.uid ? [o.metadata.uid] : []));
+    // most objects have no owners and a uid among metadata's leading fields: read from the bytes
+    l.addIndex(OWNER_UID_INDEX, (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid), (b) => (mayHaveKey(b, OWNER_REFERENCES_KEY) ? undefined : NONE));
+    l.addIndex(UID_INDEX, (o) => (o.metadata.uid ? [o.metadata.uid] : []), (b) => {
+      const uid = leadingMetadataString(b, 'uid');
+      return uid === undefined ? undefined : uid ? [uid] : NONE;
+    });
     this.listers.set(rt, l);
     this.byKind.set(`${rt.group}/${rt.version}/${rt.kind}`, rt);
     this.subscriptions.set(
       rt,
-      [...this.followers].map((fn) => l.onChange((ev) => fn(rt, ev))),
+      [...this.followers].map((fn) => l.onChange((ev) => fn(rt, ev), collectorWants)),
     );
     return true;
   }
@@ -95,11 +114,14 @@ export class OwnershipGraph {
     if (this.byKind.get(`${rt.group}/${rt.version}/${rt.kind}`) === rt) this.byKind.delete(`${rt.group}/${rt.version}/${rt.kind}`);
   }
 
-  /** Calls `fn` for every change of every followed kind (also kinds added later); returns an unsubscribe. */
+  /**
+   * Calls `fn` for every change of every followed kind (also kinds added later) that may concern the
+   * collector (collectorWants; the others are not decoded); returns an unsubscribe.
+   */
   watch(fn: (rt: ResourceType, ev: ListerEvent<ApiObject>) => void): () => void {
     this.followers.add(fn);
     const offs = [...this.listers].map(([rt, l]) => {
-      const off = l.onChange((ev) => fn(rt, ev));
+      const off = l.onChange((ev) => fn(rt, ev), collectorWants);
       this.subscriptions.get(rt)!.push(off);
       return off;
     });
@@ -111,6 +133,11 @@ export class OwnershipGraph {
 
   list(rt: ResourceType): Obj[] {
     return this.listers.get(rt)?.list() ?? [];
+  }
+
+  /** The objects of a kind that may concern the collector (see mayConcernCollector), decoded for the moment. */
+  candidates(rt: ResourceType): Obj[] {
+    return this.listers.get(rt)?.listWhere(mayConcernCollector) ?? [];
   }
 
   /** The served kind an owner reference names (upstream spelling `*.k8s.io` of our groups accepted). */

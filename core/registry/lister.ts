@@ -25,9 +25,16 @@ export interface ListerEvent<T> {
 }
 
 export type IndexFunc<T> = (obj: DeepReadonly<T>) => readonly string[];
+/**
+ * An index's values read from an object's stored bytes, when the bytes tell without decoding
+ * (undefined: they do not, and the object is decoded for the IndexFunc). Following every object of
+ * every kind (the garbage collector's indexes) then decodes almost none of them.
+ */
+export type StoredIndexFunc = (stored: Uint8Array) => readonly string[] | undefined;
 
 interface Index<T> {
   fn: IndexFunc<T>;
+  fromStored: StoredIndexFunc | undefined;
   /** index value -> object keys */
   byValue: Map<string, Set<string>>;
   /** object key -> the values it is indexed under, so a change or delete removes it without decoding the old version */
@@ -36,7 +43,8 @@ interface Index<T> {
 
 export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   private readonly indexes = new Map<string, Index<T>>();
-  private readonly handlers = new Set<(ev: ListerEvent<T>) => void>();
+  /** change handlers, each with the test of the raw change it wants (undefined: every change) */
+  private readonly handlers = new Map<(ev: ListerEvent<T>) => void, ((ev: CacheEvent) => boolean) | undefined>();
   private readonly apiVersion: string;
 
   constructor(
@@ -83,11 +91,14 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     return out;
   }
 
-  /** Adds an index; it covers the objects present now and follows every later change. */
-  addIndex(name: string, fn: IndexFunc<T>): void {
-    const index: Index<T> = { fn, byValue: new Map(), ofKey: new Map() };
+  /**
+   * Adds an index; it covers the objects present now and follows every later change. `fromStored`,
+   * when given, must agree with `fn` whenever it answers.
+   */
+  addIndex(name: string, fn: IndexFunc<T>, fromStored?: StoredIndexFunc): void {
+    const index: Index<T> = { fn, fromStored, byValue: new Map(), ofKey: new Map() };
     this.indexes.set(name, index);
-    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o.key, this.view(o));
+    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o);
   }
 
   /** Objects whose index `name` produced `value`. */
@@ -104,14 +115,30 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     return out;
   }
 
-  /** Calls `fn` after every change, once the lister's own view and indexes include it; returns an unsubscribe. */
-  onChange(fn: (ev: ListerEvent<T>) => void): () => void {
-    this.handlers.add(fn);
+  /**
+   * Calls `fn` after every change, once the lister's own view and indexes include it; returns an
+   * unsubscribe. `wants`, when given, looks at the raw change (stored bytes) first: a change no
+   * handler wants is not decoded at all.
+   */
+  onChange(fn: (ev: ListerEvent<T>) => void, wants?: (ev: CacheEvent) => boolean): () => void {
+    this.handlers.set(fn, wants);
     return () => this.handlers.delete(fn);
   }
 
-  private indexAdd(index: Index<T>, key: string, obj: DeepReadonly<T>): void {
-    const values = index.fn(obj);
+  /**
+   * The objects whose stored bytes pass `test`, decoded for a moment's use (not kept): a pass over
+   * every object that only some of them concern decodes only those.
+   */
+  listWhere(test: (stored: Uint8Array) => boolean): DeepReadonly<T>[] {
+    const out: DeepReadonly<T>[] = [];
+    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable && test(o.stored)) out.push(this.view(o));
+    return out;
+  }
+
+  /** Indexes `o`; `decoded` is its view when the caller has one already. */
+  private indexAdd(index: Index<T>, o: CachedObject, decoded?: DeepReadonly<T>): void {
+    const key = o.key;
+    const values = index.fromStored?.(o.stored) ?? index.fn(decoded ?? this.view(o));
     if (values.length) index.ofKey.set(key, values);
     for (const v of values) {
       let keys = index.byValue.get(v);
@@ -136,18 +163,22 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     // objects that cannot be decoded are not in the lister's view: their writes are not changes to it
     const hadOld = ev.prev !== undefined && !ev.prev.unreadable;
     const gone = ev.type === 'DELETED' || !!ev.object.unreadable;
-    const now = gone || this.indexes.size === 0 ? undefined : this.view(ev.object);
+    // decoded once, and only when an index's bytes do not tell or a handler follows the changes
+    const now = gone || (!this.anyHandlerWants(ev) && this.indexesReadBytes()) ? undefined : this.view(ev.object);
     for (const index of this.indexes.values()) {
       this.indexRemove(index, ev.object.key);
-      if (now) this.indexAdd(index, ev.object.key, now);
+      if (!gone) this.indexAdd(index, ev.object, now);
     }
     if (gone && !hadOld) return;
     if (ev.object.unreadable && ev.type !== 'DELETED') return;
     if (this.handlers.size === 0) return;
-    const old = hadOld ? this.view(ev.prev!) : undefined;
-    const object = ev.type === 'DELETED' ? old! : (now ?? this.view(ev.object));
-    const le: ListerEvent<T> = { type: ev.type, object, old };
-    for (const h of this.handlers) {
+    let le: ListerEvent<T> | undefined;
+    for (const [h, wants] of this.handlers) {
+      if (wants && !wants(ev)) continue;
+      if (!le) {
+        const old = hadOld ? this.view(ev.prev!) : undefined;
+        le = { type: ev.type, object: ev.type === 'DELETED' ? old! : (now ?? this.view(ev.object)), old };
+      }
       try {
         h(le);
       } catch (err) {
@@ -160,8 +191,19 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     for (const index of this.indexes.values()) {
       index.byValue.clear();
       index.ofKey.clear();
-      for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o.key, this.view(o));
+      for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o);
     }
+  }
+
+  private anyHandlerWants(ev: CacheEvent): boolean {
+    for (const wants of this.handlers.values()) if (!wants || wants(ev)) return true;
+    return false;
+  }
+
+  /** Whether every index has a reader of stored bytes (a change then need not be decoded for them). */
+  private indexesReadBytes(): boolean {
+    for (const index of this.indexes.values()) if (!index.fromStored) return false;
+    return true;
   }
 }
 

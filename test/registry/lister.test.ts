@@ -52,3 +52,37 @@ t.test('readers that hand objects out share one decoded memo', async (t) => {
   t.equal(lister.get('a', 'x'), first, 'the same decoded object for every get');
   t.equal(lister.list('a')[0], first, 'and for list');
 });
+
+t.test('an index read from stored bytes agrees with its function, and falls back to it where the bytes do not tell', async (t) => {
+  const cache = new WatchCache({ prefix, capacity: 100, maxBytes: 1 << 20, describe: (key, value, rev) => describeStored(configMaps, key, value, rev) });
+  cache.reset([], 1);
+  const lister = new Lister<ApiObject>(cache, configMaps);
+  const asked: string[] = [];
+  lister.addIndex('uid', (o) => {
+    asked.push(o.metadata.name!);
+    return [o.metadata.uid!];
+  }, (b) => {
+    const s = b.toString();
+    return s.includes('"fallback"') ? undefined : [JSON.parse(s).metadata.uid];
+  });
+  cache.applyPut(`${prefix}a/x`, stored('x'), 2);
+  cache.applyPut(`${prefix}a/fallback`, stored('fallback'), 3);
+  t.same(lister.byIndex('uid', 'uid-x').map((o) => o.metadata.name), ['x'], 'indexed from its bytes');
+  t.same(lister.byIndex('uid', 'uid-fallback').map((o) => o.metadata.name), ['fallback'], 'indexed through the function');
+  t.same(asked, ['fallback'], 'only the object whose bytes did not tell was decoded for the index');
+});
+
+t.test('a change no handler wants is not decoded; listWhere decodes only what passes its test', async (t) => {
+  const cache = new WatchCache({ prefix, capacity: 100, maxBytes: 1 << 20, describe: (key, value, rev) => describeStored(configMaps, key, value, rev) });
+  cache.reset([], 1);
+  const lister = new Lister<ApiObject>(cache, configMaps);
+  const seen: string[] = [];
+  const withOwners = (b: Uint8Array) => Buffer.from(b).includes('"ownerReferences":');
+  lister.onChange((ev) => seen.push(`${ev.type} ${ev.object.metadata.name}`), (ev) => withOwners(ev.object.stored) || (ev.prev !== undefined && withOwners(ev.prev.stored)));
+  cache.applyPut(`${prefix}a/plain`, stored('plain'), 2);
+  cache.applyPut(`${prefix}a/child`, stored('child', 'parent'), 3);
+  cache.applyPut(`${prefix}a/child`, stored('child'), 4);
+  t.same(seen, ['ADDED child', 'MODIFIED child'], 'the handler saw the changes it wants, including the one that dropped the owner');
+  cache.applyPut(`${prefix}a/owned`, stored('owned', 'plain'), 5);
+  t.same(lister.listWhere(withOwners).map((o) => o.metadata.name), ['owned']);
+});
