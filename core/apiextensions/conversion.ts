@@ -7,10 +7,10 @@
  * error naming the kind and what went wrong; nothing is stored in that case.
  */
 import { randomUUID } from 'node:crypto';
-import { request as httpsRequest } from 'node:https';
 import { errors, StatusError } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
 import { APIEXTENSIONS_GROUP, type CustomResourceDefinition } from './types.js';
+import { describeCall, targetOfClientConfig, WebhookClient, WebhookStatusError, type WebhookTarget } from '../webhook/client.js';
 
 /** Upstream gives conversion webhooks 30 seconds. */
 export const WEBHOOK_TIMEOUT_MS = 30_000;
@@ -33,19 +33,22 @@ export class NoneConverter implements Converter {
 
 export class WebhookConverter implements Converter {
   readonly webhook = true;
-  private readonly url: URL | undefined;
+  private readonly target: WebhookTarget | undefined;
+  private readonly client: WebhookClient | undefined;
   private readonly configError: string | undefined;
-  private readonly ca: string | undefined;
 
   constructor(
     private readonly crd: CustomResourceDefinition,
     private readonly timeoutMs = WEBHOOK_TIMEOUT_MS,
   ) {
     const cc = crd.spec.conversion?.webhook?.clientConfig;
-    if (cc?.url) this.url = new URL(cc.url);
-    else if (cc?.service) this.configError = `service ${cc.service.namespace}/${cc.service.name} cannot be reached: this server has no Services; use clientConfig.url`;
-    else this.configError = 'no webhook client configuration';
-    this.ca = cc?.caBundle ? Buffer.from(cc.caBundle, 'base64').toString('utf8') : undefined;
+    try {
+      // a service reference is called by the name upstream's default resolver gives it
+      this.target = targetOfClientConfig(cc ?? {});
+      this.client = new WebhookClient(this.target, MAX_RESPONSE_BYTES);
+    } catch (e) {
+      this.configError = (e as Error).message;
+    }
   }
 
   async convert(objs: ApiObject[], to: string): Promise<ApiObject[]> {
@@ -75,43 +78,20 @@ export class WebhookConverter implements Converter {
     return out;
   }
 
-  private post(review: unknown): Promise<unknown> {
-    const url = this.url!;
-    const body = Buffer.from(JSON.stringify(review));
-    return new Promise((resolve, reject) => {
-      const req = httpsRequest(
-        url,
-        {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', accept: 'application/json', 'content-length': body.length },
-          ...(this.ca ? { ca: this.ca } : {}),
-          timeout: this.timeoutMs,
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > MAX_RESPONSE_BYTES) req.destroy(new Error('response too large'));
-            else chunks.push(c);
-          });
-          res.on('end', () => {
-            if ((res.statusCode ?? 0) < 200 || (res.statusCode ?? 0) >= 300) return reject(new Error(`the server responded with the status code ${res.statusCode} but did not return more information`));
-            try {
-              resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
-            } catch (e) {
-              reject(new Error(`unable to decode the response: ${(e as Error).message}`));
-            }
-          });
-          res.on('error', reject);
-        },
-      );
-      const deadline = setTimeout(() => req.destroy(new Error(`Post "${url.href}": context deadline exceeded`)), this.timeoutMs);
-      req.on('timeout', () => req.destroy(new Error(`Post "${url.href}": context deadline exceeded`)));
-      req.on('error', (e) => reject(new Error(e.message.startsWith('Post ') ? e.message : `Post "${url.href}": ${e.message}`)));
-      req.on('close', () => clearTimeout(deadline));
-      req.end(body);
-    });
+  private async post(review: unknown): Promise<unknown> {
+    const url = this.target!.url;
+    let answer: Buffer;
+    try {
+      answer = await this.client!.post(review, this.timeoutMs);
+    } catch (e) {
+      if (e instanceof WebhookStatusError) throw new Error(`the server responded with the status code ${e.code} but did not return more information`);
+      throw new Error(describeCall('POST', url, e));
+    }
+    try {
+      return JSON.parse(answer.toString('utf8'));
+    } catch (e) {
+      throw new Error(`unable to decode the response: ${(e as Error).message}`);
+    }
   }
 }
 

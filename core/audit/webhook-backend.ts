@@ -11,7 +11,8 @@
  * Failed sends are retried with exponential backoff from --audit-webhook-initial-backoff; a batch that
  * still fails is logged and counted, never fatal.
  */
-import { loadWebhookKubeconfig, WebhookClient, WebhookConfigError, WebhookStatusError, WebhookTimeoutError } from '../authz/webhook-client.js';
+import { WebhookClient, WebhookStatusError, withBackoff } from '../webhook/client.js';
+import { loadWebhookKubeconfig, WebhookConfigError } from '../webhook/kubeconfig.js';
 import { StartError } from '../api/start-error.js';
 import type { Backend } from './backend.js';
 import { FailureLog } from './log-backend.js';
@@ -41,10 +42,10 @@ const SHUTDOWN_GRACE_MS = 5_000;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms).unref());
 
-/** Whether a failed send is worth another try: the remote was unreachable, slow, or overloaded. */
+/** Whether a failed send is worth another try: the remote was unreachable, slow, or overloaded (not a 4xx). */
 function retriable(e: unknown): boolean {
   if (e instanceof WebhookStatusError) return e.code === 429 || e.code >= 500;
-  return e instanceof WebhookTimeoutError || e instanceof Error;
+  return e instanceof Error;
 }
 
 /** A token bucket: `qps` batches a second, `burst` at once. */
@@ -146,21 +147,17 @@ export class WebhookBackend implements Backend {
   private async sendBatch(lines: readonly string[]): Promise<boolean> {
     // each line is a serialized event ending in \n
     const payload = Buffer.from(`${this.listHead}${lines.map((l) => l.slice(0, -1)).join(',')}]}`);
-    let delay = this.o.initialBackoffMs;
-    for (let attempt = 1; ; attempt++) {
-      try {
-        await this.client.postBytes(payload, SEND_TIMEOUT_MS);
-        auditStats.written.webhook += lines.length;
-        return true;
-      } catch (e) {
-        if (attempt >= ATTEMPTS || !retriable(e) || this.stopping) {
-          auditStats.errors.webhook += lines.length;
-          this.failures.report(e, lines.length);
-          return false;
-        }
-        await sleep(delay);
-        delay *= BACKOFF_FACTOR;
-      }
+    try {
+      await withBackoff(() => this.client.postBytes(payload, SEND_TIMEOUT_MS), {
+        backoff: { initialMs: this.o.initialBackoffMs, factor: BACKOFF_FACTOR, attempts: ATTEMPTS },
+        retriable: (e) => retriable(e) && !this.stopping,
+      });
+      auditStats.written.webhook += lines.length;
+      return true;
+    } catch (e) {
+      auditStats.errors.webhook += lines.length;
+      this.failures.report(e, lines.length);
+      return false;
     }
   }
 

@@ -8,7 +8,7 @@
  * only briefly, so a hanging provider costs a bounded wait, never a hang.
  */
 import { createLocalJWKSet, errors as joseErrors, type JSONWebKeySet, type JWSHeaderParameters } from 'jose';
-import { jsonBody, RemoteClient, RemoteError } from './remote.js';
+import { WebhookClient, WebhookError, type WebhookResponse } from '../webhook/client.js';
 
 export interface IssuerKeysOptions {
   issuer: string;
@@ -34,7 +34,8 @@ export class KeysUnavailableError extends Error {}
 export class IssuerKeys {
   private lookup: KeyLookup | undefined;
   private jwksURI = '';
-  private readonly client: RemoteClient;
+  private readonly client: WebhookClient;
+  private readonly fetchTimeoutMs: number;
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private refreshing: Promise<void> | undefined;
@@ -44,7 +45,8 @@ export class IssuerKeys {
   lastError = '';
 
   constructor(private readonly o: IssuerKeysOptions) {
-    this.client = new RemoteClient({ ca: o.ca, timeoutMs: o.fetchTimeoutMs ?? 30_000, maxBytes: 1024 * 1024 });
+    this.client = new WebhookClient(o.ca ? { ca: o.ca } : {}, 1024 * 1024);
+    this.fetchTimeoutMs = o.fetchTimeoutMs ?? 30_000;
   }
 
   get ready(): boolean {
@@ -136,24 +138,47 @@ export class IssuerKeys {
 
   private async discover(): Promise<void> {
     const url = this.o.discoveryURL || `${this.o.issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
-    const r = await this.client.get(url);
-    if (r.status !== 200) throw new RemoteError(`${r.status} ${r.body.toString('utf8').slice(0, 200)}`);
+    const r = await this.fetch(url);
+    if (r.status !== 200) throw new WebhookError(`${r.status} ${r.body.toString('utf8').slice(0, 200)}`);
     const doc = jsonBody(r, 'oidc: failed to decode provider discovery object') as { issuer?: unknown; jwks_uri?: unknown };
     if (doc.issuer !== this.o.issuer) {
-      throw new RemoteError(`oidc: issuer did not match the issuer returned by provider, expected ${JSON.stringify(this.o.issuer)} got ${JSON.stringify(doc.issuer)}`);
+      throw new WebhookError(`oidc: issuer did not match the issuer returned by provider, expected ${JSON.stringify(this.o.issuer)} got ${JSON.stringify(doc.issuer)}`);
     }
-    if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri) throw new RemoteError('oidc: provider discovery document has no jwks_uri');
+    if (typeof doc.jwks_uri !== 'string' || !doc.jwks_uri) throw new WebhookError('oidc: provider discovery document has no jwks_uri');
     this.jwksURI = doc.jwks_uri;
   }
 
   private async fetchKeys(): Promise<void> {
-    const r = await this.client.get(this.jwksURI);
-    if (r.status !== 200) throw new RemoteError(`oidc: get keys failed: ${r.status} ${r.body.toString('utf8').slice(0, 200)}`);
+    const r = await this.fetch(this.jwksURI);
+    if (r.status !== 200) throw new WebhookError(`oidc: get keys failed: ${r.status} ${r.body.toString('utf8').slice(0, 200)}`);
     const set = jsonBody(r, 'oidc: failed to decode keys') as JSONWebKeySet;
     try {
       this.lookup = createLocalJWKSet(set);
     } catch (e) {
-      throw new RemoteError(`oidc: failed to decode keys: ${(e as Error).message}`);
+      throw new WebhookError(`oidc: failed to decode keys: ${(e as Error).message}`);
     }
+  }
+
+  /** A GET of the provider's documents: https only (keys fetched in the clear could be swapped). */
+  private fetch(url: string): Promise<WebhookResponse> {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return Promise.reject(new WebhookError(`invalid URL ${JSON.stringify(url)}`));
+    }
+    if (target.protocol !== 'https:') return Promise.reject(new WebhookError(`${url}: only https URLs are allowed`));
+    return this.client.get(target, this.fetchTimeoutMs).catch((e: Error) => {
+      throw new WebhookError(`GET ${url}: ${e.message}`);
+    });
+  }
+}
+
+/** Parses a JSON answer, or says why it is not one. */
+function jsonBody(r: WebhookResponse, what: string): unknown {
+  try {
+    return JSON.parse(r.body.toString('utf8'));
+  } catch (e) {
+    throw new WebhookError(`${what}: answer is not JSON (${(e as Error).message})`);
   }
 }

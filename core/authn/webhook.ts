@@ -11,9 +11,9 @@
 import type { UserInfo } from '../api/types.js';
 import { AuthenticationConfigError } from './authn-config.js';
 import { ALL_AUTHENTICATED, AuthenticationError, type Authenticator, type AuthnRequest, bearerToken } from './authenticator.js';
-import { RemoteClient, RemoteError, type RemoteResponse, RemoteTimeoutError } from './remote.js';
 import { TokenCache } from './token-cache.js';
-import { KubeconfigError, loadWebhookKubeconfig } from './webhook-kubeconfig.js';
+import { describeCall, WEBHOOK_BACKOFF, WebhookClient, WebhookError, WebhookStatusError, withBackoff } from '../webhook/client.js';
+import { loadWebhookKubeconfig, WebhookConfigError } from '../webhook/kubeconfig.js';
 
 export const WEBHOOK_VERSIONS = ['v1', 'v1beta1'];
 const ANSWER_GROUPS = ['authentication.svc.io', 'authentication.k8s.io'];
@@ -34,9 +34,8 @@ export interface WebhookDeps {
 
 type Decision = { user: UserInfo } | { rejected: AuthenticationError };
 
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-const isRetriable = (r: RemoteResponse): boolean => r.status === 429 || r.status >= 500;
+/** Failures worth another attempt: the network's own errors, 429 and 5xx (not a timeout, not a 4xx). */
+const isRetriable = (e: unknown): boolean => (e instanceof WebhookStatusError ? e.code === 429 || e.code >= 500 : !(e instanceof WebhookError));
 
 function validUser(u: unknown): UserInfo | undefined {
   if (u === undefined || u === null) return { username: '', groups: [] };
@@ -63,8 +62,8 @@ export class WebhookTokenAuthenticator implements Authenticator {
   private readonly inflight = new Map<string, Promise<UserInfo>>();
 
   constructor(
-    private readonly server: string,
-    private readonly client: RemoteClient,
+    private readonly url: URL,
+    private readonly client: WebhookClient,
     private readonly version: string,
     private readonly ttlMs: number,
     private readonly timeoutMs: number,
@@ -130,43 +129,33 @@ export class WebhookTokenAuthenticator implements Authenticator {
       spec: { token, ...(this.audiences.length ? { audiences: [...this.audiences] } : {}) },
       status: { user: {} },
     };
-    let wait = 500;
-    for (let attempt = 1; ; attempt++) {
-      let r: RemoteResponse | undefined;
-      let error: Error | undefined;
-      try {
-        r = await this.client.post(this.server, body, deadline - Date.now());
-      } catch (e) {
-        error = e as Error;
-      }
-      if (r && !isRetriable(r)) return this.statusOf(r);
-      if (error instanceof RemoteTimeoutError || attempt >= 5 || Date.now() + wait >= deadline) {
-        throw error ?? new RemoteError(`the server responded with the status code ${r!.status} but did not return more information`);
-      }
-      await sleep(wait);
-      wait *= 1.5;
+    let answer: Buffer;
+    try {
+      answer = await withBackoff((left) => this.client.post(body, left), { backoff: WEBHOOK_BACKOFF, retriable: isRetriable, deadline });
+    } catch (e) {
+      throw new WebhookError(describeCall('POST', this.url, e));
     }
+    return this.statusOf(answer);
   }
 
-  private statusOf(r: RemoteResponse): Record<string, unknown> {
-    if (r.status < 200 || r.status > 299) throw new RemoteError(`the server responded with the status code ${r.status} but did not return more information`);
+  private statusOf(answer: Buffer): Record<string, unknown> {
     let v: unknown;
     try {
-      v = JSON.parse(r.body.toString('utf8'));
+      v = JSON.parse(answer.toString('utf8'));
     } catch (e) {
-      throw new RemoteError(`invalid TokenReview answer: ${(e as Error).message}`);
+      throw new WebhookError(`invalid TokenReview answer: ${(e as Error).message}`);
     }
-    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new RemoteError('invalid TokenReview answer: not an object');
+    if (v === null || typeof v !== 'object' || Array.isArray(v)) throw new WebhookError('invalid TokenReview answer: not an object');
     const o = v as Record<string, unknown>;
-    if (o.kind !== undefined && o.kind !== 'TokenReview') throw new RemoteError(`invalid TokenReview answer: kind ${JSON.stringify(o.kind)}`);
+    if (o.kind !== undefined && o.kind !== 'TokenReview') throw new WebhookError(`invalid TokenReview answer: kind ${JSON.stringify(o.kind)}`);
     if (o.apiVersion !== undefined && !ANSWER_GROUPS.some((g) => o.apiVersion === `${g}/${this.version}`)) {
-      throw new RemoteError(`invalid TokenReview answer: apiVersion ${JSON.stringify(o.apiVersion)}, want authentication.svc.io/${this.version}`);
+      throw new WebhookError(`invalid TokenReview answer: apiVersion ${JSON.stringify(o.apiVersion)}, want authentication.svc.io/${this.version}`);
     }
     const status = o.status ?? {};
-    if (typeof status !== 'object' || Array.isArray(status) || status === null) throw new RemoteError('invalid TokenReview answer: status is not an object');
+    if (typeof status !== 'object' || Array.isArray(status) || status === null) throw new WebhookError('invalid TokenReview answer: status is not an object');
     const s = status as Record<string, unknown>;
-    if (s.authenticated !== undefined && typeof s.authenticated !== 'boolean') throw new RemoteError('invalid TokenReview answer: status.authenticated is not a boolean');
-    if (s.authenticated === true && !validUser(s.user)) throw new RemoteError('invalid TokenReview answer: status.user is malformed');
+    if (s.authenticated !== undefined && typeof s.authenticated !== 'boolean') throw new WebhookError('invalid TokenReview answer: status.authenticated is not a boolean');
+    if (s.authenticated === true && !validUser(s.user)) throw new WebhookError('invalid TokenReview answer: status.user is malformed');
     return s;
   }
 }
@@ -178,14 +167,14 @@ export function webhookTokenAuthenticator(o: WebhookOptions, d: WebhookDeps): We
   }
   let target;
   try {
-    target = loadWebhookKubeconfig(o.authenticationTokenWebhookConfigFile);
+    target = loadWebhookKubeconfig(o.authenticationTokenWebhookConfigFile, { httpsOnly: true });
   } catch (e) {
-    if (e instanceof KubeconfigError) throw new AuthenticationConfigError(`--authentication-token-webhook-config-file: ${e.message}`);
+    if (e instanceof WebhookConfigError) throw new AuthenticationConfigError(`--authentication-token-webhook-config-file: ${e.message}`);
     throw e;
   }
-  const client = new RemoteClient({ ...target.remote, timeoutMs: o.authenticationTokenWebhookTimeoutMs, maxBytes: 1024 * 1024 });
+  const client = new WebhookClient(target, 1024 * 1024);
   const w = new WebhookTokenAuthenticator(
-    target.server,
+    target.url,
     client,
     o.authenticationTokenWebhookVersion,
     o.authenticationTokenWebhookCacheTtlMs,

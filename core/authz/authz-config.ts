@@ -17,7 +17,8 @@ import { isDNS1123Subdomain } from '../api/validation.js';
 import { decodeYaml } from '../codec/yaml.js';
 import { CelCompileError, type CompiledCondition, compileMatchCondition } from './match-conditions.js';
 import type { FailurePolicy } from './webhook.js';
-import { loadWebhookKubeconfig, type WebhookTarget } from './webhook-client.js';
+import type { WebhookTarget } from '../webhook/client.js';
+import { loadWebhookKubeconfig } from '../webhook/kubeconfig.js';
 
 export class AuthorizationConfigError extends StartError {}
 

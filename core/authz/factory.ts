@@ -24,7 +24,7 @@ import { rbacKindsOf, rbacResolverFor } from './rbac/resolver.js';
 import { ReloadingAuthorizer } from './reload.js';
 import type { ConfigReloadStatus } from '../api/config-reload-status.js';
 import { WebhookAuthorizer } from './webhook.js';
-import { loadWebhookKubeconfig, WebhookConfigError } from './webhook-client.js';
+import { loadWebhookKubeconfig, WebhookConfigError } from '../webhook/kubeconfig.js';
 
 export { AuthorizationConfigError } from './authz-config.js';
 

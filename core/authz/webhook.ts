@@ -17,7 +17,7 @@ import type { MaybePromise } from '../api/maybe-async.js';
 import type { Attributes, Authorizer, AuthorizerDecision, RulesResult } from './authorizer.js';
 import { type CompiledCondition, evaluateConditions } from './match-conditions.js';
 import { celRequest, specFromAttributes, type SubjectAccessReviewSpec } from './sar.js';
-import { WebhookClient, WebhookStatusError, type WebhookTarget, WebhookTimeoutError } from './webhook-client.js';
+import { type Backoff, describeCall, WEBHOOK_BACKOFF, WebhookClient, WebhookStatusError, type WebhookTarget, WebhookTimeoutError, withBackoff } from '../webhook/client.js';
 
 export type FailurePolicy = 'NoOpinion' | 'Deny';
 
@@ -36,7 +36,7 @@ export interface WebhookAuthorizerOptions {
   /** Upstream's AuthorizeWithSelectors: selectors of list/watch requests are sent. */
   withSelectors: boolean;
   /** Backoff between attempts (tests may shorten it); upstream's default otherwise. */
-  retry?: { initialMs: number; factor: number; attempts: number };
+  retry?: Backoff;
 }
 
 interface ReviewStatus {
@@ -83,8 +83,6 @@ function transient(err: unknown): boolean {
   const code = (err as { code?: string }).code;
   return code === 'ECONNRESET' || code === 'EPIPE' || code === 'ERR_HTTP2_STREAM_ERROR';
 }
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 export class WebhookAuthorizer implements Authorizer {
   readonly name: string;
@@ -139,21 +137,14 @@ export class WebhookAuthorizer implements Authorizer {
 
   /** One decision from the remote, retrying transient failures while the deadline allows. */
   private async ask(spec: SubjectAccessReviewSpec): Promise<ReviewStatus> {
-    const deadline = Date.now() + this.o.timeoutMs;
-    const retry = this.o.retry ?? { initialMs: 500, factor: 1.5, attempts: 5 };
-    let delay = retry.initialMs;
-    for (let attempt = 1; ; attempt++) {
-      const left = deadline - Date.now();
-      if (left <= 0) throw new WebhookTimeoutError(`call to ${this.o.target.url.href} did not complete within ${this.o.timeoutMs}ms`);
-      try {
-        const body = await this.client.post(this.request(spec), left);
-        return this.parse(body);
-      } catch (err) {
-        const jittered = delay * (1 + Math.random() * 0.2);
-        if (attempt >= retry.attempts || !transient(err) || Date.now() + jittered >= deadline) throw describe(err, this.o.target.url.href, this.o.timeoutMs);
-        await sleep(jittered);
-        delay *= retry.factor;
-      }
+    try {
+      return await withBackoff(async (left) => this.parse(await this.client.post(this.request(spec), left)), {
+        backoff: { jitter: WEBHOOK_BACKOFF.jitter, ...(this.o.retry ?? WEBHOOK_BACKOFF) },
+        retriable: transient,
+        deadline: Date.now() + this.o.timeoutMs,
+      });
+    } catch (err) {
+      throw describe(err, this.o.target.url, this.o.timeoutMs);
     }
   }
 
@@ -200,10 +191,9 @@ export class WebhookAuthorizer implements Authorizer {
   }
 }
 
-function describe(err: unknown, url: string, timeoutMs: number): Error {
-  if (err instanceof WebhookTimeoutError) return new Error(`Post ${JSON.stringify(url)}: context deadline exceeded (timeout ${timeoutMs}ms)`);
-  if (err instanceof WebhookStatusError) return new Error(`Post ${JSON.stringify(url)}: ${err.message}`);
-  return new Error(`Post ${JSON.stringify(url)}: ${(err as Error).message}`);
+function describe(err: unknown, url: URL, timeoutMs: number): Error {
+  if (err instanceof WebhookTimeoutError) return new Error(describeCall('POST', url, new Error(`context deadline exceeded (timeout ${timeoutMs}ms)`)));
+  return new Error(describeCall('POST', url, err));
 }
 
 function decisionOf(s: ReviewStatus): AuthorizerDecision {

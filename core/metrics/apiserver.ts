@@ -42,6 +42,8 @@ export interface MetricSources {
   audit?: () => { events: number; errors: Record<string, number>; levels: Record<string, number>; requestsRejected: number };
   /** sha256 of this server's identity (upstream's apiserver_id_hash label). */
   apiserverIdHash?: string;
+  /** Calls made to webhooks: [code, host, method, count]. */
+  webhookCalls?: () => Iterable<[string, string, string, number]>;
 }
 
 /** What the authentication stage reports. */
@@ -223,6 +225,15 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       labelNames: ['username'],
     });
     this.declareAuditMetrics();
+    this.registry.counter({
+      name: 'rest_client_requests_total',
+      stability: 'ALPHA',
+      help: 'Number of HTTP requests, partitioned by status code, method, and host.',
+      labelNames: ['code', 'host', 'method'],
+      collect: (c) => {
+        for (const [code, host, method, n] of this.sources.webhookCalls?.() ?? []) c.with(code, host, method).inc(n);
+      },
+    });
     this.declareReloadMetrics('authentication', () => this.sources.authnConfigReloads?.());
     this.declareReloadMetrics('authorization', () => this.sources.authzConfigReloads?.());
     this.declareReloadMetrics('encryption', () => this.sources.encryptionConfigReloads?.());

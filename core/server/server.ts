@@ -6,6 +6,7 @@
  *   the API behind the listener.
  * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
  */
+import { webhookCalls } from '../webhook/stats.js';
 import { createHash, randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { hostname } from 'node:os';
@@ -194,6 +195,7 @@ export class ApiServer {
         inflight: () => ({ readOnly: this.inflight.readOnly.takePeak(), mutating: this.inflight.mutating.takePeak() }),
         authnConfigReloads: () => (this.opts.authenticationConfig ? this.authenticationConfigStatus : undefined),
         audit: () => auditStats,
+        webhookCalls,
         authzConfigReloads: () => (this.opts.authorizationConfig ? this.authorizationConfigStatus : undefined),
         encryptionConfigReloads: () => (this.opts.encryptionProviderConfigAutomaticReload && this.opts.encryptionProviderConfig ? this.encryptionConfigStatus : undefined),
         apiserverIdHash: `sha256:${createHash('sha256').update(`${hostname()}:${o.bindAddress}:${o.securePort}`).digest('hex')}`,

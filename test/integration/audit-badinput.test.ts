@@ -39,7 +39,7 @@ t.test('a malformed audit webhook configuration stops the start with an error na
   const policy = writePolicy(dir, GOOD_POLICY);
   const noServer = join(dir, 'no-server.kubeconfig');
   writeFileSync(noServer, 'apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {}\nusers:\n- name: u\n  user: {}\n');
-  t.match(await startError(t, [`--audit-policy-file=${policy}`, `--audit-webhook-config-file=${noServer}`]), `--audit-webhook-config-file: invalid configuration in ${noServer}: no server found for cluster`);
+  t.match(await startError(t, [`--audit-policy-file=${policy}`, `--audit-webhook-config-file=${noServer}`]), `--audit-webhook-config-file: invalid configuration in ${JSON.stringify(noServer)}: no server found for cluster`);
   const badUrl = join(dir, 'bad-url.kubeconfig');
   writeFileSync(badUrl, 'apiVersion: v1\nkind: Config\nclusters:\n- name: a\n  cluster: {server: "ftp://127.0.0.1:1"}\n');
   t.match(await startError(t, [`--audit-policy-file=${policy}`, `--audit-webhook-config-file=${badUrl}`]), 'unsupported scheme ftp:');

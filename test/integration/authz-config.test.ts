@@ -213,7 +213,7 @@ t.test('the binary refuses to start on a bad authorization setup, naming the lin
 t.test('missing authorization files stop the start before anything is opened', async (t) => {
   const rows: [string[], string][] = [
     [['--authorization-config=/no/such/authz.yaml'], '--authorization-config /no/such/authz.yaml: failed to read file at "/no/such/authz.yaml": ENOENT: no such file or directory, open \'/no/such/authz.yaml\''],
-    [['--authorization-mode=Webhook', '--authorization-webhook-config-file=/no/such/kc'], "unable to read webhook configuration file /no/such/kc: ENOENT: no such file or directory, open '/no/such/kc'"],
+    [['--authorization-mode=Webhook', '--authorization-webhook-config-file=/no/such/kc'], "unable to read webhook configuration file \"/no/such/kc\": ENOENT: no such file or directory, open '/no/such/kc'"],
     [['--authorization-mode=ABAC', '--authorization-policy-file=/no/such/policy'], "error reading policy file /no/such/policy: ENOENT: no such file or directory, open '/no/such/policy'"],
   ];
   for (const [flags, want] of rows) {

@@ -1,0 +1,221 @@
+/**
+ * One outbound HTTPS client for every webhook the server calls (authentication and authorization
+ * webhooks, audit, CRD conversion, OpenID discovery, and admission next): a keep-alive pool per remote
+ * with its CA bundle and client certificate or token; one deadline per call covering connect, headers
+ * and body; a cap on the answer's size; upstream's retry with backoff for transient failures; and a
+ * count of calls by host, method and code (upstream's rest_client_requests_total). A remote that hangs,
+ * floods or breaks can fail a call but never hold a request past its deadline.
+ */
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { countWebhookCall } from './stats.js';
+
+/** How to reach and authenticate to a remote. */
+export interface WebhookConnection {
+  /** PEM bundle the remote's certificate must chain to; the host's roots when empty. */
+  ca?: string;
+  /** PEM client certificate and key presented to the remote. */
+  cert?: string;
+  key?: string;
+  /** Sent as `Authorization: Bearer`. */
+  token?: string;
+  /** Sent as `Authorization: Basic`. */
+  basic?: { username: string; password: string };
+  /** Name checked against the remote's certificate instead of the URL's host. */
+  serverName?: string;
+  insecureSkipVerify?: boolean;
+}
+
+/** A remote with the URL its calls go to (a webhook's kubeconfig or clientConfig). */
+export interface WebhookTarget extends WebhookConnection {
+  url: URL;
+}
+
+/** The API's clientConfig of a webhook: a URL, or a service reference, and a CA bundle (base64). */
+export interface WebhookClientConfig {
+  url?: string;
+  service?: { namespace: string; name: string; path?: string; port?: number };
+  caBundle?: string;
+}
+
+/** What a call failed with (besides the network's own errors, which keep their `code`). */
+export class WebhookError extends Error {}
+/** The remote did not answer within the call's deadline. */
+export class WebhookTimeoutError extends WebhookError {}
+/** The remote answered with a status other than 2xx. */
+export class WebhookStatusError extends WebhookError {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly retryAfter: boolean,
+  ) {
+    super(message);
+  }
+}
+
+export interface WebhookResponse {
+  status: number;
+  body: Buffer;
+  contentType: string;
+  retryAfter: boolean;
+}
+
+/** The longest delay setTimeout honours. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Largest answer read by default. */
+export const DEFAULT_MAX_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The target of a clientConfig: its URL, or for a service reference the name upstream's default
+ * resolver gives it (`https://<name>.<namespace>.svc:<port><path>`, port 443 by default).
+ */
+export function targetOfClientConfig(cc: WebhookClientConfig): WebhookTarget {
+  let url: URL;
+  if (cc.url) url = new URL(cc.url);
+  else if (cc.service) url = new URL(`https://${cc.service.name}.${cc.service.namespace}.svc:${cc.service.port ?? 443}${cc.service.path ?? ''}`);
+  else throw new WebhookError('no webhook client configuration: neither url nor service');
+  const target: WebhookTarget = { url };
+  if (cc.caBundle) target.ca = Buffer.from(cc.caBundle, 'base64').toString('utf8');
+  return target;
+}
+
+/** A failed call as Go's HTTP client words it: `Post "<url>": <why>`. */
+export function describeCall(method: string, url: URL | string, err: unknown): string {
+  const href = typeof url === 'string' ? url : url.href;
+  const verb = method[0]! + method.slice(1).toLowerCase();
+  return `${verb} ${JSON.stringify(href)}: ${(err as Error).message}`;
+}
+
+export class WebhookClient {
+  private readonly https: HttpsAgent;
+  private http: HttpAgent | undefined;
+  private readonly auth: string | undefined;
+
+  constructor(
+    private readonly conn: WebhookConnection & { url?: URL },
+    private readonly maxBytes = DEFAULT_MAX_ANSWER_BYTES,
+  ) {
+    this.https = new HttpsAgent({
+      keepAlive: true,
+      maxSockets: 64,
+      rejectUnauthorized: !conn.insecureSkipVerify,
+      ...(conn.ca ? { ca: conn.ca } : {}),
+      ...(conn.cert && conn.key ? { cert: conn.cert, key: conn.key } : {}),
+      ...(conn.serverName ? { servername: conn.serverName } : {}),
+    });
+    if (conn.token) this.auth = `Bearer ${conn.token}`;
+    else if (conn.basic) this.auth = `Basic ${Buffer.from(`${conn.basic.username}:${conn.basic.password}`).toString('base64')}`;
+  }
+
+  /** POSTs JSON to the target's URL; the answer's body for a 2xx, else a WebhookStatusError. */
+  post(body: unknown, timeoutMs: number): Promise<Buffer> {
+    return this.postBytes(Buffer.from(JSON.stringify(body)), timeoutMs);
+  }
+
+  /** As post(), for a body already serialized as JSON (audit batches are joined from serialized events). */
+  async postBytes(payload: Buffer, timeoutMs: number): Promise<Buffer> {
+    if (!this.conn.url) throw new WebhookError('the client has no URL to post to');
+    const r = await this.request('POST', this.conn.url, payload, timeoutMs);
+    if (r.status >= 200 && r.status < 300) return r.body;
+    const snippet = r.body.toString('utf8').slice(0, 200).trim();
+    throw new WebhookStatusError(r.status, `the server responded with status ${r.status}${snippet ? `: ${snippet}` : ''}`, r.retryAfter);
+  }
+
+  /** A GET of any URL over this client's connection settings; any status is answered. */
+  get(url: URL | string, timeoutMs: number): Promise<WebhookResponse> {
+    return this.request('GET', url, undefined, timeoutMs);
+  }
+
+  /** One call; resolves with any status, rejects on a network error, a timeout or an answer too large. */
+  request(method: string, url: URL | string, body: Buffer | undefined, timeoutMs: number): Promise<WebhookResponse> {
+    let target: URL;
+    try {
+      target = typeof url === 'string' ? new URL(url) : url;
+    } catch {
+      return Promise.reject(new WebhookError(`invalid URL ${JSON.stringify(url)}`));
+    }
+    const tls = target.protocol === 'https:';
+    if (!tls && target.protocol !== 'http:') return Promise.reject(new WebhookError(`unsupported scheme ${target.protocol}`));
+    const send = tls ? httpsRequest : httpRequest;
+    const agent = tls ? this.https : (this.http ??= new HttpAgent({ keepAlive: true, maxSockets: 64 }));
+    const headers: Record<string, string> = { accept: 'application/json, */*' };
+    if (body) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(body.length);
+    }
+    if (this.auth) headers.authorization = this.auth;
+    return new Promise<WebhookResponse>((resolve, reject) => {
+      let settled = false;
+      const finish = (err: Error | undefined, value?: WebhookResponse): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        countWebhookCall(target.host, method, err ? (err instanceof WebhookTimeoutError ? '<timeout>' : '<error>') : String(value!.status));
+        if (err) {
+          req.destroy();
+          reject(err);
+        } else resolve(value!);
+      };
+      const req = send(target, { method, agent, headers }, (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > this.maxBytes) finish(new WebhookError(`answer larger than ${this.maxBytes} bytes`));
+          else chunks.push(c);
+        });
+        res.on('end', () =>
+          finish(undefined, {
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks, size),
+            contentType: String(res.headers['content-type'] ?? ''),
+            retryAfter: res.headers['retry-after'] !== undefined,
+          }),
+        );
+        res.on('error', (e) => finish(e));
+      });
+      // setTimeout takes at most 2^31-1 ms (a larger or infinite delay would fire at once)
+      const timer = setTimeout(() => finish(new WebhookTimeoutError(`context deadline exceeded (timeout ${timeoutMs}ms)`)), Math.min(Math.max(1, timeoutMs), MAX_TIMER_MS));
+      req.on('error', (e) => finish(e));
+      req.end(body);
+    });
+  }
+
+  close(): void {
+    this.https.destroy();
+    this.http?.destroy();
+  }
+}
+
+/** Retries: the first wait, its growth, the most attempts, and random extra (a share of each wait). */
+export interface Backoff {
+  initialMs: number;
+  factor: number;
+  attempts: number;
+  jitter?: number;
+}
+
+/** Upstream's webhook backoff: 500 ms, x1.5, 5 attempts, up to 20% jitter. */
+export const WEBHOOK_BACKOFF: Backoff = { initialMs: 500, factor: 1.5, attempts: 5, jitter: 0.2 };
+
+/**
+ * Runs `call` (given the time left before `deadline`, when there is one), retrying what `retriable`
+ * says is transient with backoff, as long as the next attempt could start before the deadline.
+ * Throws the last failure, or a WebhookTimeoutError when the deadline passed before an attempt.
+ */
+export async function withBackoff<T>(call: (leftMs: number) => Promise<T>, o: { backoff: Backoff; retriable: (err: unknown) => boolean; deadline?: number }): Promise<T> {
+  let delay = o.backoff.initialMs;
+  for (let attempt = 1; ; attempt++) {
+    const left = o.deadline === undefined ? Infinity : o.deadline - Date.now();
+    if (left <= 0) throw new WebhookTimeoutError('context deadline exceeded');
+    try {
+      return await call(left);
+    } catch (err) {
+      const wait = delay * (1 + Math.random() * (o.backoff.jitter ?? 0));
+      if (attempt >= o.backoff.attempts || !o.retriable(err) || (o.deadline !== undefined && Date.now() + wait >= o.deadline)) throw err;
+      await new Promise((r) => setTimeout(r, wait));
+      delay *= o.backoff.factor;
+    }
+  }
+}
