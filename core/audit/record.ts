@@ -9,7 +9,7 @@
 import type { MaybePromise } from '../api/maybe-async.js';
 import { StatusError } from '../api/status.js';
 import type { UserInfo } from '../api/types.js';
-import type { RequestScope, ResponseSink } from '../server/scope.js';
+import type { RequestScope, ResponseSink } from '../request/scope.js';
 import type { Auditor, EventParts } from './auditor.js';
 import { annotationsJsonOf, type AuditEvent, authMethodsMessage, cachedIdentityJson, identityJson, decodeForAudit, epochOf, type EventStatus, microTime, objectRefOf, quoted, sourceIPs, statusOf, withoutManagedFields } from './event.js';
 import { atLeast, type RequestAuditConfig, type Stage } from './policy.js';

@@ -8,7 +8,7 @@
  */
 import { exportJWK } from 'jose';
 import { errors } from '../api/status.js';
-import type { NonResourceRoute } from '../server/endpoints/non-resource.js';
+import type { NonResourceRoute } from '../request/routes.js';
 import type { VerificationKey } from './service-account-keys.js';
 
 export const OPENID_CONFIG_PATH = '/.well-known/openid-configuration';

@@ -8,7 +8,7 @@
 import { isPromise } from '../api/maybe-async.js';
 import { errors } from '../api/status.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
-import type { VirtualHandler } from '../server/endpoints/virtual.js';
+import type { VirtualHandler } from '../request/routes.js';
 import { type Authenticator, type AuthnRequest, intersectAudiences } from './authenticator.js';
 
 function userInfoOf(u: UserInfo): Record<string, unknown> {

@@ -11,7 +11,7 @@ import { errors } from '../api/status.js';
 import { fieldErrors, type FieldError } from '../api/field-errors.js';
 import { type ApiObject, nowRFC3339 } from '../api/types.js';
 import type { Lister } from '../registry/lister.js';
-import type { VirtualHandler } from '../server/endpoints/virtual.js';
+import type { VirtualHandler } from '../request/routes.js';
 import type { SigningKey } from './service-account-keys.js';
 import { signToken, tokenClaims } from './service-account.js';
 

@@ -15,7 +15,7 @@ import { localSubjectAccessReviews } from '../registry/authorization/localsubjec
 import { selfSubjectAccessReviews } from '../registry/authorization/selfsubjectaccessreviews.js';
 import { selfSubjectRulesReviews } from '../registry/authorization/selfsubjectrulesreviews.js';
 import { subjectAccessReviews } from '../registry/authorization/subjectaccessreviews.js';
-import type { VirtualHandler } from '../server/endpoints/virtual.js';
+import type { VirtualHandler } from '../request/routes.js';
 import type { Authorizer, AuthorizerDecision, RulesResult } from './authorizer.js';
 import { attributesFromSpec, type SelectorSpec, type SubjectAccessReviewSpec } from './sar.js';
 

@@ -14,7 +14,7 @@ import { errors } from '../api/status.js';
 import type { Handler } from '../server/chain.js';
 import { JSON_FORM, NO_INFO, NO_USER } from '../server/http.js';
 import { sendStatus, serveScope } from '../server/respond.js';
-import type { Headers, PeerIdentity, RequestScope, ResponseSink, WatchFraming } from '../server/scope.js';
+import type { Headers, PeerIdentity, RequestScope, ResponseSink, WatchFraming } from '../request/scope.js';
 import type { RequestMessage, ResponseMessage, UnaryMethod } from './proto.js';
 import { UNARY_METHODS } from './proto.js';
 import { errorOfAnswer } from './status.js';

@@ -5,7 +5,7 @@
  */
 import { errors } from '../api/status.js';
 import type { ResourceType } from '../registry/resource-type.js';
-import type { RequestScope } from '../server/scope.js';
+import type { RequestScope } from '../request/scope.js';
 import { type ApiserverMetrics, exposeMerged, type MetricsSnapshot } from './apiserver.js';
 import { wantsOpenMetrics } from './registry.js';
 

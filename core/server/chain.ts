@@ -6,7 +6,7 @@
  * cache-served GET passes every stage without a microtask hop.
  */
 import type { MaybePromise } from '../api/maybe-async.js';
-import type { RequestScope } from './scope.js';
+import type { RequestScope } from '../request/scope.js';
 
 export type Handler = (s: RequestScope) => MaybePromise<void>;
 export type Stage = (next: Handler) => Handler;

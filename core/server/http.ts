@@ -16,7 +16,7 @@ import type { ResponseForm } from '../registry/task.js';
 import type { RequestInfo } from '../request/request-info.js';
 import type { Handler } from './chain.js';
 import { sendStatus, serveScope } from './respond.js';
-import type { PeerIdentity, RequestScope, ResponseSink } from './scope.js';
+import type { PeerIdentity, RequestScope, ResponseSink } from '../request/scope.js';
 import type { Readable } from 'node:stream';
 import { warningHeader } from '../api/warnings.js';
 

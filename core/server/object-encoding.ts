@@ -14,7 +14,7 @@ import type { ResourceType } from '../registry/resource-type.js';
 import { type TransformRequest, transformObject } from '../registry/transform.js';
 import { canonicalize } from '../schema/structural.js';
 import { type CachedObject, type FrameVariant, keepsMemos, type WatchEventType } from '../storage/watch-cache.js';
-import type { WatchFraming } from './scope.js';
+import type { WatchFraming } from '../request/scope.js';
 
 /** The list-item JSON of a cached version (no TypeMeta, resourceVersion stamped). */
 export function itemBytes(o: CachedObject): Buffer {

@@ -7,7 +7,7 @@
  * (fieldValidation) and for `kubectl explain`.
  */
 import { createHash } from 'node:crypto';
-import type { NonResourceRoute } from './endpoints/non-resource.js';
+import type { NonResourceRoute } from '../request/routes.js';
 import { listMetaSchema, typeMetaFields } from '../schema/meta.js';
 import { s, type Schema, type StructSchema } from '../schema/schema.js';
 import { allVerbs, type ResourceType } from '../registry/resource-type.js';

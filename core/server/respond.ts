@@ -7,7 +7,7 @@ import { isPromise } from '../api/maybe-async.js';
 import { StatusError, toStatusError } from '../api/status.js';
 import { encodeError, errorContentType } from '../registry/respond.js';
 import type { Handler } from './chain.js';
-import type { RequestScope } from './scope.js';
+import type { RequestScope } from '../request/scope.js';
 
 export function sendStatus(s: RequestScope, err: unknown): StatusError {
   const e = toStatusError(err);

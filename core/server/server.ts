@@ -60,7 +60,8 @@ import { buildDiscovery, unlistedGroupVersions, versionInfo } from './discovery.
 import { buildChain } from './chain.js';
 import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
-import { type VirtualHandler, virtualId } from './endpoints/virtual.js';
+import { virtualId } from './endpoints/virtual.js';
+import type { VirtualHandler } from '../request/routes.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
 import type { GrpcServer } from '../grpc/server.js';

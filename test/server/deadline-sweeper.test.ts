@@ -5,7 +5,7 @@
  */
 import t from 'tap';
 import { JSON_FORM } from '../../core/server/http.js';
-import type { RequestScope, ResponseSink } from '../../core/server/scope.js';
+import type { RequestScope, ResponseSink } from '../../core/request/scope.js';
 import { DeadlineSweeper } from '../../core/server/stages/timeout.js';
 
 /** A sink that records what was done to it; `close()` ends it as a finished response would. */

@@ -10,7 +10,7 @@ import type { Headers } from '../../core/authn/authenticator.js';
 import type { Attributes, Authorizer } from '../../core/authz/authorizer.js';
 import { StatusError } from '../../core/api/status.js';
 import { impersonatedUser, impersonationRequests, withImpersonation } from '../../core/server/stages/impersonate.js';
-import type { RequestScope } from '../../core/server/scope.js';
+import type { RequestScope } from '../../core/request/scope.js';
 
 const alice: UserInfo = { username: 'alice', groups: ['dev', 'system:authenticated'] };
 

@@ -2,7 +2,6 @@
  * Non-resource endpoints: health (/livez, /readyz, /healthz and their per-check paths), /version,
  * discovery documents, and extra routes registered by path (OpenAPI). Only GET and HEAD are served.
  */
-import type { MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import { negotiateOutput, offeredMediaTypes, type OutputOffer } from '../../codec/negotiate.js';
 import { encodeValueIn } from '../../registry/respond.js';
@@ -10,10 +9,10 @@ import type { Endpoint, Health } from '../../health/health.js';
 import type { Handler } from '../chain.js';
 import { aggregatedDiscoveryAsked, type DiscoveryDocs } from '../discovery.js';
 import { parseAccept } from '../../codec/media-types.js';
-import type { RequestScope } from '../scope.js';
+import type { NonResourceRoute } from '../../request/routes.js';
+import type { RequestScope } from '../../request/scope.js';
 import { headerOf, isPretty } from './resource.js';
 
-export type NonResourceRoute = (s: RequestScope) => MaybePromise<void>;
 
 export interface NonResourceDeps {
   health: Health;

@@ -19,7 +19,8 @@ import { allVerbs, type ResourceType, type Verb } from '../../registry/resource-
 import { parseGoBool } from '../../request/query-params.js';
 import type { ApiTask, ResponseForm, TaskVerb } from '../../registry/task.js';
 import type { Handler } from '../chain.js';
-import type { RequestScope } from '../scope.js';
+import type { ResolvedRequest } from '../../request/routes.js';
+import type { RequestScope } from '../../request/scope.js';
 import { getFromCache, listFromCache, parseListOptions, type ReadContext } from './reads.js';
 import { serveVirtual, type VirtualDeps } from './virtual.js';
 import { type WatchSettings, WatchStream, watchFilter } from './watch.js';
@@ -39,14 +40,6 @@ export interface ResourceEndpointDeps {
   deprecated?: (s: RequestScope, r: ResolvedRequest) => void;
 }
 
-/** A resource request after routing and negotiation. */
-export interface ResolvedRequest {
-  verb: Verb;
-  rt: ResourceType;
-  namespace: string;
-  name: string;
-  subresource: string;
-}
 
 /**
  * Upstream pretty-prints when ?pretty is true (Go's ParseBool, not the parameter codec: `pretty=f` is

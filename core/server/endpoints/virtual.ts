@@ -6,9 +6,7 @@
  * no watch and no revision. The body is of the resource's kind, or of the subresource's own kind
  * (TokenRequest), and the answer is written in that kind's canonical form.
  */
-import type { MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
-import type { ApiObject } from '../../api/types.js';
 import { encodeValueIn } from '../../registry/respond.js';
 import { type BodyFormats } from '../../codec/serializer.js';
 import { decodeObjectBody, type KnownKinds } from '../../registry/decode.js';
@@ -17,11 +15,9 @@ import { apiVersionOf, type ResourceType } from '../../registry/resource-type.js
 import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
 import { writeOptionsFromQuery } from '../../request/write-options.js';
 import { canonicalize } from '../../schema/structural.js';
-import type { RequestScope } from '../scope.js';
-import type { ResolvedRequest } from './resource.js';
+import type { RequestScope } from '../../request/scope.js';
+import type { ResolvedRequest, VirtualHandler } from '../../request/routes.js';
 
-/** Computes the answer of a review: the request object with its status filled in. */
-export type VirtualHandler = (review: ApiObject, s: RequestScope, r: ResolvedRequest) => MaybePromise<ApiObject>;
 
 export interface VirtualDeps {
   /** Handlers by virtualId (`group/version/plural`, with `/subresource` for a subresource). */

@@ -21,7 +21,7 @@ import { type CacheEvent, type CachedObject, type CacheWatcher, type FrameVarian
 import { describeStored, selectionFilter, unreadableError } from '../../registry/describe.js';
 import { collectionPrefix, resourcePrefix } from '../../registry/keys.js';
 import type { ResourceType } from '../../registry/resource-type.js';
-import type { ResponseSink } from '../scope.js';
+import type { ResponseSink } from '../../request/scope.js';
 import { addedFrame, bookmarkFrame, errorFrame, frameVariant, prepareViews, type WatchForm } from '../object-encoding.js';
 import { connectionKey, SendQueueReader } from '../send-queues.js';
 

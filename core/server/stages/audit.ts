@@ -13,7 +13,7 @@ import { AuditRecord } from '../../audit/record.js';
 import { auditStats } from '../../audit/stats.js';
 import type { Handler, Stage } from '../chain.js';
 import { sendStatus } from '../respond.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../../request/scope.js';
 import { isLongRunning } from './long-running.js';
 
 export function withAudit(a: Auditor): Stage {

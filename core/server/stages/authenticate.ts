@@ -10,7 +10,7 @@ import { anonymousUser } from '../../authn/anonymous.js';
 import { AuthenticationError, type Authenticator } from '../../authn/authenticator.js';
 import type { AuthenticationMetrics } from '../../metrics/apiserver.js';
 import type { Stage } from '../chain.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../../request/scope.js';
 
 /** authentication_attempts' result: a user (anonymous included), no user, or a credential that failed. */
 type AttemptResult = 'success' | 'failure' | 'error';

@@ -9,7 +9,7 @@ import { type Attributes, type Authorizer, forbiddenMessage, selectorsFromQuery 
 import type { RequestInfo } from '../../request/request-info.js';
 import { queryBool } from '../../request/query-params.js';
 import type { Stage } from '../chain.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../../request/scope.js';
 
 /** Verbs whose selectors authorizers see (upstream's AuthorizeWithSelectors). */
 const selectorVerbs = new Set(['list', 'watch', 'deletecollection']);

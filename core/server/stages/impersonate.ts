@@ -19,7 +19,7 @@ import { ALL_AUTHENTICATED, ANONYMOUS_USER, type Headers, type HeaderValue, UNAU
 import { serviceAccountGroups, serviceAccountUsername, splitServiceAccountUsername } from '../../authn/service-account.js';
 import type { Attributes, Authorizer } from '../../authz/authorizer.js';
 import type { Stage } from '../chain.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../../request/scope.js';
 import { forbidden } from './authorize.js';
 
 const USER = 'impersonate-user';

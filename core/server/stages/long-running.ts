@@ -1,5 +1,5 @@
 /** Which requests are long-running (not counted in flight, no request timeout): watches, as upstream. */
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../../request/scope.js';
 
 export const isLongRunning = (s: RequestScope): boolean => s.info.verb === 'watch';
 

@@ -7,7 +7,7 @@
 import { isPromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import type { Stage } from '../chain.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../../request/scope.js';
 import { isHealthProbe, isLongRunning } from './long-running.js';
 
 const mutatingVerbs = new Set(['create', 'update', 'patch', 'delete', 'deletecollection']);

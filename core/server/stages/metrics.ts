@@ -9,7 +9,7 @@ import { APPLY_PATCH_TYPE } from '../../codec/media-types.js';
 import type { ApiserverMetrics } from '../../metrics/apiserver.js';
 import type { CounterChild, HistogramChild } from '../../metrics/registry.js';
 import type { Stage } from '../chain.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../../request/scope.js';
 import { isLongRunning } from './long-running.js';
 
 const resourceVerbs: Readonly<Record<string, string>> = {

@@ -14,7 +14,7 @@ import { APPLY_PATCH_TYPE } from '../../codec/media-types.js';
 import type { Logger } from '../../log/logger.js';
 import { queryBool } from '../../request/query-params.js';
 import type { Stage } from '../chain.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../../request/scope.js';
 import { isLongRunning } from './long-running.js';
 
 export const REQUEST_LOG_LEVEL = 3;

@@ -8,7 +8,7 @@ import { errors } from '../../api/status.js';
 import { parseDuration } from '../options.js';
 import type { Stage } from '../chain.js';
 import { sendStatus } from '../respond.js';
-import type { RequestScope } from '../scope.js';
+import type { RequestScope } from '../../request/scope.js';
 import { isLongRunning } from './long-running.js';
 
 export class DeadlineSweeper {

@@ -7,7 +7,7 @@
 import type { UserInfo } from '../api/types.js';
 import type { Headers, PeerIdentity } from '../authn/authenticator.js';
 import type { ResponseForm } from '../registry/task.js';
-import type { RequestInfo } from '../request/request-info.js';
+import type { RequestInfo } from './request-info.js';
 
 export type { Headers, PeerIdentity } from '../authn/authenticator.js';
 
