@@ -35,10 +35,10 @@ export type StoredIndexFunc = (stored: Uint8Array) => readonly string[] | undefi
 interface Index<T> {
   fn: IndexFunc<T>;
   fromStored: StoredIndexFunc | undefined;
-  /** index value -> object keys */
-  byValue: Map<string, Set<string>>;
+  /** index value -> the object key, or keys when several share it (most values name one object: a uid) */
+  byValue: Map<string, string | Set<string>>;
   /** object key -> the values it is indexed under, so a change or delete removes it without decoding the old version */
-  ofKey: Map<string, readonly string[]>;
+  ofKey: Map<string, string | readonly string[]>;
 }
 
 export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
@@ -108,7 +108,7 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     const keys = index.byValue.get(value);
     if (!keys) return [];
     const out: DeepReadonly<T>[] = [];
-    for (const k of keys) {
+    for (const k of typeof keys === 'string' ? [keys] : keys) {
       const o = this.cache.get(k);
       if (o && !o.unreadable) out.push(this.decode(o));
     }
@@ -139,11 +139,12 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   private indexAdd(index: Index<T>, o: CachedObject, decoded?: DeepReadonly<T>): void {
     const key = o.key;
     const values = index.fromStored?.(o.stored) ?? index.fn(decoded ?? this.view(o));
-    if (values.length) index.ofKey.set(key, values);
+    if (values.length) index.ofKey.set(key, values.length === 1 ? values[0]! : values);
     for (const v of values) {
-      let keys = index.byValue.get(v);
-      if (!keys) index.byValue.set(v, (keys = new Set()));
-      keys.add(key);
+      const keys = index.byValue.get(v);
+      if (keys === undefined) index.byValue.set(v, key);
+      else if (typeof keys !== 'string') keys.add(key);
+      else if (keys !== key) index.byValue.set(v, new Set([keys, key]));
     }
   }
 
@@ -151,11 +152,16 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     const values = index.ofKey.get(key);
     if (!values) return;
     index.ofKey.delete(key);
-    for (const v of values) {
+    for (const v of typeof values === 'string' ? [values] : values) {
       const keys = index.byValue.get(v);
-      if (!keys) continue;
+      if (keys === undefined) continue;
+      if (typeof keys === 'string') {
+        if (keys === key) index.byValue.delete(v);
+        continue;
+      }
       keys.delete(key);
-      if (keys.size === 0) index.byValue.delete(v);
+      if (keys.size === 1) index.byValue.set(v, keys.values().next().value!);
+      else if (keys.size === 0) index.byValue.delete(v);
     }
   }
 

@@ -86,3 +86,21 @@ t.test('a change no handler wants is not decoded; listWhere decodes only what pa
   cache.applyPut(`${prefix}a/owned`, stored('owned', 'plain'), 5);
   t.same(lister.listWhere(withOwners).map((o) => o.metadata.name), ['owned']);
 });
+
+t.test('an index value shared by several objects lists each of them, and the rest once some leave', async (t) => {
+  const { cache, lister } = setup();
+  const names = () => lister.byIndex('owner', 'uid-p').map((o) => o.metadata.name).sort();
+  cache.applyPut(`${prefix}a/c1`, stored('c1', 'p'), 2);
+  t.same(names(), ['c1'], 'one object under the value');
+  cache.applyPut(`${prefix}a/c2`, stored('c2', 'p'), 3);
+  cache.applyPut(`${prefix}a/c3`, stored('c3', 'p'), 4);
+  t.same(names(), ['c1', 'c2', 'c3'], 'three objects under the value');
+  cache.applyDelete(`${prefix}a/c2`, 5);
+  cache.applyPut(`${prefix}a/c3`, stored('c3', 'q'), 6);
+  t.same(names(), ['c1'], 'one left after a delete and a change of owner');
+  cache.applyPut(`${prefix}a/c1`, stored('c1', 'p'), 7);
+  t.same(names(), ['c1'], 'a new version of the same object is listed once');
+  cache.applyDelete(`${prefix}a/c1`, 8);
+  t.same(names(), [], 'none left');
+  t.same(lister.byIndex('owner', 'uid-q').map((o) => o.metadata.name), ['c3']);
+});
