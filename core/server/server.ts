@@ -1,41 +1,24 @@
 /**
  * ApiServer: assembles the parts in start order and owns their lifecycle:
- *   TLS material and service account keys -> store -> registry -> listener (HTTP/2 with HTTP/1.1
- *   fallback, ALPN; health only, while the store is waited for and the watch cache loads) -> executor
- *   (pool or inline) -> post-start hooks (system namespaces, controllers, compactor) -> authn/authz ->
- *   the API behind the listener.
- * Shutdown: /readyz fails, the listener stops accepting, watches end, the pool and store close.
+ *   features configure (features/index.ts: authentication, audit, ...; a configuration error stops
+ *   the start here) -> TLS material -> store -> registry -> listener (HTTP/2 with HTTP/1.1 fallback,
+ *   ALPN; health only, while the store is waited for and the watch cache loads) -> executor (pool or
+ *   inline) -> listers and the registry client -> features start (authorization, system namespaces,
+ *   RBAC bootstrap, controllers, housekeeping) -> the API behind the listener, its request path
+ *   built from the server's stages and the slots features fill -> features told the API serves.
+ * Shutdown: /readyz fails, the listener stops accepting, watches end, features stop in reverse order,
+ * the pool and store close.
  */
 import { webhookCalls } from '../webhook/stats.js';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { hostname } from 'node:os';
 import { mkdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { buildAuthenticator } from '../authn/factory.js';
+import { resolve } from 'node:path';
 import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
 import { ConfigReloadStatus } from '../api/config-reload-status.js';
-import { issuerDiscoveryRoutes } from '../authn/issuer-discovery.js';
-import { selfSubjectReview, tokenReview } from '../authn/reviews.js';
-import { resolveServiceAccountKeys } from '../authn/service-account-keys.js';
-import { tokenRequestHandler } from '../authn/token-request.js';
-import { selfSubjectReviews } from '../registry/authentication/selfsubjectreviews.js';
-import { tokenReviews } from '../registry/authentication/tokenreviews.js';
 import type { ServingInfo } from '../controllers/bootstrapsigner.js';
-import type { Authorizer } from '../authz/authorizer.js';
-import { buildAuthorizer, checkAuthorizationFiles, rbacEnabled } from '../authz/factory.js';
-import { accessReviewHandlers } from '../authz/reviews.js';
-import { bootstrapPolicy } from '../authz/rbac/bootstrap-policy.js';
-import { escalationCheck } from '../authz/rbac/escalation.js';
-import { reconcileBootstrapPolicy } from '../authz/rbac/reconcile.js';
-import { rbacKindsOf, rbacResolverFor } from '../authz/rbac/resolver.js';
-import { ESCALATION_CHECK } from '../registry/rbac/policy.js';
-import { controllerCatalog, controllersInFirstAcceptor, electedControllers, type RunningController, selectControllers, startControllers } from '../controllers/manager.js';
-import type { LeaderElectionTiming } from '../controllers/leader-election.js';
-import { type IdentityLeases, startIdentityLeases } from '../controllers/apiserver-identity.js';
-import { ensureSystemNamespaces, namespaceControllerIdentity } from '../controllers/namespace.js';
-import { EventTTLController } from '../controllers/event-ttl.js';
-import { DefinitionController } from '../apiextensions/controller.js';
+import { checkAuthorizationFiles } from '../authz/factory.js';
 import { Health } from '../health/health.js';
 import { buildRegistryContext, type RegistrySettings } from '../registry/build-context.js';
 import { featureGateWarnings, resolveFeatureGates, servedTypesFor } from '../registry/enablement.js';
@@ -43,7 +26,6 @@ import { resourceId } from '../registry/context.js';
 import { resourcePrefix } from '../registry/keys.js';
 import { Registry } from '../registry/registry.js';
 import { Cacher } from '../storage/cacher.js';
-import { Compactor } from '../storage/compactor.js';
 import { openStore, ownsDataDir, type StorageOptions, storageOptionsFrom } from '../storage/factory.js';
 import { waitForStore } from '../storage/readiness.js';
 import { startingHandler } from './starting.js';
@@ -51,16 +33,17 @@ import type { Store } from '../storage/interface.js';
 import { lightTask, RegistryClient } from '../registry/client.js';
 import { namespaceCacheView } from '../registry/admission.js';
 import { GroupAliases } from '../api/group-aliases.js';
-import { type Lister, Listers } from '../registry/lister.js';
+import { Listers } from '../registry/lister.js';
 import type { Executor } from '../registry/task.js';
 import { lockDataDir } from './data-dir-lock.js';
 import type { AcceptorLink } from './acceptors.js';
 import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
 import { buildDiscovery, unlistedGroupVersions, versionInfo } from './discovery.js';
-import { buildChain } from './chain.js';
+import { buildChain, type Stage } from './chain.js';
+import type { FeatureConfig, FeatureShared, FeatureStart, ServerFeature, StageSlot } from './feature.js';
+import { serverFeatures } from './features/index.js';
 import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
-import { virtualId } from './endpoints/virtual.js';
 import type { VirtualHandler } from '../request/routes.js';
 import type { WatchStream } from './endpoints/watch.js';
 import { httpAdapter } from './http.js';
@@ -70,12 +53,7 @@ import type { TypeRegistry } from '../registry/type-registry.js';
 import { SecureListener } from './listener.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
-import { type Auditor, buildAuditor } from '../audit/auditor.js';
-import { auditFailedAuthentication, auditFailedRequest } from '../audit/record.js';
-import { withAudit } from './stages/audit.js';
-import { withAuthentication } from './stages/authenticate.js';
-import { withAuthorization } from './stages/authorize.js';
-import { withImpersonation } from './stages/impersonate.js';
+import { auditFailedRequest } from '../audit/record.js';
 import { InflightCounter, withMaxInFlight } from './stages/max-in-flight.js';
 import { withRequestInfo } from './stages/request-info.js';
 import { withMetrics } from './stages/metrics.js';
@@ -123,11 +101,6 @@ export function checkBeforeStart(o: ServerOptions): void {
   checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
 }
 
-/** Election timing from the flags, and this server's candidate identity (upstream: <hostname>_<uuid>). */
-function leaderElection(o: ServerOptions): LeaderElectionTiming & { identity: string } {
-  return { leaseDurationMs: o.leaderElectLeaseDurationMs, renewDeadlineMs: o.leaderElectRenewDeadlineMs, retryPeriodMs: o.leaderElectRetryPeriodMs, identity: `${hostname()}_${randomUUID()}` };
-}
-
 export class ApiServer {
   private listener!: SecureListener;
   private grpc: GrpcServer | undefined;
@@ -137,18 +110,15 @@ export class ApiServer {
   private store!: Store;
   private cacher!: Cacher;
   private executor!: Executor;
-  private controllers: RunningController | undefined;
-  private identityLeases: IdentityLeases | undefined;
-  private definitions: DefinitionController | undefined;
-  private compactor!: Compactor;
-  private eventTTL: EventTTLController | undefined;
+  /** The parts of the control plane, each declaring what it adds (features/index.ts). */
+  private readonly features: ServerFeature[] = serverFeatures();
+  /** What the features make and share (the authenticator, the authorizer, the auditor). */
+  private readonly shared: FeatureShared = {};
   private readonly deadlines = new DeadlineSweeper();
-  private authorizer: Authorizer | undefined;
   readonly log: Logger;
   /** What /metrics prints. */
   metrics!: ApiserverMetrics;
   private readonly inflight: { readOnly: InflightCounter; mutating: InflightCounter };
-  private auditor: Auditor | undefined;
   tls!: TlsMaterial;
   /** The served resource types (custom resource definitions put and remove theirs here). */
   types!: TypeRegistry;
@@ -181,7 +151,7 @@ export class ApiServer {
 
   /** Whether this server runs the controllers now (false on a server that follows an elected leader). */
   get controllersLeading(): boolean {
-    return this.controllers !== undefined && this.controllers.leading !== false;
+    return this.features.some((f) => f.leading === true);
   }
 
   private readonly observeDecision: DecisionObserver = (z, decision) => this.metrics.decision(z.type ?? z.name, z.type ? z.name : z.name.toLowerCase(), decision);
@@ -278,42 +248,36 @@ export class ApiServer {
     // the embedded store needs the directory to itself; with a shared store it only holds keys and certificates.
     // An acceptor's primary holds the lock for the whole server.
     if (ownsDataDir(o.storageBackend) && !o.acceptor) this.releaseDataDir = lockDataDir(o.dataDir);
-    let authenticator;
-    let featureGates: Record<string, boolean>;
-    let saKeys;
-    // the token methods read Secrets and ServiceAccounts through listers, which exist once the
-    // watch cache does; the authenticator is built before that (its configuration errors stop the
-    // start before anything is opened) and reaches them when a request asks
-    let listersRef: Listers | undefined;
-    const lazyGetter = (plural: string): Pick<Lister, 'get'> | undefined => {
-      const rt = servedTypesFor(featureGates, o.runtimeConfig).find((t) => t.group === '' && t.plural === plural);
-      return rt && { get: (ns: string, name: string) => listersRef?.for(rt).get(ns, name) };
-    };
+    const features = this.features;
+    const shared = this.shared;
+    let listersNow: Listers | undefined;
+    let config: FeatureConfig;
     try {
-      featureGates = resolveFeatureGates(o.featureGates);
+      const featureGates = resolveFeatureGates(o.featureGates);
       this.tls = loadTls(o);
-      // an unreadable key file is a start error naming it
-      saKeys = resolveServiceAccountKeys(o, { keyFile: o.tlsPrivateKeyFile || join(o.dataDir, 'apiserver.key'), generated: !o.tlsCertFile, dataDir: o.dataDir });
-      // a bad audit policy, webhook configuration or log path stops the start too
-      this.auditor = buildAuditor(o, this.acceptorLink?.auditLines());
-      // configuration errors of the authenticators stop the start before anything is opened
-      authenticator = buildAuthenticator(o, {
-        clientCA: !!this.tls.clientCA,
-        clientCAPem: this.tls.clientCA,
+      const auditLines = this.acceptorLink?.auditLines();
+      config = {
+        opts: o,
         featureGates,
+        tls: this.tls,
+        log: this.log,
+        metrics,
         authenticationConfigStatus: this.authenticationConfigStatus,
+        authorizationConfigStatus: this.authorizationConfigStatus,
+        ...(auditLines ? { auditLines } : {}),
+        shared,
+        listers: () => listersNow,
         onStop: (fn) => this.stopHooks.push(fn),
-        apiAudiences: saKeys.apiAudiences,
-        serviceAccountKeys: saKeys.verifiers,
-        serviceAccounts: lazyGetter('serviceaccounts'),
-        secrets: lazyGetter('secrets'),
-      });
+      };
+      // configuration errors stop the start before anything is opened
+      for (const f of features) f.configure?.(config);
     } catch (e) {
-      void this.auditor?.shutdown();
+      await this.stopFeatures();
       this.runStopHooks();
       this.releaseDataDir();
       throw e;
     }
+    const { featureGates } = config;
     const storage: StorageOptions = storageOptionsFrom(o);
     if (o.acceptor) storage.sharedByProcesses = true;
     if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
@@ -351,14 +315,7 @@ export class ApiServer {
     this.executor = makeExecutor(registry, { ...settings, storage }, { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
     const executorReady = Promise.resolve();
     this.health.addPostStartHook('start-worker-pool', executorReady);
-    const listers = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types, (rt) => this.cacher.cached(resourcePrefix(rt)));
-    // built before anything writes: RBAC writes (bootstrap policy, aggregation) pass its escalation check
-    const authorizer = (this.authorizer = buildAuthorizer(o, { featureGates, listers, types: types.all(), configStatus: this.authorizationConfigStatus }));
-    const rbacKinds = rbacKindsOf(types.all());
-    if (rbacKinds) {
-      // RBAC writes are checked against escalation where the authorizer and listers live: this thread
-      registry.ctx.writeChecks.set(ESCALATION_CHECK, escalationCheck({ resolver: rbacResolverFor(listers, rbacKinds), authorizer: () => authorizer }));
-    }
+    const listers = (listersNow = new Listers((rt) => this.cacher.cacheFor(resourcePrefix(rt)), types, (rt) => this.cacher.cached(resourcePrefix(rt))));
     const client = new RegistryClient(this.executor, (rev) => this.cacher.notifyCommitted(rev), {
       executor: { run: (task) => registry.run(task), close: async () => undefined },
       resources: new Set(types.all().filter((t) => t.writeCheck).map(resourceId)),
@@ -369,50 +326,24 @@ export class ApiServer {
     // admission (NamespaceLifecycle) runs with the registry in the executor
     this.health.addPostStartHook('start-apiserver-admission-initializer', executorReady);
 
-    const servedCore = (plural: string) => types.all().find((t) => t.group === '' && t.plural === plural);
-    const nsType = servedCore('namespaces')!;
-    const bootstrap = ensureSystemNamespaces(client.as(namespaceControllerIdentity), nsType);
-    this.health.addPostStartHook('start-system-namespaces-controller', bootstrap);
-    await bootstrap;
-    if (rbacKinds && rbacEnabled(o)) {
-      const policy = bootstrapPolicy(types.all(), controllerCatalog.map((c) => c.name));
-      const roles = reconcileBootstrapPolicy(client, listers, rbacKinds, policy, () => this.cacher.syncConsistent());
-      this.health.addPostStartHook('rbac/bootstrap-roles', roles);
-      await roles;
-    }
     let bound!: (info: ServingInfo) => void;
     const serving = new Promise<ServingInfo>((r) => (bound = r));
-    // servers sharing a store elect one of them to run the controllers; within a server, its acceptor 0
-    // runs them (and stands for the server in that election): the primary replaces it when it dies
-    const ownStore = this.store.singleProcess || (o.acceptor !== undefined && ownsDataDir(o.storageBackend));
-    const starter = o.acceptor && o.acceptor.index !== 0 ? controllersInFirstAcceptor : ownStore || !o.leaderElect ? startControllers : electedControllers(leaderElection(o));
-    const controllersStarted = starter(selectControllers(o.controllers), {
-      client,
-      listers,
+    const started: FeatureStart = {
+      ...config,
+      store: this.store,
+      cacher: this.cacher,
+      registry,
       types,
-      syncConsistent: () => this.cacher.syncConsistent(),
+      client,
+      health: this.health,
       serving,
-    }, (name, done) => this.health.addPostStartHook(name, done));
-    this.controllers = await controllersStarted;
-    // custom resource definitions: names, establishing (their types join the registry), cleanup on delete
-    if (types.has('apiextensions.svc.io/v1/customresourcedefinitions')) {
-      this.definitions = new DefinitionController({ client, listers, types });
-      const synced = this.definitions.start();
-      this.health.addPostStartHook('start-apiextensions-controllers', synced);
-      this.health.addPostStartHook('crd-informer-synced', synced);
-      await synced;
-    }
-    // the store's housekeeping runs once per server: in its first acceptor
-    const housekeeping = !o.acceptor || o.acceptor.index === 0;
-    const events = types.get('/v1/events');
-    if (events && housekeeping) {
-      this.eventTTL = new EventTTLController(this.store, this.cacher, resourcePrefix(events), o.eventTtlMs);
-      this.eventTTL.start();
-      this.health.addPostStartHook('start-event-ttl-controller', Promise.resolve());
-    }
-    this.compactor = new Compactor(this.store, housekeeping ? o.compactionIntervalMs : 0);
-    this.compactor.start();
-    this.health.addPostStartHook('start-compactor', Promise.resolve());
+      // the store's housekeeping runs once per server: in its first acceptor
+      housekeeping: !o.acceptor || o.acceptor.index === 0,
+      lister: () => listers,
+      url: () => this.url,
+      addPostStartHook: (name, done) => this.health.addPostStartHook(name, done),
+    };
+    for (const f of features) await f.start?.(started);
     // upstream's name for the in-flight limits when priority and fairness is off, as it is here
     this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
     const aliases = new GroupAliases(types, o.upstreamGroupAliases);
@@ -426,31 +357,8 @@ export class ApiServer {
     });
     this.health.add({ name: 'shutdown', check: () => (this.shuttingDown ? 'process is shutting down' : undefined) }, ['readyz']);
 
-    listersRef = listers;
-    const saType = servedCore('serviceaccounts');
-    const secretType = servedCore('secrets');
-    const saLister = saType && listers.for(saType);
-    const secretLister = secretType && listers.for(secretType);
-    const virtualHandlers = new Map<string, VirtualHandler>([
-      [virtualId(selfSubjectReviews), selfSubjectReview],
-      [virtualId(tokenReviews), tokenReview(authenticator, saKeys.apiAudiences)],
-      ...accessReviewHandlers({ authorizer, withSelectors: featureGates.AuthorizeWithSelectors === true }),
-    ]);
-    if (saType && saLister && saKeys.signer && o.serviceAccountIssuers.length) {
-      const handler = tokenRequestHandler({
-        signer: saKeys.signer,
-        issuer: o.serviceAccountIssuers[0]!,
-        apiAudiences: saKeys.apiAudiences,
-        maxExpirationSeconds: Math.floor(o.serviceAccountMaxTokenExpirationMs / 1000),
-        serviceAccounts: saLister,
-        secrets: secretLister,
-      });
-      virtualHandlers.set(virtualId(saType, 'token'), handler);
-    }
-    const issuerRoutes = o.serviceAccountIssuers.length
-      ? await issuerDiscoveryRoutes(o.serviceAccountIssuers[0]!, o.serviceAccountJwksUri, () => new URL(this.url).host, saKeys.verifiers)
-      : new Map();
-
+    const virtualHandlers = new Map<string, VirtualHandler>(features.flatMap((f) => [...(f.virtualHandlers?.(started) ?? [])]));
+    const featureRoutes = features.flatMap((f) => [...(f.routes?.(started) ?? [])]);
     const resources = resourceEndpoint({
       types,
       read: { cacher: this.cacher, store: this.store },
@@ -487,10 +395,13 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...issuerRoutes, ['/metrics', metricsRoute(metrics, gatherMetrics)]])),
+      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...featureRoutes, ['/metrics', metricsRoute(metrics, gatherMetrics)]])),
     });
-    // The request path, in the order upstream's filters run; a new stage is one file and one line here.
-    const auditor = this.auditor;
+    // The request path, in the order upstream's filters run: the server's own stages and the slots
+    // features fill (a feature's stage is declared in its file; a new stage of the server is one line here).
+    const slots: Partial<Record<StageSlot, Stage>> = Object.assign({}, ...features.map((f) => f.stages?.(started) ?? {}));
+    const slot = (name: StageSlot): Stage[] => (slots[name] ? [slots[name]] : []);
+    const auditor = shared.auditor;
     const chain = buildChain(
       [
         withMetrics(metrics, (group, version, resource, subresource) => {
@@ -500,11 +411,11 @@ export class ApiServer {
         ...(this.log.enabled(REQUEST_LOG_LEVEL) ? [withRequestLog(this.log)] : []),
         withRequestInfo(aliases),
         withTimeout(o.requestTimeoutMs, this.deadlines, auditor && ((s, message) => auditFailedRequest(auditor, s, 400, message))),
-        withAuthentication(authenticator, o.anonymousAuth, { metrics, ...(auditor ? { onUnauthorized: (s) => auditFailedAuthentication(auditor, s) } : {}) }),
-        ...(auditor ? [withAudit(auditor)] : []),
-        withImpersonation(authorizer),
+        ...slot('authentication'),
+        ...slot('audit'),
+        ...slot('impersonation'),
         withMaxInFlight(this.inflight.readOnly, this.inflight.mutating),
-        withAuthorization(authorizer, { unsafeDelete: featureGates.AllowUnsafeMalformedObjectDeletion === true }),
+        ...slot('authorization'),
       ],
       route(resources, nonResources),
     );
@@ -513,10 +424,12 @@ export class ApiServer {
     if (o.grpcPort) await this.startGrpc(chain);
     if (this.tls.kubeconfigPath && (!o.acceptor || o.acceptor.index === 0)) writeAdminKubeconfig(o.dataDir, o.bindAddress, this.port);
     bound({ url: this.url, caPem: this.tls.servingCA ?? this.tls.cert });
-    // servers sharing a store publish their identity to one another (upstream's APIServerIdentity)
-    if (!this.store.singleProcess && !o.acceptor && featureGates.APIServerIdentity) {
-      this.identityLeases = startIdentityLeases({ client, listers, types }, `${o.bindAddress}:${this.port}`, (name, done) => this.health.addPostStartHook(name, done));
-    }
+    for (const f of features) f.serving?.({ ...started, port: this.port });
+  }
+
+  /** Stops the features in reverse order (each stops what it started; a failed start stops what was configured). */
+  private async stopFeatures(): Promise<void> {
+    for (const f of [...this.features].reverse()) await f.stop?.();
   }
 
   /** The second transport: the same chain behind the gRPC adapter, on the same certificates. */
@@ -548,17 +461,11 @@ export class ApiServer {
     for (const sock of this.listener.sockets) sock.destroy();
     this.deadlines.stop();
     this.runStopHooks();
-    this.authorizer?.close?.();
     decisionObservers.delete(this.observeDecision);
-    this.identityLeases?.stop();
-    await this.controllers?.stop();
-    this.definitions?.stop();
-    this.compactor?.stop();
-    this.eventTTL?.stop();
+    await this.stopFeatures();
     this.cacher?.stop();
     await this.executor?.close();
     await this.store?.close();
-    await this.auditor?.shutdown();
     this.releaseDataDir();
   }
 }

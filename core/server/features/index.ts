@@ -1,0 +1,26 @@
+/**
+ * The server's features, in the order they configure, start and (reversed) stop. A capability of the
+ * control plane is a folder of its own plus one line here (see core/server/feature.ts).
+ */
+import type { ServerFeature } from '../feature.js';
+import { auditFeature } from './audit.js';
+import { authenticationFeature } from './authentication.js';
+import { authorizationFeature } from './authorization.js';
+import { rbacBootstrapFeature, systemNamespacesFeature } from './bootstrap.js';
+import { controllersFeature } from './controllers.js';
+import { housekeepingFeature } from './housekeeping.js';
+import { identityFeature } from './identity.js';
+
+export function serverFeatures(): ServerFeature[] {
+  return [
+    authenticationFeature(),
+    auditFeature(),
+    // before anything writes: RBAC writes pass its escalation check
+    authorizationFeature(),
+    systemNamespacesFeature(),
+    rbacBootstrapFeature(),
+    controllersFeature(),
+    housekeepingFeature(),
+    identityFeature(),
+  ];
+}
