@@ -17,6 +17,8 @@ import {
 } from './registry.js';
 
 /** upstream's request latency buckets (seconds). */
+/** Upstream's buckets of rest_client_request_duration_seconds. */
+export const CLIENT_DURATION_BUCKETS = [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60];
 export const REQUEST_DURATION_BUCKETS = [0.005, 0.025, 0.05, 0.1, 0.2, 0.4, 0.6, 0.8, 1.0, 1.25, 1.5, 2, 3, 4, 5, 6, 8, 10, 15, 20, 30, 45, 60];
 const REQUEST_LABELS = ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component'];
 
@@ -112,6 +114,7 @@ export class ApiserverMetrics implements AuthenticationMetrics {
   readonly authenticationAttempts;
   readonly authenticationDuration;
   readonly authenticatedUsers;
+  readonly webhookDuration;
 
   constructor(o: RegistryOptions = {}, private readonly sources: MetricSources = {}) {
     const r = (this.registry = new StabilityRegistry(o));
@@ -229,10 +232,17 @@ export class ApiserverMetrics implements AuthenticationMetrics {
       name: 'rest_client_requests_total',
       stability: 'ALPHA',
       help: 'Number of HTTP requests, partitioned by status code, method, and host.',
-      labelNames: ['code', 'host', 'method'],
+      labelNames: ['code', 'method', 'host'],
       collect: (c) => {
-        for (const [code, host, method, n] of this.sources.webhookCalls?.() ?? []) c.with(code, host, method).inc(n);
+        for (const [code, host, method, n] of this.sources.webhookCalls?.() ?? []) c.with(code, method, host).inc(n);
       },
+    });
+    this.webhookDuration = this.registry.histogram({
+      name: 'rest_client_request_duration_seconds',
+      stability: 'ALPHA',
+      help: 'Request latency in seconds. Broken down by verb, and host.',
+      labelNames: ['verb', 'host'],
+      buckets: CLIENT_DURATION_BUCKETS,
     });
     this.declareReloadMetrics('authentication', () => this.sources.authnConfigReloads?.());
     this.declareReloadMetrics('authorization', () => this.sources.authzConfigReloads?.());

@@ -9,7 +9,7 @@
  * Shutdown: /readyz fails, the listener stops accepting, watches end, features stop in reverse order,
  * the pool and store close.
  */
-import { webhookCalls } from '../webhook/stats.js';
+import { webhookCallObservers, webhookCalls } from '../webhook/stats.js';
 import { createHash } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { hostname } from 'node:os';
@@ -154,6 +154,7 @@ export class ApiServer {
     return this.features.some((f) => f.leading === true);
   }
 
+  private readonly observeWebhookCall = (host: string, method: string, seconds: number): void => this.metrics.webhookDuration.with(method, host).observe(seconds);
   private readonly observeDecision: DecisionObserver = (z, decision) => this.metrics.decision(z.type ?? z.name, z.type ? z.name : z.name.toLowerCase(), decision);
 
   /** The metrics and the parts they read at scrape time. */
@@ -173,6 +174,7 @@ export class ApiServer {
       },
     );
     decisionObservers.add(this.observeDecision);
+    webhookCallObservers.add(this.observeWebhookCall);
     return m;
   }
 
@@ -462,6 +464,7 @@ export class ApiServer {
     this.deadlines.stop();
     this.runStopHooks();
     decisionObservers.delete(this.observeDecision);
+    webhookCallObservers.delete(this.observeWebhookCall);
     await this.stopFeatures();
     this.cacher?.stop();
     await this.executor?.close();

@@ -3,7 +3,8 @@
  * webhooks, audit, CRD conversion, OpenID discovery, and admission next): a keep-alive pool per remote
  * with its CA bundle and client certificate or token; one deadline per call covering connect, headers
  * and body; a cap on the answer's size; upstream's retry with backoff for transient failures; and a
- * count of calls by host, method and code (upstream's rest_client_requests_total). A remote that hangs,
+ * count of calls by host, method and code and their durations (upstream's rest_client_requests_total
+ * and rest_client_request_duration_seconds). A remote that hangs,
  * floods or breaks can fail a call but never hold a request past its deadline.
  */
 import { Agent as HttpAgent, request as httpRequest } from 'node:http';
@@ -145,13 +146,14 @@ export class WebhookClient {
       headers['content-length'] = String(body.length);
     }
     if (this.auth) headers.authorization = this.auth;
+    const started = performance.now();
     return new Promise<WebhookResponse>((resolve, reject) => {
       let settled = false;
       const finish = (err: Error | undefined, value?: WebhookResponse): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        countWebhookCall(target.host, method, err ? (err instanceof WebhookTimeoutError ? '<timeout>' : '<error>') : String(value!.status));
+        countWebhookCall(target.host, method, err ? (err instanceof WebhookTimeoutError ? '<timeout>' : '<error>') : String(value!.status), (performance.now() - started) / 1000);
         if (err) {
           req.destroy();
           reject(err);

@@ -8,6 +8,23 @@ import t from 'tap';
 import { misspelledValues, parseOpenMetricsText, parsePrometheusText, type PromFamily } from '../helpers/prometheus.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { createServer } from 'node:https';
+import type { Test } from 'tap';
+import { sharedLoopbackPki } from '../helpers/pki.js';
+import { WebhookClient } from '../../core/webhook/client.js';
+
+/** One POST through the server's webhook client to a TLS server on loopback (the server runs in this process). */
+async function webhookCall(t: Test): Promise<void> {
+  const { ca, serving } = sharedLoopbackPki();
+  const remote = createServer({ cert: serving.cert, key: serving.key }, (_req, res) => res.end('{}'));
+  await new Promise<void>((r) => remote.listen(0, '127.0.0.1', r));
+  const client = new WebhookClient({ url: new URL(`https://127.0.0.1:${(remote.address() as { port: number }).port}/`), ca: ca.cert });
+  t.teardown(() => {
+    client.close();
+    remote.close();
+  });
+  await client.post({}, 5000);
+}
 
 const OPENMETRICS = 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5';
 
@@ -92,6 +109,7 @@ const UPSTREAM_HISTOGRAMS: [name: string, bounds: number[], where: string][] = [
   ['apiserver_watch_events_sizes', exponential(1024, 2, 8), 'pkg/endpoints/metrics/metrics.go WatchEventsSizes: ExponentialBuckets(1024, 2.0, 8), 1 KiB to 128 KiB'],
   ['apiserver_storage_request_duration_seconds', REQUEST_LATENCY, 'pkg/storage/etcd3/metrics/metrics.go etcd_request_duration_seconds (our name for it): the request latency list'],
   ['authentication_duration_seconds', exponential(0.001, 2, 15), 'pkg/endpoints/filters/metrics.go authenticationLatency: ExponentialBuckets(0.001, 2, 15)'],
+  ['rest_client_request_duration_seconds', [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60], 'component-base/metrics/prometheus/restclient requestLatency: its own list'],
   // upstream's Go runtime times collections in go_gc_duration_seconds, a summary: no buckets to follow
   ['nodejs_gc_duration_seconds', [0.001, 0.01, 0.1, 1, 2, 5], "prom-client's runtime histogram, its own buckets; no upstream counterpart"],
 ];
@@ -103,6 +121,8 @@ t.test("every histogram has upstream v1.32's bucket bounds, in both formats", as
   t.equal((await s.admin.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'buckets' } })).status, 201);
   for (let e = await w.next(); e; e = await w.next()) if (e.type === 'ADDED' && e.object.metadata.name === 'buckets') break;
   w.close();
+  // a call of a webhook (the one client of core/webhook, to a loopback server)
+  await webhookCall(t);
   // and a garbage collection seen by the runtime histogram (the server runs in this process)
   const gcSeen = async (): Promise<boolean> => /^nodejs_gc_duration_seconds_bucket\{/m.test(await scrapeText(false));
   t.ok(

@@ -11,7 +11,7 @@ import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
 import { makeCA, sharedLoopbackPki } from '../helpers/pki.js';
 import { describeCall, targetOfClientConfig, WebhookClient, WebhookError, WebhookStatusError, WebhookTimeoutError, withBackoff } from '../../core/webhook/client.js';
-import { webhookCalls } from '../../core/webhook/stats.js';
+import { webhookCallObservers, webhookCalls } from '../../core/webhook/stats.js';
 
 type Handler = (req: IncomingMessage, body: string, res: ServerResponse) => void;
 
@@ -123,13 +123,19 @@ t.test('a clientConfig names its target: a URL, or a service by its cluster DNS 
   t.throws(() => targetOfClientConfig({}), /no webhook client configuration/);
 });
 
-t.test('every call is counted by code, host and method', async (t) => {
+t.test('every call is counted by code, host and method, and its duration observed', async (t) => {
   const url = await remote(t, (_req, _body, res) => res.writeHead(202).end('{}'));
   const c = new WebhookClient({ url, ca: ca() });
   t.teardown(() => c.close());
   const count = () => [...webhookCalls()].find(([code, host, method]) => code === '202' && host === url.host && method === 'POST')?.[3] ?? 0;
   const before = count();
+  const observed: [string, string, number][] = [];
+  const observe = (host: string, method: string, seconds: number) => observed.push([host, method, seconds]);
+  webhookCallObservers.add(observe);
+  t.teardown(() => webhookCallObservers.delete(observe));
   await c.post({}, 5000);
   await c.post({}, 5000);
   t.equal(count() - before, 2);
+  t.same(observed.map(([host, method]) => [host, method]), [[url.host, 'POST'], [url.host, 'POST']], 'each call\'s duration is observed by host and method');
+  t.ok(observed.every(([, , s]) => s > 0 && s < 5), 'in seconds');
 });
