@@ -22,6 +22,13 @@ const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const CLOSE_BRACE = 0x7d;
 
+/** Where the JSON string whose content starts at `from` ends: the index of its closing quote (escapes honoured). */
+function stringEnd(b: Buffer, from: number): number {
+  let j = from;
+  while (j < b.length && b[j] !== QUOTE) j += b[j] === BACKSLASH ? 2 : 1;
+  return j;
+}
+
 /**
  * Where `"resourceVersion":"<revision>"` goes in stored bytes, and the bytes to put there. Only ASCII
  * structure is looked at (bytes of multi-byte UTF-8 characters are all >= 0x80), so the scan runs on
@@ -35,10 +42,8 @@ function resourceVersionSplice(stored: Uint8Array, revision: number): { at: numb
   while (b[i] === QUOTE) {
     const keyEnd = b.indexOf(QUOTE, i + 1);
     if (!beforeResourceVersion.has(b.toString('latin1', i + 1, keyEnd))) break;
-    // the value is a string: skip it, honouring escapes
-    let j = keyEnd + 3; // past `":"`
-    while (j < b.length && b[j] !== QUOTE) j += b[j] === BACKSLASH ? 2 : 1;
-    i = j + 1;
+    // the value is a string: skip it (past `":"` to its closing quote)
+    i = stringEnd(b, keyEnd + 3) + 1;
     wrote = true;
     if (b[i] === COMMA) i++;
     else break;
@@ -61,16 +66,8 @@ export function leadingMetadataString(stored: Uint8Array, field: string): string
   while (b[i] === QUOTE) {
     const keyEnd = b.indexOf(QUOTE, i + 1);
     if (keyEnd < 0 || b[keyEnd + 1] !== 0x3a || b[keyEnd + 2] !== QUOTE) return undefined; // not a string value
-    const key = b.toString('latin1', i + 1, keyEnd);
-    let j = keyEnd + 3;
-    let escaped = false;
-    while (j < b.length && b[j] !== QUOTE) {
-      if (b[j] === BACKSLASH) {
-        escaped = true;
-        j += 2;
-      } else j++;
-    }
-    if (key === field) return escaped ? undefined : b.toString('utf8', keyEnd + 3, j);
+    const j = stringEnd(b, keyEnd + 3);
+    if (b.toString('latin1', i + 1, keyEnd) === field) return b.subarray(keyEnd + 3, j).includes(BACKSLASH) ? undefined : b.toString('utf8', keyEnd + 3, j);
     i = j + 1;
     if (b[i] !== COMMA) return undefined;
     i++;

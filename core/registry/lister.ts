@@ -135,10 +135,10 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     return out;
   }
 
-  /** Indexes `o`; `decoded` is its view when the caller has one already. */
-  private indexAdd(index: Index<T>, o: CachedObject, decoded?: DeepReadonly<T>): void {
+  /** Indexes `o`; `decoded` gives its view (decoded only when the index's bytes reader cannot tell). */
+  private indexAdd(index: Index<T>, o: CachedObject, decoded: () => DeepReadonly<T> = () => this.view(o)): void {
     const key = o.key;
-    const values = index.fromStored?.(o.stored) ?? index.fn(decoded ?? this.view(o));
+    const values = index.fromStored?.(o.stored) ?? index.fn(decoded());
     if (values.length) index.ofKey.set(key, values.length === 1 ? values[0]! : values);
     for (const v of values) {
       const keys = index.byValue.get(v);
@@ -169,11 +169,12 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     // objects that cannot be decoded are not in the lister's view: their writes are not changes to it
     const hadOld = ev.prev !== undefined && !ev.prev.unreadable;
     const gone = ev.type === 'DELETED' || !!ev.object.unreadable;
-    // decoded once, and only when an index's bytes do not tell or a handler follows the changes
-    const now = gone || (!this.anyHandlerWants(ev) && this.indexesReadBytes()) ? undefined : this.view(ev.object);
+    // decoded at most once, and only when an index's bytes do not tell or a handler wants the change
+    let now: DeepReadonly<T> | undefined;
+    const current = (): DeepReadonly<T> => (now ??= this.view(ev.object));
     for (const index of this.indexes.values()) {
       this.indexRemove(index, ev.object.key);
-      if (!gone) this.indexAdd(index, ev.object, now);
+      if (!gone) this.indexAdd(index, ev.object, current);
     }
     if (gone && !hadOld) return;
     if (ev.object.unreadable && ev.type !== 'DELETED') return;
@@ -183,7 +184,7 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
       if (wants && !wants(ev)) continue;
       if (!le) {
         const old = hadOld ? this.view(ev.prev!) : undefined;
-        le = { type: ev.type, object: ev.type === 'DELETED' ? old! : (now ?? this.view(ev.object)), old };
+        le = { type: ev.type, object: ev.type === 'DELETED' ? old! : current(), old };
       }
       try {
         h(le);
@@ -199,17 +200,6 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
       index.ofKey.clear();
       for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o);
     }
-  }
-
-  private anyHandlerWants(ev: CacheEvent): boolean {
-    for (const wants of this.handlers.values()) if (!wants || wants(ev)) return true;
-    return false;
-  }
-
-  /** Whether every index has a reader of stored bytes (a change then need not be decoded for them). */
-  private indexesReadBytes(): boolean {
-    for (const index of this.indexes.values()) if (!index.fromStored) return false;
-    return true;
   }
 }
 

@@ -25,6 +25,8 @@ export interface WebhookConnection {
   /** Name checked against the remote's certificate instead of the URL's host. */
   serverName?: string;
   insecureSkipVerify?: boolean;
+  /** Refuse calls to a plain-http URL (what is fetched must not be swappable on the way: OpenID keys). */
+  httpsOnly?: boolean;
 }
 
 /** A remote with the URL its calls go to (a webhook's kubeconfig or clientConfig). */
@@ -137,6 +139,7 @@ export class WebhookClient {
       return Promise.reject(new WebhookError(`invalid URL ${JSON.stringify(url)}`));
     }
     const tls = target.protocol === 'https:';
+    if (!tls && this.conn.httpsOnly) return Promise.reject(new WebhookError('only https URLs are allowed'));
     if (!tls && target.protocol !== 'http:') return Promise.reject(new WebhookError(`unsupported scheme ${target.protocol}`));
     const send = tls ? httpsRequest : httpRequest;
     const agent = tls ? this.https : (this.http ??= new HttpAgent({ keepAlive: true, maxSockets: 64 }));

@@ -112,6 +112,12 @@ t.test('withBackoff retries what is transient, within the deadline, and gives up
   t.equal(calls, 1, 'what is not transient is not retried');
 });
 
+t.test('a client made https-only refuses a plain-http URL before connecting', async (t) => {
+  const c = new WebhookClient({ httpsOnly: true });
+  t.teardown(() => c.close());
+  await t.rejects(c.get('http://127.0.0.1:1/keys', 1000), /only https URLs are allowed/);
+});
+
 t.test('a clientConfig names its target: a URL, or a service by its cluster DNS name, port 443 by default', async (t) => {
   const table: Array<[string, Parameters<typeof targetOfClientConfig>[0], string]> = [
     ['url', { url: 'https://hooks.example:8443/validate' }, 'https://hooks.example:8443/validate'],
