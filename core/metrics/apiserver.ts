@@ -4,6 +4,7 @@
  * them. Hot paths hold a cached child and pay an increment or a bucket search, nothing more.
  */
 import { type Aggregator, collectDefaultMetrics } from 'prom-client';
+import type { AdmissionMetrics } from '../admission/metrics.js';
 import { type FamilySnapshot, familySnapshots, mergeFamilies } from './merge.js';
 import {
   ExpositionRegistry,
@@ -281,6 +282,83 @@ export class ApiserverMetrics implements AuthenticationMetrics {
   /** upstream's authenticated_user_requests: the admin user apart, everyone else as "other" (bounded labels). */
   user(username: string): void {
     this.authenticatedUsers.with(username === 'admin' ? 'admin' : 'other').inc();
+  }
+
+  private admissionFamilies: AdmissionMetrics | undefined;
+
+  /** Admission's metrics (declared on first use: a server without admission prints none of them). */
+  admission(): AdmissionMetrics {
+    if (this.admissionFamilies) return this.admissionFamilies;
+    const r = this.registry;
+    const stepBuckets = [0.005, 0.025, 0.1, 0.5, 1.0, 2.5];
+    const step = r.histogram({
+      name: 'apiserver_admission_step_admission_duration_seconds',
+      stability: 'STABLE',
+      help: 'Admission sub-step latency histogram in seconds, broken out for each operation and API resource and step type (validate or admit).',
+      labelNames: ['operation', 'rejected', 'type'],
+      buckets: stepBuckets,
+    });
+    const plugin = r.histogram({
+      name: 'apiserver_admission_controller_admission_duration_seconds',
+      stability: 'STABLE',
+      help: 'Admission controller latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
+      labelNames: ['name', 'operation', 'rejected', 'type'],
+      buckets: stepBuckets,
+    });
+    const webhook = r.histogram({
+      name: 'apiserver_admission_webhook_admission_duration_seconds',
+      stability: 'STABLE',
+      help: 'Admission webhook latency histogram in seconds, identified by name and broken out for each operation and API resource and type (validate or admit).',
+      labelNames: ['name', 'operation', 'rejected', 'type'],
+      buckets: [0.005, 0.025, 0.1, 0.5, 1.0, 2.5, 10, 25],
+    });
+    const webhookRequests = r.counter({
+      name: 'apiserver_admission_webhook_request_total',
+      stability: 'ALPHA',
+      help: 'Admission webhook request total, identified by name and broken out for each admission type (validating or mutating) and operation. Additional labels specify whether the request was rejected or not and an HTTP status code. Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.',
+      labelNames: ['code', 'name', 'operation', 'rejected', 'type'],
+    });
+    const rejections = r.counter({
+      name: 'apiserver_admission_webhook_rejection_count',
+      stability: 'ALPHA',
+      help: 'Admission webhook rejection count, identified by name and broken out for each admission type (validating or admit) and operation. Additional labels specify an error type (calling_webhook_error or apiserver_internal_error if an error occurred; no_error otherwise) and optionally a non-zero rejection code if the webhook rejects the request with an HTTP status code (honored by the apiserver when the code is greater or equal to 400). Codes greater than 600 are truncated to 600, to keep the metrics cardinality bounded.',
+      labelNames: ['error_type', 'name', 'operation', 'rejection_code', 'type'],
+    });
+    const failOpen = r.counter({
+      name: 'apiserver_admission_webhook_fail_open_count',
+      stability: 'ALPHA',
+      help: 'Admission webhook fail open count, identified by name and broken out for each admission type (validating or admit).',
+      labelNames: ['name', 'type'],
+    });
+    const policyChecks = r.counter({
+      name: 'apiserver_validating_admission_policy_check_total',
+      stability: 'BETA',
+      help: 'Validation admission policy check total, labeled by policy and further identified by binding and enforcement action taken.',
+      labelNames: ['enforcement_action', 'error_type', 'policy', 'policy_binding'],
+    });
+    const policyDuration = r.histogram({
+      name: 'apiserver_validating_admission_policy_check_duration_seconds',
+      stability: 'BETA',
+      help: 'Validation admission latency for individual validation expressions in seconds, labeled by policy and further including binding and enforcement action taken.',
+      labelNames: ['enforcement_action', 'error_type', 'policy', 'policy_binding'],
+      buckets: [0.0000005, 0.001, 0.01, 0.1, 1.0],
+    });
+    const capped = (code: number): string => String(Math.min(code, 600));
+    this.admissionFamilies = {
+      step: (type, operation, rejected, seconds) => step.with(operation, String(rejected), type).observe(seconds),
+      plugin: (name, type, operation, rejected, seconds) => plugin.with(name, operation, String(rejected), type).observe(seconds),
+      webhook: (name, type, operation, rejected, code, seconds) => {
+        webhook.with(name, operation, String(rejected), type).observe(seconds);
+        webhookRequests.with(capped(code), name, operation, String(rejected), type).inc();
+      },
+      webhookRejection: (name, type, operation, errorType, code) => rejections.with(errorType, name, operation, capped(code), type).inc(),
+      webhookFailOpen: (name, type) => failOpen.with(name, type).inc(),
+      policyCheck: (policy, binding, errorType, action, seconds) => {
+        policyChecks.with(action, errorType, policy, binding).inc();
+        policyDuration.with(action, errorType, policy, binding).observe(seconds);
+      },
+    };
+    return this.admissionFamilies;
   }
 
   private collectInflight(g: GaugeMetric): void {

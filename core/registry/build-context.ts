@@ -5,7 +5,7 @@
 import { cborShapeOf, registerCborKind } from '../codec/cbor.js';
 import { registerProtobufKind } from '../codec/protobuf/kinds.js';
 import type { Store } from '../storage/interface.js';
-import type { RegistryContext } from './context.js';
+import type { InlineAdmission, RegistryContext } from './context.js';
 import { TypeRegistry } from './type-registry.js';
 import { CustomTypeResolver } from '../apiextensions/resolver.js';
 import { servedTypesFor } from './enablement.js';
@@ -15,6 +15,8 @@ export interface RegistrySettings {
   /** Effective feature gates (already resolved against defaults). */
   featureGates: Record<string, boolean>;
   runtimeConfig: Record<string, boolean>;
+  /** The built-in admission steps on (both, unless --disable-admission-plugins names them). */
+  inlineAdmission?: InlineAdmission;
 }
 
 export function buildRegistryContext(store: Store, s: RegistrySettings, types: readonly ResourceType[] = servedTypesFor(s.featureGates, s.runtimeConfig)): RegistryContext {
@@ -32,5 +34,6 @@ export function buildRegistryContext(store: Store, s: RegistrySettings, types: r
     writeChecks: new Map(),
     bodyFormats: { cbor: s.featureGates.CBORServingAndStorage === true },
     customTypes: new CustomTypeResolver(store),
+    inlineAdmission: s.inlineAdmission ?? { namespaceLifecycle: true, nodeRestriction: true },
   };
 }

@@ -71,6 +71,9 @@ export function lightTask(task: ApiTask): boolean {
 const MAY_CREATE: ReadonlySet<TaskVerb> = new Set(['create', 'update', 'patch']);
 
 export class RegistryClient {
+  /** Tests of tasks a main-thread-only step must see (admission plugins that handle them). */
+  private readonly mainThreadWants: ((task: ApiTask) => boolean)[] = [];
+
   constructor(
     private readonly executor: Executor,
     /** Told of every committed revision (the watch cache pulls the feed up to it). */
@@ -95,9 +98,15 @@ export class RegistryClient {
       }
       return result;
     }
-    const result = await (main?.light?.(task) ? main.executor : this.executor).run(task);
+    const here = main && (main.light?.(task) || this.mainThreadWants.some((w) => w(task)));
+    const result = await (here ? main.executor : this.executor).run(task);
     if (result.revision) this.committed(task, result.revision);
     return result;
+  }
+
+  /** Runs the tasks `wants` picks on the main thread's registry (whose context has what the pool lacks). */
+  routeToMainThread(wants: (task: ApiTask) => boolean): void {
+    this.mainThreadWants.push(wants);
   }
 
   private committed(task: ApiTask, revision: number): void {

@@ -12,6 +12,7 @@ import type { ResourceType } from './resource-type.js';
 import type { TypeRegistry } from './type-registry.js';
 import type { CustomTypeResolver } from '../apiextensions/resolver.js';
 import type { NamespaceSeen } from './admission.js';
+import type { Admission } from '../admission/attributes.js';
 
 export interface RegistryContext {
   store: Store;
@@ -30,6 +31,19 @@ export interface RegistryContext {
   bodyFormats: BodyFormats;
   /** Builds custom resource types the type registry does not hold (in pool workers) from their stored definitions. */
   customTypes?: CustomTypeResolver;
+  /**
+   * The admission chain (webhooks, policies, quota): the main thread's registry only, where its
+   * listers live; RegistryClient sends every write it handles there (core/registry/admit.ts).
+   */
+  admission?: Admission;
+  /** The built-in steps every registry runs itself, as --enable/--disable-admission-plugins left them. */
+  inlineAdmission: InlineAdmission;
+}
+
+/** Admission plugins simple enough to run in every registry, pool workers included. */
+export interface InlineAdmission {
+  namespaceLifecycle: boolean;
+  nodeRestriction: boolean;
 }
 
 /** One create or update as a write check sees it: the final object (validated), and the stored one on update. */
@@ -59,6 +73,10 @@ export interface OpRequest {
   userAgent: string;
   /** The namespace as the main thread's watch cache holds it, when it was sent with the task. */
   namespaceSeen?: NamespaceSeen;
+  /** The group as the request path spelled it, when it differs from the canonical one (an upstream alias). */
+  requestGroup?: string;
+  /** What admission said beside its verdict: warnings and audit annotations (see Registry.run). */
+  admissionOut?: { warnings: string[]; annotations: Record<string, string> };
 }
 
 /** An object to return, as stored bytes (+ revision to stamp) or as a value. */

@@ -15,6 +15,7 @@ import { storageError, storedForm } from './objects.js';
 import { errors } from '../api/status.js';
 import { groupResourceOf } from './resource-type.js';
 import { runWriteCheck } from './write-checks.js';
+import { admissionFor, admitObject, attributesFor, writeOptionsObject } from './admit.js';
 
 /** How many fresh generateName suffixes to try before giving up (upstream retries name collisions too). */
 const GENERATE_NAME_ATTEMPTS = 8;
@@ -41,14 +42,24 @@ export async function createObject(
   track: (o: ApiObject) => ApiObject = (o) => trackUpdate(req.rt, zeroObjectOf(req.rt), o, req, { fieldManager, now: ctx.now() }),
 ): Promise<OpResult> {
   const rt = req.rt;
-  // as upstream: defaults come with decoding, ownership is recorded next, then the strategy and validation
+  // as upstream: defaults come with decoding, ownership is recorded next, then mutating admission,
+  // then the strategy and validation, then validating admission
   rt.defaults?.(decoded);
-  const prepared = beforeCreate(rt, track(decoded), ctx.now());
+  let tracked = track(decoded);
+  const adm = admissionFor(ctx, req, 'CREATE');
+  const attrs = adm && attributesFor(req, 'CREATE', tracked, undefined, dryRun, writeOptionsObject('CreateOptions', req.query));
+  if (adm && attrs) tracked = (await admitObject(adm, req, attrs)).object ?? tracked;
+  const prepared = beforeCreate(rt, tracked, ctx.now());
   warnings.push(...prepared.warnings);
-  await admitCreate(ctx.store, rt, prepared.object, req.namespaceSeen);
-  admitNodeCreate(req.user, rt, prepared.object);
+  if (ctx.inlineAdmission.namespaceLifecycle) await admitCreate(ctx.store, rt, prepared.object, req.namespaceSeen);
+  if (ctx.inlineAdmission.nodeRestriction) admitNodeCreate(req.user, rt, prepared.object);
   const obj = prepared.object;
   await runWriteCheck(ctx, req, 'create', obj);
+  if (adm && attrs) {
+    attrs.object = obj;
+    attrs.name = obj.metadata.name ?? '';
+    await adm.validate(attrs);
+  }
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
   for (let attempt = 1; ; attempt++) {
     const form = storedForm(rt, obj);

@@ -18,6 +18,7 @@ import { queryBool } from '../request/query-params.js';
 import { deleteOptionsFrom, type DeleteOptions } from '../request/write-options.js';
 import { StoreError } from '../storage/interface.js';
 import { admitDelete } from './admission.js';
+import { admissionFor, attributesFor } from './admit.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { parseBody } from './decode.js';
 import { objectKey } from './keys.js';
@@ -174,11 +175,13 @@ interface DeleteOutcome {
 }
 
 /** Deletes (or starts deleting) one live object; retries on concurrent changes. */
-async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, name: string, o: DeleteOptions): Promise<DeleteOutcome> {
+async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, name: string, o: DeleteOptions, validate?: (live: LiveObject) => Promise<void>): Promise<DeleteOutcome> {
   for (let attempt = 1; ; attempt++) {
     const live = await readLive(ctx.store, rt, key);
     if (!live) throw errors.notFound(groupResourceOf(rt), name);
     checkPreconditions(rt, name, o, live);
+    // validating admission sees the object as stored, after the preconditions (upstream's deleteValidation)
+    await validate?.(live);
     const cur = live.object;
     const rev = live.kv.modRevision;
     // a two-phase kind already Terminating with work pending answers as it stands (upstream's namespace delete)
@@ -216,10 +219,37 @@ async function deleteOne(ctx: RegistryContext, rt: ResourceType, key: string, na
   }
 }
 
+/** DeleteOptions as admission hands them to plugins (upstream's options object of the delete). */
+function deleteOptionsObject(o: DeleteOptions): Record<string, unknown> {
+  const out: Record<string, unknown> = { kind: 'DeleteOptions', apiVersion: 'meta.svc.io/v1' };
+  if (o.gracePeriodSeconds !== undefined) out.gracePeriodSeconds = o.gracePeriodSeconds;
+  if (o.preconditions) out.preconditions = o.preconditions;
+  if (o.orphanDependents !== undefined) out.orphanDependents = o.orphanDependents;
+  if (o.propagationPolicy) out.propagationPolicy = o.propagationPolicy;
+  if (o.dryRun) out.dryRun = ['All'];
+  return out;
+}
+
+/**
+ * Admission of a delete: mutating plugins once, without objects (as upstream's delete handler asks
+ * them), then the validation every deleted object passes with its stored state.
+ */
+async function deleteAdmission(ctx: RegistryContext, req: OpRequest, o: DeleteOptions): Promise<((live: LiveObject) => Promise<void>) | undefined> {
+  const adm = admissionFor(ctx, req, 'DELETE');
+  if (!adm) return undefined;
+  const options = deleteOptionsObject(o);
+  await adm.admit(attributesFor(req, 'DELETE', undefined, undefined, o.dryRun, options));
+  return (live) => {
+    const a = attributesFor(req, 'DELETE', undefined, { object: live.object, revision: live.kv.modRevision }, o.dryRun, options);
+    a.name = live.object.metadata.name ?? '';
+    return adm.validate(a);
+  };
+}
+
 export async function deleteObject(ctx: RegistryContext, req: OpRequest): Promise<OpResult> {
   const rt = req.rt;
   const opts = deleteOptionsOf(ctx, req, true);
-  admitDelete(rt, req.name);
+  if (ctx.inlineAdmission.namespaceLifecycle) admitDelete(rt, req.name);
   if (opts.ignoreStoreReadErrorWithClusterBreakingPotential) {
     // the extra authorization (verb unsafe-delete-ignore-read-errors) is checked where the query is seen, before the body is read
     if (!queryBool(req.query.get(UNSAFE_OPTION))) {
@@ -227,7 +257,7 @@ export async function deleteObject(ctx: RegistryContext, req: OpRequest): Promis
     }
     return unsafeDelete(ctx, rt, objectKey(rt, req.namespace, req.name), req.name);
   }
-  const out = await deleteOne(ctx, rt, objectKey(rt, req.namespace, req.name), req.name, opts);
+  const out = await deleteOne(ctx, rt, objectKey(rt, req.namespace, req.name), req.name, opts, await deleteAdmission(ctx, req, opts));
   const code = !out.removed && opts.orphanDependents === false ? 202 : 200;
   const result: OpResult = { code, body: { stored: out.stored, revision: out.revision }, warnings: [] };
   if (out.written) result.revision = out.revision;
@@ -254,13 +284,14 @@ export async function deleteCollection(ctx: RegistryContext, req: OpRequest): Pr
   const paged = listOpts.limit <= 0 && !listOpts.continue && (listOpts.resourceVersion === '' || listOpts.resourceVersion === '0');
   let pageOpts = paged ? { ...listOpts, limit: DELETE_COLLECTION_PAGE } : listOpts;
   let last = 0;
+  const validate = await deleteAdmission(ctx, req, opts);
   for (;;) {
     const page = await listFromStore(ctx, rt, req.namespace, pageOpts, { countRemaining: !paged });
     for (const item of page.keys) {
       const live = decodeLive(rt, item);
       try {
-        admitDelete(rt, live.object.metadata.name!);
-        const out = await deleteOne(ctx, rt, item.key, live.object.metadata.name!, opts);
+        if (ctx.inlineAdmission.namespaceLifecycle) admitDelete(rt, live.object.metadata.name!);
+        const out = await deleteOne(ctx, rt, item.key, live.object.metadata.name!, opts, validate);
         if (out.written) last = Math.max(last, out.revision);
       } catch (err) {
         if ((err as { code?: number }).code === 404) continue;

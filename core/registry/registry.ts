@@ -18,6 +18,12 @@ import { patch } from './patch.js';
 
 const EMPTY = new Uint8Array(0);
 
+function withAuditAnnotations(r: ApiTaskResult, req: OpRequest | undefined): ApiTaskResult {
+  const a = req?.admissionOut?.annotations;
+  if (a && Object.keys(a).length) r.auditAnnotations = a;
+  return r;
+}
+
 export class Registry {
   constructor(readonly ctx: RegistryContext) {}
 
@@ -43,20 +49,9 @@ export class Registry {
   }
 
   /** Runs an operation and returns its result (errors are thrown as StatusError). */
-  async op(task: ApiTask, rt?: ResourceType): Promise<OpResult> {
+  async op(task: ApiTask, rt?: ResourceType, req?: OpRequest): Promise<OpResult> {
     rt ??= await this.typeFor(task);
-    const req: OpRequest = {
-      rt,
-      subresource: task.subresource,
-      namespace: task.namespace,
-      name: task.name,
-      query: new URLSearchParams(task.query),
-      body: task.body,
-      contentType: task.contentType,
-      user: task.user,
-      userAgent: task.userAgent,
-    };
-    if (task.namespaceSeen) req.namespaceSeen = task.namespaceSeen;
+    req ??= this.request(task, rt);
     switch (task.verb) {
       case 'create':
         return create(this.ctx, req);
@@ -76,6 +71,23 @@ export class Registry {
     }
   }
 
+  private request(task: ApiTask, rt: ResourceType): OpRequest {
+    const req: OpRequest = {
+      rt,
+      subresource: task.subresource,
+      namespace: task.namespace,
+      name: task.name,
+      query: new URLSearchParams(task.query),
+      body: task.body,
+      contentType: task.contentType,
+      user: task.user,
+      userAgent: task.userAgent,
+    };
+    if (task.namespaceSeen) req.namespaceSeen = task.namespaceSeen;
+    if (task.form.respell) req.requestGroup = task.form.respell.to;
+    return req;
+  }
+
   /**
    * Runs a task to completion: an encoded response, success or Status. Once the operation returned,
    * its write may be committed, so nothing after it may turn the answer into a failure: warnings are
@@ -85,15 +97,19 @@ export class Registry {
   async run(task: ApiTask): Promise<ApiTaskResult> {
     let r: OpResult;
     let rt: ResourceType;
+    let req: OpRequest | undefined;
     try {
       rt = await this.typeFor(task);
-      r = await this.op(task, rt);
+      req = this.request(task, rt);
+      r = await this.op(task, rt, req);
     } catch (err) {
       const e = encodeError(err, task.form);
       if (e.code >= 500) console.error(`svc-apiserver: ${task.verb} ${task.resource} failed:`, err);
-      return { code: e.code, contentType: errorContentType(task.form), body: e.body, warnings: [], headers: e.headers };
+      const failed: ApiTaskResult = { code: e.code, contentType: errorContentType(task.form), body: e.body, warnings: recordWarnings(req?.admissionOut?.warnings ?? []), headers: e.headers };
+      return withAuditAnnotations(failed, req);
     }
-    const out: ApiTaskResult = { code: r.code, contentType: task.form.contentType, body: EMPTY, warnings: recordWarnings(r.warnings) };
+    const out: ApiTaskResult = { code: r.code, contentType: task.form.contentType, body: EMPTY, warnings: recordWarnings(req.admissionOut ? [...r.warnings, ...req.admissionOut.warnings] : r.warnings) };
+    withAuditAnnotations(out, req);
     if (r.revision) out.revision = r.revision;
     if (r.headers) out.headers = r.headers;
     try {

@@ -54,6 +54,8 @@ export interface ApiTaskResult {
   /** Revision the task committed, so the main thread can pull the watch feed right away. */
   revision?: number;
   headers?: Record<string, string>;
+  /** Annotations admission added to the request's audit event (main-thread tasks only). */
+  auditAnnotations?: Record<string, string>;
   /** Store requests the task's thread timed since its last result (pool workers), for the main thread's metrics. */
   storeTimings?: StoreTiming[];
 }

@@ -19,6 +19,7 @@ import { trackUpdate } from './managed-fields.js';
 import { bytesEqual, encodeStored, type LiveObject, readLive, storageError, storedForm } from './objects.js';
 import { groupKindOf, groupResourceOf, type ResourceType } from './resource-type.js';
 import { runWriteCheck } from './write-checks.js';
+import { admissionFor, admitObject, attributesFor, writeOptionsObject } from './admit.js';
 import { viewResult, viewType } from './subresource-view.js';
 
 /** A write without a client resourceVersion retries its compare-and-swap until it wins (upstream loops too); this only stops runaway loops. */
@@ -77,9 +78,22 @@ export async function guaranteedUpdate(ctx: RegistryContext, req: OpRequest, pla
       throw errors.notFound(groupResourceOf(rt), req.name);
     }
     // builders check preconditions themselves, before validation, as upstream does
-    const { next, requiredRevision } = await plan.build(live);
+    const built = await plan.build(live);
+    const { requiredRevision } = built;
+    let next = built.next;
+    const adm = admissionFor(ctx, req, 'UPDATE');
+    const attrs = adm && attributesFor(req, 'UPDATE', next, { object: live.object, revision: live.kv.modRevision }, plan.dryRun, writeOptionsObject('UpdateOptions', req.query));
+    if (adm && attrs) {
+      const m = await admitObject(adm, req, attrs);
+      // what mutating admission changed passes the kind's update rules again
+      if (m.changed && m.object) next = beforeUpdate(rt, m.object, live.object, (req.subresource ? rt.subresources?.[req.subresource] : undefined) ?? rt).object;
+    }
     // checked on every attempt: a retry after a conflict builds from, and is checked against, the newer object
     await runWriteCheck(ctx, req, 'update', next, live.object);
+    if (adm && attrs) {
+      attrs.object = next;
+      await adm.validate(attrs);
+    }
     const rev = live.kv.modRevision;
     try {
       if (shouldDeleteDuringUpdate(rt, next)) {

@@ -83,6 +83,11 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   eventTtlMs: number;
   /** --controllers: `*`, names, `-name`. */
   controllers: string[];
+  /** Admission plugins on beyond the default set, and those turned off (upstream's names). */
+  enableAdmissionPlugins: string[];
+  disableAdmissionPlugins: string[];
+  /** AdmissionConfiguration file: per-plugin configuration (webhook kubeconfigs, quota limits). */
+  admissionControlConfigFile: string;
   /** Serve every svc.io group also under its upstream k8s.io spelling. */
   upstreamGroupAliases: boolean;
   /** No flag: a test's own clock for the stuck-watch sweep, whose looks it then runs itself (endpoints/watch.ts). */
@@ -160,6 +165,9 @@ const flags: FlagSpec[] = [
   { name: 'leader-elect-renew-deadline', key: 'leaderElectRenewDeadlineMs', kind: 'duration', def: 10_000, help: 'How long the leader keeps trying to renew before it stops leading. Less than the lease duration.' },
   { name: 'leader-elect-retry-period', key: 'leaderElectRetryPeriodMs', kind: 'duration', def: 2_000, help: 'How often servers try to take or renew the lease.' },
   { name: 'controllers', key: 'controllers', kind: 'list', def: ['*'], help: 'Controllers to run beside the API: "*" runs every controller on by default, "foo" turns one on, "-foo" turns one off. Off by default: bootstrapsigner, tokencleaner.' },
+  { name: 'enable-admission-plugins', key: 'enableAdmissionPlugins', kind: 'list', def: [], help: 'Admission plugins to turn on beside the default set (NamespaceLifecycle, NodeRestriction, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota, and those for kinds this server does not serve). They run in upstream\'s order whatever the order here.' },
+  { name: 'disable-admission-plugins', key: 'disableAdmissionPlugins', kind: 'list', def: [], help: 'Admission plugins to turn off, even when on by default.' },
+  { name: 'admission-control-config-file', key: 'admissionControlConfigFile', kind: 'string', def: '', help: 'File with an AdmissionConfiguration (apiserver.config.svc.io/v1): per-plugin configuration, such as the kubeconfig the admission webhooks use to reach their servers.' },
   { name: 'max-request-body-bytes', key: 'maxRequestBodyBytes', kind: 'int', def: 3 * 1024 * 1024, help: 'Largest request body accepted; larger bodies are answered 413.' },
   // authentication: OpenID Connect, the structured configuration, the webhook, the authenticating proxy
   { name: 'authentication-config', key: 'authenticationConfig', kind: 'string', def: '', help: 'File with an AuthenticationConfiguration (apiserver.config.svc.io/v1beta1) of JWT authenticators; reloaded when it changes. Exclusive with the --oidc-* flags.' },

@@ -31,6 +31,7 @@ import { waitForStore } from '../storage/readiness.js';
 import { startingHandler } from './starting.js';
 import type { Store } from '../storage/interface.js';
 import { lightTask, RegistryClient } from '../registry/client.js';
+import { enabledPlugins, inlineAdmissionOf } from '../admission/plugins.js';
 import { namespaceCacheView } from '../registry/admission.js';
 import { GroupAliases } from '../api/group-aliases.js';
 import { Listers } from '../registry/lister.js';
@@ -285,7 +286,11 @@ export class ApiServer {
     if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
     if (o.encryptionProviderConfig && o.encryptionProviderConfigAutomaticReload) storage.encryptionConfigReloadPath = resolve(o.encryptionProviderConfig);
     this.store = new TimedStore(openStore(storage, { encryptionReloads: this.encryptionConfigStatus }), { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
-    const settings: RegistrySettings = { featureGates, runtimeConfig: o.runtimeConfig };
+    const settings: RegistrySettings = {
+      featureGates,
+      runtimeConfig: o.runtimeConfig,
+      inlineAdmission: inlineAdmissionOf(enabledPlugins(o.enableAdmissionPlugins, o.disableAdmissionPlugins)),
+    };
     const registry = new Registry(buildRegistryContext(this.store, settings, servedTypesFor(featureGates, o.runtimeConfig)));
     // the served types: built-in kinds now; types that appear later are followed by everything below
     const types = (this.types = registry.ctx.types);

@@ -143,6 +143,7 @@ export function resourceEndpoint(d: ResourceEndpointDeps): Handler {
 
   const runTask = async (s: RequestScope, r: ResolvedRequest, verb: TaskVerb, body: Buffer | undefined): Promise<void> => {
     const result = await d.registry.run(taskFor(s, r, verb, body));
+    if (result.auditAnnotations && s.audit) for (const [k, v] of Object.entries(result.auditAnnotations)) s.audit.annotate(k, v);
     s.sink.send(result.code, result.contentType, result.body, result.headers, s.warnings.length ? [...s.warnings, ...result.warnings] : result.warnings);
   };
 

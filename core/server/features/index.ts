@@ -3,6 +3,7 @@
  * control plane is a folder of its own plus one line here (see core/server/feature.ts).
  */
 import type { ServerFeature } from '../feature.js';
+import { admissionFeature } from './admission.js';
 import { auditFeature } from './audit.js';
 import { authenticationFeature } from './authentication.js';
 import { authorizationFeature } from './authorization.js';
@@ -19,6 +20,9 @@ export function serverFeatures(): ServerFeature[] {
     authorizationFeature(),
     systemNamespacesFeature(),
     rbacBootstrapFeature(),
+    // after the server's own bootstrap writes (a webhook or AlwaysDeny cannot keep it from starting),
+    // before the controllers write; after authorization (policies may ask the authorizer)
+    admissionFeature(),
     controllersFeature(),
     housekeepingFeature(),
     identityFeature(),
