@@ -4,7 +4,7 @@
  * data here), built into a library environment on first compile, so declaring one costs nothing at
  * start. An environment's identity keys the compile cache: declare each once and reuse it.
  */
-import type { CelEnv, CelType } from '@bufbuild/cel';
+import type { CelEnv, CelFunc, CelType } from '@bufbuild/cel';
 import type { Schema } from '../schema/schema.js';
 import { celLib, type CelLibraryName, libraryFuncs } from './library.js';
 
@@ -34,6 +34,8 @@ export interface CelEnvironmentSpec {
   variables: Readonly<Record<string, CelTypeDecl>>;
   objects?: Readonly<Record<string, CelObjectDecl>>;
   libraries: readonly CelLibraryName[];
+  /** Functions of the environment's own beyond the libraries (built when the library is loaded). */
+  funcs?: () => readonly CelFunc[];
   /** When set, the only functions the type check lets an expression call (operators included). */
   functions?: ReadonlySet<string>;
 }
@@ -60,7 +62,7 @@ export class CelEnvironment {
       Object.entries(s.objects ?? {}).map(([name, o]) => [name, { fields: new Map(Object.entries(o.fields).map(([f, t]) => [f, celType(t)])), mapLike: !!o.mapLike }]),
     );
     // the planner binds variables by name at run time; their declared types serve only the type check
-    const env = cel.celEnv({ funcs: s.libraries.flatMap((l) => [...libraryFuncs(l)]) });
+    const env = cel.celEnv({ funcs: [...s.libraries.flatMap((l) => [...libraryFuncs(l)]), ...(s.funcs?.() ?? [])] });
     this.built = { env, variables, objects, functions: s.functions };
     return this.built;
   }
