@@ -24,6 +24,8 @@ t.test('the catalog lists every served kind once', async (t) => {
       'rbac.authorization.svc.io/v1 RoleBinding rolebindings',
       'rbac.authorization.svc.io/v1 ClusterRoleBinding clusterrolebindings',
       'apiextensions.svc.io/v1 CustomResourceDefinition customresourcedefinitions',
+      'admissionregistration.svc.io/v1 ValidatingAdmissionPolicy validatingadmissionpolicies',
+      'admissionregistration.svc.io/v1 ValidatingAdmissionPolicyBinding validatingadmissionpolicybindings',
     ],
   );
 });
@@ -34,8 +36,8 @@ t.test('every kind has TypeMeta and ObjectMeta first, a singular name and, when 
     t.equal(rt.singular, rt.kind.toLowerCase(), rt.kind);
     // kinds without columns of their own get the default Name / Created At table (upstream's CRD table)
     if (!rt.virtual && rt.tableColumns) t.ok(rt.tableColumns.some((c) => c.name === 'Name' && c.format === 'name'), `${rt.kind} has a Name column`);
-    // as v1.32's discovery: only CustomResourceDefinition is in a category
-    t.same(rt.categories, rt.kind === 'CustomResourceDefinition' ? ['api-extensions'] : undefined, `${rt.kind}'s categories`);
+    // as v1.32's discovery: definitions and the admissionregistration kinds are in api-extensions
+    t.same(rt.categories, rt.kind === 'CustomResourceDefinition' || rt.group === 'admissionregistration.svc.io' ? ['api-extensions'] : undefined, `${rt.kind}'s categories`);
     t.ok(rt.schema.name.startsWith('io.svc.'), rt.schema.name);
   }
 });
