@@ -8,7 +8,7 @@
 import t from 'tap';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startServer, tempDir, ADMIN_TOKEN, type TestServer } from '../helpers/server.js';
+import { ADMIN_TOKEN, ALICE_TOKEN, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { type Event, readEvents, writePolicy } from '../helpers/audit.js';
 import { createCrd, crd } from '../helpers/crd.js';
 import { KUBECTL, kubectlAsToken } from '../helpers/kubectl.js';
@@ -272,4 +272,27 @@ spec:
   t.match(get.stdout, /demo-policy.example.com\s+1\s+<unset>/);
   t.ok(await waitFor(async () => (await tryCreate('labelled', { a: '1', b: '2', c: '3', d: '4', e: '5' })).status === 422));
   t.equal((await kubectl(['delete', '-f', file])).code, 0);
+});
+
+t.test('naming parameters needs "get" on them (upstream\'s strategy check)', async (t) => {
+  const RBAC = '/apis/rbac.authorization.svc.io/v1';
+  await s.admin.post(`${RBAC}/clusterroles`, {
+    metadata: { name: 'policy-author' },
+    rules: [{ apiGroups: ['admissionregistration.svc.io'], resources: ['validatingadmissionpolicies', 'validatingadmissionpolicybindings'], verbs: ['*'] }],
+  });
+  await s.admin.post(`${RBAC}/clusterrolebindings`, { metadata: { name: 'alice-policy-author' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'policy-author' }, subjects: [{ kind: 'User', name: 'alice' }] });
+  const alice = s.admin.with({ token: ALICE_TOKEN });
+  const p = policy('alice-params', { paramKind: { apiVersion: 'v1', kind: 'ConfigMap' }, matchConstraints: configmapRules(), validations: [{ expression: 'true' }] });
+  let r: Awaited<ReturnType<typeof alice.post>> | undefined;
+  t.ok(await waitFor(async () => (r = await alice.post(VAP, p)).status === 422), 'refused');
+  t.equal(
+    r!.json.message,
+    'ValidatingAdmissionPolicy.admissionregistration.svc.io "alice-params" is invalid: spec.paramKind: Forbidden: user &{alice uid-alice [dev qa system:authenticated] map[]} must have "get" permission on all objects of the referenced paramKind (kind=ConfigMap, apiVersion=v1)',
+  );
+  t.equal((await alice.post(VAP, policy('alice-plain', { matchConstraints: configmapRules(), validations: [{ expression: 'true' }] }))).status, 201, 'no paramKind: no check');
+  await s.admin.post(`${RBAC}/clusterroles`, { metadata: { name: 'cm-reader' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['get'] }] });
+  await s.admin.post(`${RBAC}/clusterrolebindings`, { metadata: { name: 'alice-cm-reader' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'ClusterRole', name: 'cm-reader' }, subjects: [{ kind: 'User', name: 'alice' }] });
+  t.ok(await waitFor(async () => (await alice.post(VAP, p)).status === 201), 'allowed once alice may read configmaps');
+  await s.admin.delete(`${VAP}/alice-params`);
+  await s.admin.delete(`${VAP}/alice-plain`);
 });

@@ -82,6 +82,12 @@ export interface ValidatingAdmissionPolicy extends ApiObject {
   };
 }
 
+/**
+ * The write check (ResourceType.writeCheck) both kinds declare: naming parameters needs `get` on them
+ * (core/admission/policy/write-check.ts, registered on the main thread).
+ */
+export const PARAMS_READ_CHECK = 'admissionregistration-params';
+
 export const supportedValidationReasons: readonly string[] = ['Forbidden', 'Invalid', 'RequestEntityTooLarge'];
 const MAX_AUDIT_ANNOTATIONS = 20;
 const MAX_AUDIT_ANNOTATION_VALUE_EXPRESSION_LENGTH = 5 * 1024;
@@ -352,6 +358,7 @@ export const validatingAdmissionPolicies: ResourceType = {
   namespaced: false,
   categories: ['api-extensions'],
   schema: validatingAdmissionPolicySchema,
+  writeCheck: PARAMS_READ_CHECK,
   defaults,
   prepareForCreate(obj) {
     delete (obj as ValidatingAdmissionPolicy).status;

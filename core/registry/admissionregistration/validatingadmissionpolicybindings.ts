@@ -12,6 +12,7 @@ import { invalidEach, isDNS1123Subdomain, isValidPathSegmentName } from '../../a
 import { labelSelectorSchema, objectSchema } from '../../schema/meta.js';
 import { s } from '../../schema/schema.js';
 import type { ResourceType } from '../resource-type.js';
+import { PARAMS_READ_CHECK } from './validatingadmissionpolicies.js';
 import { ADMISSIONREGISTRATION_GROUP, defaultMatchResources, type MatchResources, matchResourcesSchema, validateMatchResources } from './match.js';
 
 const NS = 'io.svc.api.admissionregistration.v1';
@@ -134,6 +135,7 @@ export const validatingAdmissionPolicyBindings: ResourceType = {
   namespaced: false,
   categories: ['api-extensions'],
   schema: validatingAdmissionPolicyBindingSchema,
+  writeCheck: PARAMS_READ_CHECK,
   defaults,
   validateCreate: (obj) => validateBindingSpec(spec(obj)),
   validateUpdate: (next) => validateBindingSpec(spec(next)),

@@ -9,6 +9,7 @@ import type { AdmissionOperation, AdmissionPlugin } from '../../admission/attrib
 import { readAdmissionConfiguration, type AdmissionConfiguration } from '../../admission/config.js';
 import { pluginMakers } from '../../admission/factory.js';
 import { enabledPlugins, type PluginInfo } from '../../admission/plugins.js';
+import { PARAMS_READ_CHECK, paramsReadCheck } from '../../admission/policy/write-check.js';
 import type { ApiTask } from '../../registry/task.js';
 import type { TypeRegistry } from '../../registry/type-registry.js';
 import type { ServerFeature } from '../feature.js';
@@ -65,6 +66,8 @@ export function admissionFeature(): ServerFeature {
         serving: c.serving,
         onStop: (fn: () => void | Promise<void>) => stops.push(fn),
       };
+      // the policy kinds' check that their author may read the parameters they name (a strategy check, whatever the plugins)
+      c.registry.ctx.writeChecks.set(PARAMS_READ_CHECK, paramsReadCheck({ types: c.types, listers: deps.listers, authorizer: deps.authorizer }));
       const plugins: AdmissionPlugin[] = [];
       for (const p of enabled) {
         const make = pluginMakers[p.name];
