@@ -15,6 +15,7 @@ import { groupResourceOf } from '../registry/resource-type.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
 import type { Store } from '../storage/interface.js';
 import type { AdmissionPlugin } from './attributes.js';
+import { makeMutatingAdmissionPolicy } from './policy/mutating.js';
 import { makeValidatingAdmissionPolicy } from './policy/validating.js';
 import type { AdmissionConfiguration } from './config.js';
 import type { AdmissionMetrics } from './metrics.js';
@@ -87,4 +88,5 @@ export const pluginMakers: Readonly<Record<string, PluginMaker>> = {
   NamespaceExists: namespaceExists,
   NamespaceAutoProvision: namespaceAutoProvision,
   ValidatingAdmissionPolicy: makeValidatingAdmissionPolicy,
+  MutatingAdmissionPolicy: makeMutatingAdmissionPolicy,
 };

@@ -64,6 +64,7 @@ function compileUncached(environment: CelEnvironment, expression: string): Entry
     const message = m ? `Syntax error: ${m[3]}` : `Syntax error: ${(e as Error).message}`;
     return new CelCompileError(`compilation failed: ${issue(expression, offset ?? 0, message)}`);
   }
+  if (environment.spec.constructible?.length) constructAsMaps(parsed, environment.spec.constructible);
   const check = new TypeCheck(expression, parsed, built);
   let resultType: CelType;
   try {
@@ -93,3 +94,52 @@ export function evaluate(c: { readonly program: CelProgram }, bindings: Record<s
 
 /** Whether an evaluation result is an error (the library's error value, or anything thrown). */
 export const isEvaluationError = (v: unknown): v is CelError => v instanceof Error || celLib().isCelError(v);
+
+/**
+ * Rewrites the construction of the environment's constructible messages into map literals keyed by
+ * the field names (every field a string key), in place, before the type check and the plan.
+ */
+function constructAsMaps(parsed: Parsed, names: readonly string[]): void {
+  let nextId = 0n;
+  const visit = (e: Expr | undefined, fn: (x: Expr) => void): void => {
+    if (!e) return;
+    fn(e);
+    const k = e.exprKind;
+    switch (k.case) {
+      case 'selectExpr':
+        visit(k.value.operand, fn);
+        break;
+      case 'callExpr':
+        visit(k.value.target, fn);
+        k.value.args.forEach((a) => visit(a, fn));
+        break;
+      case 'listExpr':
+        k.value.elements.forEach((x) => visit(x, fn));
+        break;
+      case 'structExpr':
+        k.value.entries.forEach((en) => {
+          if (en.keyKind.case === 'mapKey') visit(en.keyKind.value, fn);
+          visit(en.value, fn);
+        });
+        break;
+      case 'comprehensionExpr':
+        for (const x of [k.value.iterRange, k.value.accuInit, k.value.loopCondition, k.value.loopStep, k.value.result]) visit(x, fn);
+        break;
+    }
+  };
+  visit(parsed.expr, (x) => {
+    if (x.id >= nextId) nextId = x.id + 1n;
+  });
+  const template = celLib().parse('""').expr!;
+  const constructible = (m: string): boolean => names.some((n) => m === n || m.startsWith(`${n}.`));
+  visit(parsed.expr, (x) => {
+    const k = x.exprKind;
+    if (k.case !== 'structExpr' || !k.value.messageName || !constructible(k.value.messageName)) return;
+    k.value.messageName = '';
+    for (const en of k.value.entries) {
+      if (en.keyKind.case !== 'fieldKey') continue;
+      const key = { ...template, id: nextId++, exprKind: { case: 'constExpr', value: { ...(template.exprKind.value as object), constantKind: { case: 'stringValue', value: en.keyKind.value } } } } as Expr;
+      (en as { keyKind: unknown }).keyKind = { case: 'mapKey', value: key };
+    }
+  });
+}

@@ -34,6 +34,12 @@ export interface CelEnvironmentSpec {
   variables: Readonly<Record<string, CelTypeDecl>>;
   objects?: Readonly<Record<string, CelObjectDecl>>;
   libraries: readonly CelLibraryName[];
+  /**
+   * Message names an expression may construct (`Object{spec: Object.spec{...}}`, `JSONPatch{...}`):
+   * a name equal to one of these, or starting with one and a dot, builds a map of its fields (upstream's
+   * mutating admission policies' object construction, typed as maps here).
+   */
+  constructible?: readonly string[];
   /** Functions of the environment's own beyond the libraries (built when the library is loaded). */
   funcs?: () => readonly CelFunc[];
   /** When set, the only functions the type check lets an expression call (operators included). */

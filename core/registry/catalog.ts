@@ -2,6 +2,7 @@
  * The resource types the server serves first. Discovery, routing, the registry, codecs, OpenAPI and
  * Table output all start from this list; adding a kind is one file plus one line here.
  */
+import { MUTATING_ADMISSION_POLICY_GATE, mutatingAdmissionPolicies, mutatingAdmissionPolicyBindings } from './admissionregistration/mutatingadmissionpolicies.js';
 import { validatingAdmissionPolicies } from './admissionregistration/validatingadmissionpolicies.js';
 import { validatingAdmissionPolicyBindings } from './admissionregistration/validatingadmissionpolicybindings.js';
 import { customResourceDefinitions } from './apiextensions/customresourcedefinitions.js';
@@ -45,4 +46,13 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   customResourceDefinitions,
   validatingAdmissionPolicies,
   validatingAdmissionPolicyBindings,
+];
+
+/**
+ * Kinds of alpha versions: served only with their feature gate on and their version turned on by
+ * --runtime-config (the version or resource, api/alpha or api/all), as upstream (enablement.ts).
+ */
+export const alphaResourceTypes: readonly { rt: ResourceType; gate: string }[] = [
+  { rt: mutatingAdmissionPolicies, gate: MUTATING_ADMISSION_POLICY_GATE },
+  { rt: mutatingAdmissionPolicyBindings, gate: MUTATING_ADMISSION_POLICY_GATE },
 ];

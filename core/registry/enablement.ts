@@ -4,7 +4,8 @@
  * off). Resolved once from the flags and applied the same way on the main thread and in every worker.
  */
 import { makeLeases } from './coordination/leases.js';
-import { builtinResourceTypes } from './catalog.js';
+import { alphaResourceTypes, builtinResourceTypes } from './catalog.js';
+import { canonicalSpelling, respellApiVersion } from '../api/group-aliases.js';
 import { apiVersionOf, type ResourceType } from './resource-type.js';
 
 export class EnablementError extends Error {}
@@ -25,6 +26,7 @@ export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
   AuthorizeWithSelectors: { stage: 'BETA', default: true },
   CBORServingAndStorage: { stage: 'ALPHA', default: false },
   CoordinatedLeaderElection: { stage: 'ALPHA', default: false },
+  MutatingAdmissionPolicy: { stage: 'ALPHA', default: false },
   RemoteRequestHeaderUID: { stage: 'ALPHA', default: false },
   StructuredAuthenticationConfiguration: { stage: 'BETA', default: true },
   WatchList: { stage: 'BETA', default: true },
@@ -60,32 +62,44 @@ const gvOf = (rt: ResourceType): string => apiVersionOf(rt);
 
 /** Group version of a runtime-config key: `v1`, `api/v1` and `<group>/<version>` name one; `.../<resource>` names a resource. */
 function parseRuntimeKey(key: string, servedGVs: ReadonlySet<string>): { gv: string; resource?: string } | undefined {
-  const k = key.startsWith('api/v1') ? key.slice(4) : key;
+  // upstream's spelling of a group (`admissionregistration.k8s.io/v1alpha1`) names ours
+  const k = respellApiVersion(key.startsWith('api/v1') ? key.slice(4) : key, canonicalSpelling);
   if (servedGVs.has(k)) return { gv: k };
   const slash = k.lastIndexOf('/');
   if (slash > 0 && servedGVs.has(k.slice(0, slash))) return { gv: k.slice(0, slash), resource: k.slice(slash + 1) };
   return undefined;
 }
 
-/** Applies --runtime-config: `api/all`, `api/ga` (all served versions are GA), a group version, or one resource; the most specific key wins. */
-export function applyRuntimeConfig(types: readonly ResourceType[], config: Readonly<Record<string, boolean>>): ResourceType[] {
-  const servedGVs = new Set(types.map(gvOf));
+/**
+ * Applies --runtime-config: `api/all`, `api/ga`, `api/alpha`, a group version, or one resource; the
+ * most specific key wins. `alpha` are the kinds of alpha versions (their gates on): served only when
+ * the runtime config turns them on (their version or resource, api/alpha or api/all), as upstream
+ * serves no alpha version by default.
+ */
+export function applyRuntimeConfig(types: readonly ResourceType[], config: Readonly<Record<string, boolean>>, alpha: readonly ResourceType[] = [], knownAlpha: readonly ResourceType[] = alpha): ResourceType[] {
+  // an alpha version is known (a key naming it is no error) even while its gate is off
+  const servedGVs = new Set([...types, ...knownAlpha].map(gvOf));
   const byGV = new Map<string, boolean>();
   const byResource = new Map<string, boolean>();
   let all: boolean | undefined;
+  let alphaAll: boolean | undefined;
+  let gaAll: boolean | undefined;
   for (const [key, value] of Object.entries(config)) {
-    if (key === 'api/all' || key === 'api/ga') all = value;
-    else if (key === 'api/beta' || key === 'api/alpha') continue; // nothing served at those stages
+    if (key === 'api/all') all = value;
+    else if (key === 'api/ga') gaAll = value; // every version served by default is GA
+    else if (key === 'api/alpha') alphaAll = value;
+    else if (key === 'api/beta') continue; // nothing served at that stage
     else {
       const parsed = parseRuntimeKey(key, servedGVs);
       if (!parsed) throw new EnablementError(`unknown api groups ${key.split('/')[0]}`);
       if (!parsed.resource) byGV.set(parsed.gv, value);
-      else if (types.some((t) => gvOf(t) === parsed.gv && t.plural === parsed.resource)) byResource.set(`${parsed.gv}/${parsed.resource}`, value);
+      else if ([...types, ...knownAlpha].some((t) => gvOf(t) === parsed.gv && t.plural === parsed.resource)) byResource.set(`${parsed.gv}/${parsed.resource}`, value);
       else throw new EnablementError(`unknown resource ${key}`);
     }
   }
-  const enabled = (rt: ResourceType): boolean => byResource.get(`${gvOf(rt)}/${rt.plural}`) ?? byGV.get(gvOf(rt)) ?? all ?? true;
-  const out = types.filter(enabled);
+  const enabled = (rt: ResourceType): boolean => byResource.get(`${gvOf(rt)}/${rt.plural}`) ?? byGV.get(gvOf(rt)) ?? gaAll ?? all ?? true;
+  const alphaEnabled = (rt: ResourceType): boolean => byResource.get(`${gvOf(rt)}/${rt.plural}`) ?? byGV.get(gvOf(rt)) ?? alphaAll ?? all ?? false;
+  const out = [...types.filter(enabled), ...alpha.filter(alphaEnabled)];
   if (!out.some((t) => t.group === '' && t.plural === 'namespaces')) throw new EnablementError('the core v1 API (namespaces) cannot be disabled');
   return out;
 }
@@ -93,5 +107,6 @@ export function applyRuntimeConfig(types: readonly ResourceType[], config: Reado
 /** The served resource types under these gates and runtime config. */
 export function servedTypesFor(gates: Readonly<Record<string, boolean>>, runtimeConfig: Readonly<Record<string, boolean>> = {}): ResourceType[] {
   const types = builtinResourceTypes.map((t) => (t.group === 'coordination.svc.io' && t.plural === 'leases' ? makeLeases({ coordinatedLeaderElection: gates.CoordinatedLeaderElection === true }) : t));
-  return applyRuntimeConfig(types, runtimeConfig);
+  const alpha = alphaResourceTypes.filter((a) => gates[a.gate] === true).map((a) => a.rt);
+  return applyRuntimeConfig(types, runtimeConfig, alpha, alphaResourceTypes.map((a) => a.rt));
 }

@@ -105,6 +105,8 @@ export interface PolicyEnvironmentOptions {
   params: boolean;
   authorizer: boolean;
   variables: readonly VariableDecl[];
+  /** A mutating policy's environment: `Object{...}` and `JSONPatch{...}` construction, `jsonpatch.escapeKey`. */
+  mutating?: boolean;
   /** Types for object/oldObject and params (the type-checking controller); dyn when absent. */
   typed?: { object?: CelTypeDecl; params?: CelTypeDecl; objects: Record<string, CelObjectDecl>; key: string };
 }
@@ -116,7 +118,7 @@ const declKey = (t: CelTypeDecl): string => (typeof t === 'string' ? t : JSON.st
 
 /** The environment for this shape (declared once, kept). */
 export function policyEnvironment(o: PolicyEnvironmentOptions): CelEnvironment {
-  const key = `${o.params ? 'p' : ''}${o.authorizer ? 'a' : ''}|${o.variables.map((v) => `${v.name}:${declKey(v.type)}`).join(',')}|${o.typed?.key ?? ''}`;
+  const key = `${o.params ? 'p' : ''}${o.authorizer ? 'a' : ''}${o.mutating ? 'm' : ''}|${o.variables.map((v) => `${v.name}:${declKey(v.type)}`).join(',')}|${o.typed?.key ?? ''}`;
   let env = environments.get(key);
   if (env) return env;
   const objects: Record<string, CelObjectDecl> = { ...BASE_OBJECTS, ...(o.typed?.objects ?? {}) };
@@ -132,7 +134,15 @@ export function policyEnvironment(o: PolicyEnvironmentOptions): CelEnvironment {
   for (const v of o.variables) fields[v.name] = v.type;
   objects['kubernetes.variables'] = { fields };
   variables.variables = { object: 'kubernetes.variables' };
-  env = celEnvironment({ name: `admission policy ${key}`, variables, objects, libraries: ['strings', 'k8s'], funcs: authzFuncs });
+  if (o.mutating) variables.jsonpatch = 'dyn';
+  env = celEnvironment({
+    name: `admission policy ${key}`,
+    variables,
+    objects,
+    libraries: ['strings', 'k8s'],
+    funcs: o.mutating ? mutatingFuncs : authzFuncs,
+    ...(o.mutating ? { constructible: ['Object', 'JSONPatch'] } : {}),
+  });
   if (environments.size >= MAX_ENVIRONMENTS) environments.delete(environments.keys().next().value!);
   environments.set(key, env);
   return env;
@@ -162,7 +172,7 @@ export function declOf(t: CelType, objects?: Record<string, CelObjectDecl>): Cel
 }
 
 /** What an expression must evaluate to: upstream's return types per expression kind. */
-export type ReturnTypes = 'bool' | 'string' | 'string-or-null' | 'any';
+export type ReturnTypes = 'bool' | 'string' | 'string-or-null' | 'object' | 'patches' | 'any';
 
 /**
  * Compiles an expression in an environment and checks its type; throws CelCompileError whose message
@@ -177,6 +187,12 @@ export function compilePolicyExpression(env: CelEnvironment, expression: string,
       break;
     case 'string':
       if (t !== 'string') throw new CelCompileError('must evaluate to string');
+      break;
+    case 'object':
+      if (c.resultType.kind !== 'map' && t !== 'dyn') throw new CelCompileError(`must evaluate to Object`);
+      break;
+    case 'patches':
+      if (c.resultType.kind !== 'list' && t !== 'dyn') throw new CelCompileError(`must evaluate to list(JSONPatch)`);
       break;
     case 'string-or-null':
       if (t !== 'string' && t !== 'null_type') throw new CelCompileError('must evaluate to one of [string null_type]');
@@ -376,4 +392,22 @@ export function authzFuncs(): readonly CelFunc[] {
     }),
   ];
   return funcs;
+}
+
+/** The `jsonpatch` variable's value (its one method is escapeKey). */
+export const JSONPATCH_VALUE: ReadonlyMap<string, unknown> = new Map([['@jsonpatch', true]]);
+
+let mfuncs: CelFunc[] | undefined;
+
+/** A mutating policy's functions: the authorizer library and jsonpatch.escapeKey (RFC 6901: ~ as ~0, / as ~1). */
+export function mutatingFuncs(): readonly CelFunc[] {
+  if (mfuncs) return mfuncs;
+  const { celMethod, CelScalar } = celLib();
+  mfuncs = [
+    ...authzFuncs(),
+    celMethod('escapeKey', CelScalar.DYN, [CelScalar.STRING], CelScalar.STRING, function (k) {
+      return k.replaceAll('~', '~0').replaceAll('/', '~1');
+    }),
+  ];
+  return mfuncs;
 }

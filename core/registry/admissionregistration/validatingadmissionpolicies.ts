@@ -214,7 +214,7 @@ function compileErrors(path: string, expression: string, fn: () => unknown): Fie
   }
 }
 
-function validateParamKind(pk: ParamKind, path: string): FieldError[] {
+export function validateParamKind(pk: ParamKind, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const av = pk.apiVersion ?? '';
   if (!av) errs.push(fieldErrors.required(`${path}.apiVersion`));

@@ -72,7 +72,7 @@ function defaults(obj: ApiObject): void {
   if (b.spec.matchResources) defaultMatchResources(b.spec.matchResources);
 }
 
-function validateParamRef(pr: ParamRef | null | undefined, path: string): FieldError[] {
+export function validateParamRef(pr: ParamRef | null | undefined, path: string): FieldError[] {
   const errs: FieldError[] = [];
   if (!pr) return errs;
   const name = pr.name ?? '';

@@ -1,0 +1,293 @@
+/**
+ * The MutatingAdmissionPolicy admission plugin (alpha; upstream's mutating policy dispatcher), in the
+ * admit phase: for every policy with bindings (name order) whose matchConstraints, and binding whose
+ * matchResources, cover the write, with each parameter object: the match conditions, then the
+ * mutations in order, each evaluated against the object as the previous ones left it. An
+ * ApplyConfiguration's result (`Object{...}`) is merged into the object as server-side apply merges
+ * (the kind's schema decides list and map semantics); a JSONPatch's result (a list of
+ * `JSONPatch{op, path, value, from}`) is applied as a JSON patch. Errors follow the policy's
+ * failurePolicy (Fail: the write is refused, 422, `policy '<p>' with binding '<b>' denied request:
+ * ...`). Policies with reinvocationPolicy IfNeeded run once more when a later policy changed the
+ * object.
+ */
+import { StatusError, groupResourceString } from '../../api/status.js';
+import { labelSelectorFromObject } from '../../api/selectors.js';
+import type { ApiObject } from '../../api/types.js';
+import type { CelInput } from '@bufbuild/cel';
+import { evaluate, isEvaluationError } from '../../cel/compile.js';
+import { celLib } from '../../cel/library.js';
+import { celValue } from '../../cel/value.js';
+import { applyJsonPatch } from '../../merge/json-patch.js';
+import type { JsonValue } from '../../merge/json-values.js';
+import { mergeValues } from '../../merge/typed-merge.js';
+import { matchRequestOf, matchResources, rulesCouldMatch } from '../../registry/admissionregistration/match.js';
+import {
+  mutatingAdmissionPolicies,
+  type MutatingAdmissionPolicy,
+  mutatingAdmissionPolicyBindings,
+  type MutatingAdmissionPolicyBinding,
+} from '../../registry/admissionregistration/mutatingadmissionpolicies.js';
+import { resourceId } from '../../registry/context.js';
+import { namespaces } from '../../registry/core/namespaces.js';
+import type { DeepReadonly, Lister } from '../../registry/lister.js';
+import type { ResourceType } from '../../registry/resource-type.js';
+import type { AdmissionPlugin, AdmissionOperation } from '../attributes.js';
+import type { PluginDeps } from '../factory.js';
+import { AuthzSession, authorizerValue, CelCompileError, compilePolicyExpression, gvkString, JSONPATCH_VALUE, policyEnvironment, resolveKind, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
+
+type Policy = DeepReadonly<MutatingAdmissionPolicy>;
+type Binding = DeepReadonly<MutatingAdmissionPolicyBinding>;
+type Compiled = { ok: ReturnType<typeof compilePolicyExpression> } | { error: string };
+
+interface CompiledMutating {
+  conditions: { name: string; expression: string; c: Compiled }[];
+  variables: { name: string; expression: string; c: Compiled }[];
+  mutations: { type: string; expression: string; c: Compiled }[];
+}
+
+const compiledPolicies = new WeakMap<object, CompiledMutating>();
+
+function compileOne(env: ReturnType<typeof policyEnvironment>, expression: string, returns: ReturnTypes): Compiled {
+  try {
+    return { ok: compilePolicyExpression(env, expression, returns) };
+  } catch (e) {
+    return { error: e instanceof CelCompileError ? e.message : (e as Error).message };
+  }
+}
+
+function compileMutating(p: Policy): CompiledMutating {
+  const hit = compiledPolicies.get(p);
+  if (hit) return hit;
+  const spec = p.spec ?? {};
+  const base = { params: spec.paramKind != null, authorizer: true, mutating: true };
+  const vars = (spec.variables ?? []) as { name?: string; expression?: string }[];
+  const decls = variableDecls(base, vars);
+  const env = policyEnvironment({ ...base, variables: decls });
+  const out: CompiledMutating = {
+    conditions: (spec.matchConditions ?? []).map((m) => ({ name: m.name ?? '', expression: m.expression ?? '', c: compileOne(policyEnvironment({ ...base, variables: [] }), m.expression ?? '', 'bool') })),
+    variables: vars.map((v, i) => ({ name: v.name ?? '', expression: v.expression ?? '', c: compileOne(policyEnvironment({ ...base, variables: decls.slice(0, i) }), v.expression ?? '', 'any') })),
+    mutations: (spec.mutations ?? []).map((m) => {
+      const expression = (m.patchType === 'JSONPatch' ? m.jsonPatch?.expression : m.applyConfiguration?.expression) ?? '';
+      return { type: m.patchType ?? '', expression, c: compileOne(env, expression, m.patchType === 'JSONPatch' ? 'patches' : 'object') };
+    }),
+  };
+  compiledPolicies.set(p, out);
+  return out;
+}
+
+/** A CEL result as JSON: maps as objects, ints as numbers, lists as arrays. */
+export function celToJson(v: unknown): JsonValue {
+  const lib = celLib();
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (lib.isCelUint(v)) return Number((v as { value: bigint }).value);
+  if (lib.isCelList(v)) return [...(v as Iterable<unknown>)].map(celToJson);
+  if (lib.isCelMap(v) || v instanceof Map) {
+    const out: Record<string, JsonValue> = {};
+    for (const [k, x] of v as ReadonlyMap<unknown, unknown>) out[String(k)] = celToJson(x);
+    return out;
+  }
+  if (Array.isArray(v)) return v.map(celToJson);
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  return String(v) as JsonValue;
+}
+
+class PolicyFailure extends Error {}
+
+export function makeMutatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
+  const off: AdmissionPlugin = { name: 'MutatingAdmissionPolicy', handles: () => false };
+  if (!d.types.get(resourceId(mutatingAdmissionPolicies)) || !d.types.get(resourceId(mutatingAdmissionPolicyBindings))) return off;
+  const policies: Lister<MutatingAdmissionPolicy> = d.listers.for(mutatingAdmissionPolicies);
+  const bindings: Lister<MutatingAdmissionPolicyBinding> = d.listers.for(mutatingAdmissionPolicyBindings);
+  bindings.addIndex('policyName', (b) => [b.spec?.policyName ?? '']);
+  const nsLister = d.listers.for(namespaces);
+  let memo = new Map<string, boolean>();
+  const clear = (): void => {
+    memo = new Map();
+  };
+  d.onStop(policies.onChange(clear));
+  d.onStop(bindings.onChange(clear));
+  d.onStop(d.types.subscribe(clear));
+
+  const hooks = () =>
+    policies
+      .list()
+      .map((p) => ({ policy: p as Policy, bindings: [...bindings.byIndex('policyName', p.metadata.name ?? '')].sort((x, y) => ((x.metadata.name ?? '') < (y.metadata.name ?? '') ? -1 : 1)) as Binding[] }))
+      .filter((h) => h.bindings.length > 0);
+
+  const handles = (op: AdmissionOperation, rt: ResourceType, sub: string): boolean => {
+    if (op !== 'CREATE' && op !== 'UPDATE') return false;
+    const key = `${op}|${resourceId(rt)}|${sub}`;
+    let v = memo.get(key);
+    if (v === undefined) memo.set(key, (v = hooks().some((h) => rulesCouldMatch(h.policy.spec?.matchConstraints?.resourceRules as never, op, rt, sub))));
+    return v;
+  };
+
+  return {
+    name: 'MutatingAdmissionPolicy',
+    handles,
+    async admit(a) {
+      if (!a.object) return;
+      const session = new AuthzSession(d.authorizer());
+      const nsName = a.rt.group === '' && a.rt.plural === 'namespaces' ? '' : a.namespace;
+      const ns = nsName ? nsLister.get('', nsName) : undefined;
+      const namespaceObject = ns ? { metadata: ns.metadata, ...(ns as unknown as { spec?: unknown }).spec ? { spec: (ns as unknown as { spec: unknown }).spec } : {} } : null;
+      const namespaceLabels = (n: string) => nsLister.get('', n)?.metadata.labels as Record<string, string> | undefined;
+      const invoked: (() => Promise<boolean>)[] = [];
+
+      /** Runs one policy-binding-param invocation; true when it changed the object. */
+      const invoke = async (policy: Policy, binding: Binding, param: unknown, matchedGroup: string, matchedVersion: string): Promise<boolean> => {
+        const compiled = compileMutating(policy);
+        const failurePolicy = policy.spec?.failurePolicy ?? 'Fail';
+        const fail = (message: string): false => {
+          if (failurePolicy === 'Ignore') return false;
+          throw new PolicyFailure(`policy '${policy.metadata.name}' with binding '${binding.metadata.name}' denied request: ${message}`);
+        };
+        const before = JSON.stringify(a.object);
+        const bindingsFor = (obj: unknown) => {
+          const b: Record<string, unknown> = {
+            object: celValue(obj),
+            oldObject: celValue(a.oldObject),
+            request: celValue({
+              kind: { group: matchedGroup, version: matchedVersion, kind: a.rt.kind },
+              resource: { group: matchedGroup, version: matchedVersion, resource: a.rt.plural },
+              requestKind: { group: a.requestGroup, version: a.rt.version, kind: a.rt.kind },
+              requestResource: { group: a.requestGroup, version: a.rt.version, resource: a.rt.plural },
+              operation: a.operation,
+              userInfo: { username: a.user.username, ...(a.user.uid ? { uid: a.user.uid } : {}), ...(a.user.groups?.length ? { groups: a.user.groups } : {}) },
+              dryRun: a.dryRun,
+              ...(a.name ? { name: a.name } : {}),
+              ...(a.namespace ? { namespace: a.namespace } : {}),
+              ...(a.subresource ? { subResource: a.subresource, requestSubResource: a.subresource } : {}),
+            }),
+            namespaceObject: celValue(namespaceObject),
+            authorizer: authorizerValue(a.user, { group: matchedGroup, resource: a.rt.plural, subresource: a.subresource, namespace: a.namespace, name: a.name }),
+            jsonpatch: JSONPATCH_VALUE,
+          };
+          if (policy.spec?.paramKind) b.params = celValue(param);
+          const values = new Map<string, unknown>();
+          b.variables = new (class extends Map<string, unknown> {
+            override get(k: string): unknown {
+              if (values.has(k)) return values.get(k);
+              const v = compiled.variables.find((x) => x.name === k);
+              if (!v) return undefined;
+              const r = run(v.expression, v.c, b);
+              if ('error' in r) throw new Error(r.error);
+              values.set(k, r.value);
+              return r.value;
+            }
+          })();
+          return b;
+        };
+        const run = (expression: string, c: Compiled, b: Record<string, unknown>): { value: unknown } | { error: string } => {
+          if ('error' in c) return { error: `compilation error: ${c.error}` };
+          for (let i = 0; ; i++) {
+            const v: unknown = withAuthz(session, () => evaluate(c.ok, b as Record<string, CelInput>));
+            if (isEvaluationError(v)) {
+              if (session.pending.size && i < 8) throw new PendingAuthzMutating();
+              return { error: `expression '${expression}' resulted in error: ${(v as Error).message}` };
+            }
+            return { value: v };
+          }
+        };
+        for (;;) {
+          try {
+            // match conditions
+            const b0 = bindingsFor(a.object);
+            const errs: string[] = [];
+            let skip = false;
+            for (const m of compiled.conditions) {
+              const r = run(m.expression, m.c, b0);
+              if ('error' in r) errs.push(`matchCondition '${m.name}' resulted in error: ${r.error}`);
+              else if (r.value !== true) {
+                skip = true;
+                break;
+              }
+            }
+            if (skip) return false;
+            if (errs.length) return fail(errs.length === 1 ? errs[0]! : `[${errs.join(', ')}]`);
+            for (const m of compiled.mutations) {
+              const r = run(m.expression, m.c, bindingsFor(a.object));
+              if ('error' in r) {
+                fail(r.error);
+                continue;
+              }
+              const result = celToJson(r.value);
+              try {
+                if (m.type === 'JSONPatch') {
+                  a.object = applyJsonPatch(a.object as unknown as JsonValue, result) as unknown as ApiObject;
+                } else {
+                  if (result === null || typeof result !== 'object' || Array.isArray(result)) {
+                    fail(`ApplyConfiguration expression '${m.expression}' must evaluate to an object`);
+                    continue;
+                  }
+                  a.object = mergeValues(a.object as unknown as JsonValue, result, a.rt.schema) as unknown as ApiObject;
+                }
+              } catch (e) {
+                if (e instanceof PolicyFailure) throw e;
+                fail((e as Error).message);
+              }
+            }
+            d.metrics.policyCheck(policy.metadata.name ?? '', binding.metadata.name ?? '', 'no_error', 'allow', 0);
+            return JSON.stringify(a.object) !== before;
+          } catch (e) {
+            if (e instanceof PendingAuthzMutating) {
+              await session.settle();
+              continue;
+            }
+            throw e;
+          }
+        }
+      };
+
+      const req = matchRequestOf(a.rt, a.operation, a.subresource, a.namespace, a.name || a.object.metadata?.name || '');
+      try {
+        for (const { policy, bindings: bs } of hooks()) {
+          const inputs = { req, object: a.object, oldObject: a.oldObject, namespaceLabels };
+          const matched = matchResources(policy.spec?.matchConstraints as never, inputs, true);
+          if (!matched) continue;
+          const pk = policy.spec?.paramKind;
+          const paramsRt = pk ? resolveKind(d.types, pk.apiVersion ?? '', pk.kind ?? '') : undefined;
+          for (const binding of bs) {
+            if (binding.spec?.matchResources && !matchResources(binding.spec.matchResources as never, inputs, false)) continue;
+            let params: unknown[] = [null];
+            const ref = binding.spec?.paramRef;
+            if (pk && ref) {
+              if (!paramsRt) {
+                if (policy.spec?.failurePolicy === 'Ignore') continue;
+                throw new PolicyFailure(`policy '${policy.metadata.name}' with binding '${binding.metadata.name}' denied request: failed to configure binding: paramKind kind \`${gvkString(pk.apiVersion ?? '', pk.kind ?? '')}\` not known`);
+              }
+              const pns = paramsRt.namespaced ? ref.namespace || a.namespace : '';
+              const lister = d.listers.for(paramsRt);
+              params = ref.name
+                ? [lister.get(pns, ref.name)].filter((x) => x)
+                : lister.list(pns).filter((o) => labelSelectorFromObject(ref.selector as never).matches(o.metadata.labels as Record<string, string> | undefined));
+              if (params.length === 0) {
+                if (ref.parameterNotFoundAction === 'Deny' && policy.spec?.failurePolicy !== 'Ignore')
+                  throw new PolicyFailure(`policy '${policy.metadata.name}' with binding '${binding.metadata.name}' denied request: failed to configure binding: no params found for policy binding with \`Deny\` parameterNotFoundAction`);
+                continue;
+              }
+            }
+            for (const param of params) {
+              const once = () => invoke(policy, binding, param, matched.group, matched.version);
+              const changed = await once();
+              // a change re-runs the IfNeeded policies invoked before it, once
+              if (changed) for (const again of invoked.splice(0)) await again();
+              if (policy.spec?.reinvocationPolicy === 'IfNeeded') invoked.push(once);
+            }
+          }
+        }
+      } catch (e) {
+        if (!(e instanceof PolicyFailure)) throw e;
+        const gr = { group: a.rt.group, resource: a.rt.plural };
+        const name = a.name || a.object?.metadata?.name || '';
+        const what = groupResourceString(gr);
+        const details: Record<string, unknown> = { ...(name ? { name } : {}), ...(gr.group ? { group: gr.group } : {}), kind: gr.resource, causes: [{ message: e.message }] };
+        throw new StatusError(422, 'Invalid', name ? `${what} "${name}" is forbidden: ${e.message}` : `${what} is forbidden: ${e.message}`, details as never);
+      }
+    },
+  };
+}
+
+class PendingAuthzMutating extends Error {}
