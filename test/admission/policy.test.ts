@@ -296,3 +296,17 @@ t.test('naming parameters needs "get" on them (upstream\'s strategy check)', asy
   await s.admin.delete(`${VAP}/alice-params`);
   await s.admin.delete(`${VAP}/alice-plain`);
 });
+
+t.test('policies never act on the policy kinds themselves', async (t) => {
+  const everything = { resourceRules: [{ apiGroups: ['', 'admissionregistration.k8s.io'], apiVersions: ['*'], operations: ['CREATE', 'UPDATE', 'DELETE'], resources: ['*'] }] };
+  await install(
+    policy('deny-everything', { matchConstraints: everything, validations: [{ expression: 'false' }] }),
+    binding('deny-everything', { policyName: 'deny-everything', validationActions: ['Deny'] }),
+    async () => (await tryCreate('p1', {})).status === 422,
+  );
+  t.equal((await s.admin.post(VAP, policy('another', { matchConstraints: configmapRules(), validations: [{ expression: 'true' }] }))).status, 201);
+  t.equal((await s.admin.delete(`${VAP}/another`)).status, 200);
+  t.equal((await s.admin.delete(`${VAPB}/deny-everything`)).status, 200, 'the binding can go');
+  t.ok(await waitFor(async () => (await tryCreate('p1', {})).status === 201));
+  await s.admin.delete(`${VAP}/deny-everything`);
+});

@@ -20,7 +20,7 @@ import { celValue } from '../../cel/value.js';
 import { applyJsonPatch } from '../../merge/json-patch.js';
 import type { JsonValue } from '../../merge/json-values.js';
 import { mergeValues } from '../../merge/typed-merge.js';
-import { matchRequestOf, matchResources, rulesCouldMatch } from '../../registry/admissionregistration/match.js';
+import { isPolicyResource, matchRequestOf, matchResources, rulesCouldMatch } from '../../registry/admissionregistration/match.js';
 import {
   mutatingAdmissionPolicies,
   type MutatingAdmissionPolicy,
@@ -117,6 +117,7 @@ export function makeMutatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
       .filter((h) => h.bindings.length > 0);
 
   const handles = (op: AdmissionOperation, rt: ResourceType, sub: string): boolean => {
+    if (isPolicyResource(rt)) return false;
     if (op !== 'CREATE' && op !== 'UPDATE') return false;
     const key = `${op}|${resourceId(rt)}|${sub}`;
     let v = memo.get(key);

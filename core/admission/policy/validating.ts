@@ -19,7 +19,7 @@ import { labelSelectorFromObject } from '../../api/selectors.js';
 import type { ApiObject } from '../../api/types.js';
 import { validatingAdmissionPolicies, type ValidatingAdmissionPolicy } from '../../registry/admissionregistration/validatingadmissionpolicies.js';
 import { validatingAdmissionPolicyBindings, type ValidatingAdmissionPolicyBinding } from '../../registry/admissionregistration/validatingadmissionpolicybindings.js';
-import { matchRequestOf, matchResources, type MatchedResource, rulesCouldMatch } from '../../registry/admissionregistration/match.js';
+import { isPolicyResource, matchRequestOf, matchResources, type MatchedResource, rulesCouldMatch } from '../../registry/admissionregistration/match.js';
 import { namespaces } from '../../registry/core/namespaces.js';
 import type { DeepReadonly, Lister } from '../../registry/lister.js';
 import type { ResourceType } from '../../registry/resource-type.js';
@@ -158,6 +158,7 @@ export function makeValidatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
   };
 
   const handles = (op: AdmissionOperation, rt: ResourceType, sub: string): boolean => {
+    if (isPolicyResource(rt)) return false;
     const key = `${op}|${rt.group}/${rt.version}/${rt.plural}|${sub}`;
     let v = memo.get(key);
     if (v === undefined) {

@@ -339,6 +339,10 @@ export function objectSelectorMatches(sel: LabelSelectorObject | null | undefine
   return (object !== undefined && selector.matches(labelsOf(object))) || (oldObject !== undefined && selector.matches(labelsOf(oldObject)));
 }
 
+/** The policy kinds themselves: admission policies never act on them (upstream's isPolicyResource). */
+const POLICY_RESOURCES = new Set(['validatingadmissionpolicies', 'validatingadmissionpolicybindings', 'mutatingadmissionpolicies', 'mutatingadmissionpolicybindings']);
+export const isPolicyResource = (rt: Pick<ResourceType, 'group' | 'plural'>): boolean => rt.group === ADMISSIONREGISTRATION_GROUP && POLICY_RESOURCES.has(rt.plural);
+
 /** Whether the write is on a Namespace itself (whose own labels the namespace selector tests). */
 export const isNamespaceResource = (req: MatchRequest): boolean => req.group === '' && req.resource === 'namespaces';
 
