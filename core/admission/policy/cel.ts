@@ -95,6 +95,16 @@ const BASE_OBJECTS: Record<string, CelObjectDecl> = {
   'kubernetes.authorization.ResourceCheck': { fields: {} },
 };
 
+/** A runtime error's text as cel-go words the common ones (a missing key, division by zero). */
+export function celErrorText(e: unknown): string {
+  const m = (e as Error)?.message ?? String(e);
+  const key = /^field not found: (.*)$/.exec(m);
+  if (key) return `no such key: ${key[1]}`;
+  if (m === 'int divide by zero' || m === 'uint divide by zero') return 'division by zero';
+  if (m === 'int modulus by zero' || m === 'uint modulus by zero') return 'modulus by zero';
+  return m;
+}
+
 /** A variable as an environment declares it: its name and the type its expression has. */
 export interface VariableDecl {
   name: string;

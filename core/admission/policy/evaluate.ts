@@ -16,7 +16,7 @@ import { CostMeter, estimateCost, PER_CALL_LIMIT, RUNTIME_COST_BUDGET, type Shap
 import { celValue } from '../../cel/value.js';
 import { celLib } from '../../cel/library.js';
 import type { ValidatingAdmissionPolicy } from '../../registry/admissionregistration/validatingadmissionpolicies.js';
-import { AuthzSession, CelCompileError, compilePolicyExpression, policyEnvironment, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
+import { AuthzSession, CelCompileError, celErrorText, compilePolicyExpression, policyEnvironment, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
 
 /** upstream's limit on an evaluated message expression. */
 const MAX_MESSAGE_BYTES = 5 * 1024;
@@ -184,10 +184,7 @@ class LazyVariables extends Map<string, unknown> {
   }
 }
 
-const errorText = (v: unknown): string => {
-  const m = (v as Error).message ?? String(v);
-  return m;
-};
+const errorText = (v: unknown): string => celErrorText(v);
 
 const seconds = (start: bigint): number => Number(process.hrtime.bigint() - start) / 1e9;
 
@@ -204,7 +201,7 @@ function validateOnce(policy: CompiledPolicy, inputs: EvaluationInputs, failureP
     for (const m of policy.matchConditions) {
       const r = run.eval(m.expression, m.c);
       if ('error' in r) {
-        condErrors.push(`matchCondition '${m.name}' resulted in error: ${r.error}`);
+        condErrors.push(r.error);
         continue;
       }
       if (r.value !== true) return { decisions: [], auditAnnotations: [], skipped: true };

@@ -33,7 +33,7 @@ import type { DeepReadonly, Lister } from '../../registry/lister.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { AdmissionPlugin, AdmissionOperation } from '../attributes.js';
 import type { PluginDeps } from '../factory.js';
-import { AuthzSession, authorizerValue, CelCompileError, compilePolicyExpression, gvkString, JSONPATCH_VALUE, policyEnvironment, resolveKind, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
+import { AuthzSession, authorizerValue, CelCompileError, celErrorText, compilePolicyExpression, gvkString, JSONPATCH_VALUE, policyEnvironment, resolveKind, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
 
 type Policy = DeepReadonly<MutatingAdmissionPolicy>;
 type Binding = DeepReadonly<MutatingAdmissionPolicyBinding>;
@@ -187,7 +187,7 @@ export function makeMutatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
             const v: unknown = withAuthz(session, () => evaluate(c.ok, b as Record<string, CelInput>));
             if (isEvaluationError(v)) {
               if (session.pending.size && i < 8) throw new PendingAuthzMutating();
-              return { error: `expression '${expression}' resulted in error: ${(v as Error).message}` };
+              return { error: `expression '${expression}' resulted in error: ${celErrorText(v)}` };
             }
             return { value: v };
           }
@@ -200,7 +200,7 @@ export function makeMutatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
             let skip = false;
             for (const m of compiled.conditions) {
               const r = run(m.expression, m.c, b0);
-              if ('error' in r) errs.push(`matchCondition '${m.name}' resulted in error: ${r.error}`);
+              if ('error' in r) errs.push(r.error);
               else if (r.value !== true) {
                 skip = true;
                 break;
