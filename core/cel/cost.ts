@@ -20,6 +20,8 @@ export const MAX_REQUEST_BYTES = 3 * 1024 * 1024;
 export interface Shape {
   node?: Schema | undefined;
   values?: unknown[];
+  /** At run time, the size of a computed value whose operands' sizes were known (a concatenation). */
+  size?: number;
 }
 
 const UNBOUNDED = Number.MAX_SAFE_INTEGER;
@@ -59,7 +61,9 @@ function runtimeSize(values: unknown[]): number {
   return max;
 }
 
-const sizeOf = (s: Shape): number => (s.values ? runtimeSize(s.values) : staticSize(s.node));
+const sizeOf = (s: Shape): number => s.size ?? (s.values ? runtimeSize(s.values) : staticSize(s.node));
+/** Whether a shape's size comes from actual values (run time), not from a schema's bounds. */
+const known = (s: Shape | undefined): s is Shape => !!s && (s.size !== undefined || s.values !== undefined);
 
 function elements(s: Shape): Shape {
   if (s.values) {
@@ -160,6 +164,8 @@ function cost(e: Expr | undefined, vars: ReadonlyMap<string, Shape>): { cost: nu
         case '@in':
           // comparing or joining lists, maps or strings visits their elements
           c += 1 + Math.ceil(Math.max(sizeOf(args[0]?.shape ?? {}), sizeOf(args[1]?.shape ?? {})) * STRING_TRAVERSAL);
+          // at run time a join of values of known sizes has a known size
+          if (fn === '_+_' && known(args[0]?.shape) && known(args[1]?.shape)) shape = { size: sizeOf(args[0].shape) + sizeOf(args[1].shape) };
           break;
         default:
           c += 1;

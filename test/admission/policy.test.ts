@@ -310,3 +310,34 @@ t.test('policies never act on the policy kinds themselves', async (t) => {
   t.ok(await waitFor(async () => (await tryCreate('p1', {})).status === 201));
   await s.admin.delete(`${VAP}/deny-everything`);
 });
+
+t.test('request, namespaceObject and the authorizer as the request\'s user sees them', async (t) => {
+  await s.admin.post('/api/v1/namespaces', { metadata: { name: 'req-ns', labels: { env: 'prod' } } });
+  await install(
+    policy('who', {
+      matchConstraints: configmapRules(['CREATE']),
+      validations: [
+        {
+          expression: "request.userInfo.username != 'alice' || authorizer.group('').resource('secrets').namespace(request.namespace).check('list').allowed()",
+          messageExpression: "request.userInfo.username + ' may not list secrets in ' + namespaceObject.metadata.name + ' (' + namespaceObject.metadata.labels.env + '), ' + request.operation + ' ' + request.kind.kind + ' ' + request.resource.resource",
+          reason: 'Forbidden',
+        },
+      ],
+    }),
+    binding('who', { policyName: 'who', validationActions: ['Deny'], matchResources: { namespaceSelector: { matchLabels: { env: 'prod' } } } }),
+    async () => true,
+  );
+  const alice = s.admin.with({ token: ALICE_TOKEN });
+  // alice may create configmaps in req-ns (a role), but not list secrets
+  const RBAC = '/apis/rbac.authorization.svc.io/v1';
+  await s.admin.post(`${RBAC}/namespaces/req-ns/roles`, { metadata: { name: 'cm' }, rules: [{ apiGroups: [''], resources: ['configmaps'], verbs: ['create'] }] });
+  await s.admin.post(`${RBAC}/namespaces/req-ns/rolebindings`, { metadata: { name: 'alice-cm' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'Role', name: 'cm' }, subjects: [{ kind: 'User', name: 'alice' }] });
+  let r: Awaited<ReturnType<typeof alice.post>> | undefined;
+  t.ok(await waitFor(async () => (r = await alice.post('/api/v1/namespaces/req-ns/configmaps', cm('req-ns', `a${++probe}`))).status === 403));
+  t.match(r!.json.message, /denied request: alice may not list secrets in req-ns \(prod\), CREATE ConfigMap configmaps$/);
+  t.equal((await s.admin.post('/api/v1/namespaces/req-ns/configmaps', cm('req-ns', 'by-admin'))).status, 201, 'other users pass');
+  await s.admin.post(`${RBAC}/namespaces/req-ns/roles`, { metadata: { name: 'secrets' }, rules: [{ apiGroups: [''], resources: ['secrets'], verbs: ['list'] }] });
+  await s.admin.post(`${RBAC}/namespaces/req-ns/rolebindings`, { metadata: { name: 'alice-secrets' }, roleRef: { apiGroup: 'rbac.authorization.svc.io', kind: 'Role', name: 'secrets' }, subjects: [{ kind: 'User', name: 'alice' }] });
+  t.ok(await waitFor(async () => (await alice.post('/api/v1/namespaces/req-ns/configmaps', cm('req-ns', `a${++probe}`))).status === 201), 'allowed once alice may list secrets');
+  await remove('who');
+});
