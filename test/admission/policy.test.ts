@@ -226,6 +226,16 @@ t.test('a policy on a custom resource, and the type-checking status', async (t) 
   );
   t.same(st.typeChecking.expressionWarnings.map((w: { fieldRef: string }) => w.fieldRef), ['spec.validations[1].expression']);
   t.equal(st.typeChecking.expressionWarnings[0].warning, "example.com/v1, Kind=Widget: ERROR: <input>:1:12: undefined field 'nosuch'\n | object.spec.nosuch == 1 || true\n | ...........^\n");
+  const mf = (await s.admin.get(`${VAP}/widget-size`)).json.metadata.managedFields as { manager: string; operation: string; subresource?: string }[];
+  t.ok(mf.some((m) => m.manager === 'validatingadmissionpolicy-status-controller' && m.operation === 'Apply' && m.subresource === 'status'), 'applied by the status controller');
+  // a new generation is checked again
+  const cur = (await s.admin.get(`${VAP}/widget-size`)).json;
+  cur.spec.validations = [{ expression: 'object.spec.size <= 5', message: 'too big' }];
+  t.equal((await s.admin.put(`${VAP}/widget-size`, cur)).status, 200);
+  t.ok(await waitFor(async () => {
+    const st2 = (await s.admin.get(`${VAP}/widget-size`)).json.status;
+    return st2?.observedGeneration === 2 && !st2.typeChecking?.expressionWarnings;
+  }), 'generation 2 has no warnings');
   await remove('widget-size');
 });
 

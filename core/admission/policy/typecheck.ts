@@ -6,7 +6,8 @@
  * `params` from the paramKind's), and every validation's expression and messageExpression compiled
  * against them. Expressions that do not type-check are reported in status.typeChecking as upstream
  * words them (`<group>/<version>, Kind=<kind>: ERROR: <input>:1:8: undefined field 'foo'` and the
- * source line with a caret), with status.observedGeneration. Runs in the housekeeping process only.
+ * source line with a caret), with status.observedGeneration, once per generation (a kind that appears
+ * later does not re-check a policy, as upstream). Runs in the housekeeping process only.
  */
 import { canonicalSpelling } from '../../api/group-aliases.js';
 import type { CelObjectDecl, CelTypeDecl } from '../../cel/environment.js';
@@ -88,7 +89,11 @@ export function typeCheckPolicy(types: TypeRegistry, policy: DeepReadonly<Valida
   return warnings;
 }
 
-/** Starts the controller: checks every policy whose observedGeneration lags, on every change. */
+/**
+ * Starts the controller: a policy whose generation is ahead of status.observedGeneration is checked
+ * and its status applied (server-side apply, force, as upstream's field manager), as upstream's
+ * ValidatingAdmissionPolicy status controller does.
+ */
 export function startTypeChecking(d: PluginDeps, policies: Lister<ValidatingAdmissionPolicy>): void {
   const queue = new Set<string>();
   let running = false;
@@ -106,29 +111,35 @@ export function startTypeChecking(d: PluginDeps, policies: Lister<ValidatingAdmi
         const p = policies.get('', name);
         if (!p) continue;
         const gen = p.metadata.generation ?? 0;
+        if (gen <= (p.status?.observedGeneration ?? 0)) continue;
         const warnings = typeCheckPolicy(d.types, p);
-        const status = p.status ?? {};
-        const current = JSON.stringify(status.typeChecking?.expressionWarnings ?? []);
-        if (status.observedGeneration === gen && current === JSON.stringify(warnings)) continue;
-        const next = structuredClone(p) as ValidatingAdmissionPolicy;
-        next.status = { ...(next.status ?? {}), observedGeneration: gen, typeChecking: { expressionWarnings: warnings } };
-        if (!warnings.length) next.status.typeChecking = {};
+        const applied = {
+          apiVersion: `${validatingAdmissionPolicies.group}/${validatingAdmissionPolicies.version}`,
+          kind: validatingAdmissionPolicies.kind,
+          metadata: { name },
+          status: { observedGeneration: gen, typeChecking: warnings.length ? { expressionWarnings: warnings } : {} },
+        };
         try {
-          await client.update(validatingAdmissionPolicies, next, { subresource: 'status' });
+          await client.patch(validatingAdmissionPolicies, '', name, applied, {
+            subresource: 'status',
+            patchType: 'application/apply-patch+yaml',
+            query: { fieldManager: IDENTITY.userAgent, force: 'true' },
+          });
         } catch (e) {
           const code = (e as { code?: number }).code;
-          // a conflict or a policy gone: the change that caused it queues the policy again
-          if (code !== 409 && code !== 404) d.log.info(`validating admission policy status of ${name}: ${(e as Error).message}`, undefined, 2);
+          if (code === 404) continue;
+          d.log.info(`validating admission policy status of ${name}: ${(e as Error).message}`, undefined, 2);
+          // tried again a little later, as upstream's rate-limited queue does
+          setTimeout(() => {
+            queue.add(name);
+            void work();
+          }, 1000).unref();
         }
       }
     } finally {
       running = false;
     }
     if (queue.size && !stopped) void work();
-  };
-  const enqueueAll = (): void => {
-    for (const p of policies.list()) queue.add(p.metadata.name ?? '');
-    void work();
   };
   d.onStop(
     policies.onChange((ev) => {
@@ -137,17 +148,12 @@ export function startTypeChecking(d: PluginDeps, policies: Lister<ValidatingAdmi
       void work();
     }),
   );
-  // a kind that appears or changes (a custom resource definition) may change what a policy's expressions see
-  d.onStop(
-    d.types.subscribe(() => {
-      if (ready) enqueueAll();
-    }),
-  );
   d.onStop(() => {
     stopped = true;
   });
   void d.serving.then(() => {
     ready = true;
-    enqueueAll();
+    for (const p of policies.list()) queue.add(p.metadata.name ?? '');
+    void work();
   });
 }
