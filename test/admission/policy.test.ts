@@ -351,3 +351,20 @@ t.test('request, namespaceObject and the authorizer as the request\'s user sees 
   t.ok(await waitFor(async () => (await alice.post('/api/v1/namespaces/req-ns/configmaps', cm('req-ns', `a${++probe}`))).status === 201), 'allowed once alice may list secrets');
   await remove('who');
 });
+
+t.test('DELETE: object is null, oldObject the stored object', async (t) => {
+  await s.admin.post('/api/v1/namespaces/p2/configmaps', cm('p2', 'keep-me', {}, { protected: 'true' }));
+  await s.admin.post('/api/v1/namespaces/p2/configmaps', cm('p2', 'drop-me', {}, {}));
+  await install(
+    policy('no-delete-protected', {
+      matchConstraints: { resourceRules: [{ apiGroups: [''], apiVersions: ['v1'], operations: ['DELETE'], resources: ['configmaps'] }] },
+      validations: [{ expression: "object == null && !(has(oldObject.metadata.labels) && 'protected' in oldObject.metadata.labels)", messageExpression: "oldObject.metadata.name + ' is protected'", reason: 'Forbidden' }],
+    }),
+    binding('no-delete-protected', { policyName: 'no-delete-protected', validationActions: ['Deny'] }),
+    async () => (await s.admin.delete('/api/v1/namespaces/p2/configmaps/keep-me')).status === 403,
+  );
+  const r = await s.admin.delete('/api/v1/namespaces/p2/configmaps/keep-me');
+  t.equal(r.json.message, `configmaps "keep-me" is forbidden: ValidatingAdmissionPolicy 'no-delete-protected' with binding 'no-delete-protected' denied request: keep-me is protected`);
+  t.equal((await s.admin.delete('/api/v1/namespaces/p2/configmaps/drop-me')).status, 200);
+  await remove('no-delete-protected');
+});
