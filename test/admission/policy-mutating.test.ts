@@ -31,14 +31,20 @@ t.test('served only with the gate on and the version enabled (the version, api/a
 
 t.test('policy validation', async (t) => {
   const rules = [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }];
-  const p = (spec: unknown) => ({ apiVersion: 'admissionregistration.svc.io/v1alpha1', kind: 'MutatingAdmissionPolicy', metadata: { name: 'm' }, spec }) as never;
+  const p = (spec: object) => ({ apiVersion: 'admissionregistration.svc.io/v1alpha1', kind: 'MutatingAdmissionPolicy', metadata: { name: 'm' }, spec: { reinvocationPolicy: 'Never', ...spec } }) as never;
   const ok = create(mutatingAdmissionPolicies, p({ matchConstraints: { resourceRules: rules }, mutations: [{ patchType: 'ApplyConfiguration', applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"a": "b"}}}' } }] }));
   t.same(ok.errors, []);
   t.match(ok.obj, { spec: { failurePolicy: 'Fail', reinvocationPolicy: 'Never' } });
+  t.same(create(mutatingAdmissionPolicies, p({ reinvocationPolicy: undefined, matchConstraints: { resourceRules: rules }, mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: '[]' } }] })).errors, ['spec.reinvocationPolicy: Required value'], 'no default for reinvocationPolicy');
+  t.same(
+    create(mutatingAdmissionPolicies, p({ matchConstraints: { resourceRules: [{ ...rules[0], operations: ['CREATE', 'DELETE'] }] }, mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: '[]' } }] })).errors,
+    ['spec.matchConstraints.resourceRules.operations: Unsupported value: "DELETE": supported values: "*", "CONNECT", "CREATE", "UPDATE"'],
+    'deletes cannot be mutated',
+  );
   t.same(create(mutatingAdmissionPolicies, p({ matchConstraints: { resourceRules: rules } })).errors, ['spec.mutations: Required value: mutations must contain at least one item']);
   t.same(
     create(mutatingAdmissionPolicies, p({ matchConstraints: { resourceRules: rules }, mutations: [{ patchType: 'JSONPatch', applyConfiguration: { expression: 'x' } }] })).errors,
-    ['spec.mutations[0].applyConfiguration: Forbidden: must not be specified when patchType is JSONPatch', 'spec.mutations[0].jsonPatch: Required value: must be specified when patchType is JSONPatch'],
+    ['spec.mutations[0].jsonPatch: Required value: must be specified when patchType is JSONPatch', 'spec.mutations[0].applyConfiguration: Invalid value: {applyConfiguration}: must not be specified when patchType is JSONPatch'],
   );
   t.same(create(mutatingAdmissionPolicies, p({ matchConstraints: { resourceRules: rules }, mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: '1' } }] })).errors, [
     'spec.mutations[0].jsonPatch.expression: Invalid value: "1": must evaluate to list(JSONPatch)',
@@ -57,6 +63,7 @@ t.test('against a server', async (t) => {
     kind: 'MutatingAdmissionPolicy',
     metadata: { name: 'label-and-key' },
     spec: {
+      reinvocationPolicy: 'IfNeeded',
       matchConstraints: { resourceRules: rules },
       matchConditions: [{ name: 'not-skipped', expression: "!has(object.metadata.labels) || !('skip' in object.metadata.labels)" }],
       mutations: [
@@ -86,7 +93,7 @@ t.test('against a server', async (t) => {
     apiVersion: 'admissionregistration.k8s.io/v1alpha1',
     kind: 'MutatingAdmissionPolicy',
     metadata: { name: 'broken' },
-    spec: { matchConstraints: { resourceRules: rules }, mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: "[JSONPatch{op: 'add', path: '/data/x', value: object.data.nosuch}]" } }] },
+    spec: { reinvocationPolicy: 'Never', matchConstraints: { resourceRules: rules }, mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: "[JSONPatch{op: 'add', path: '/data/x', value: object.data.nosuch}]" } }] },
   });
   t.equal(r.status, 201, r.text);
   await s.admin.post(MAPB, { apiVersion: 'admissionregistration.k8s.io/v1alpha1', kind: 'MutatingAdmissionPolicyBinding', metadata: { name: 'broken' }, spec: { policyName: 'broken' } });

@@ -7,7 +7,7 @@
  * bindings say where it applies and with which parameters. Defaults and validation as upstream's
  * v1alpha1 (expressions compiled at write time); generation bumps on spec changes.
  */
-import { type FieldError, fieldErrors } from '../../api/field-errors.js';
+import { type FieldError, fieldErrors, GoLiteral } from '../../api/field-errors.js';
 import { metadataAgeColumn, metadataNameColumn } from '../../api/objectmeta.js';
 import type { ApiObject } from '../../api/types.js';
 import { invalidEach, isDNS1123Subdomain } from '../../api/validation.js';
@@ -57,7 +57,15 @@ export interface MutatingAdmissionPolicyBinding extends ApiObject {
 }
 
 export const patchTypes: readonly string[] = ['ApplyConfiguration', 'JSONPatch'];
-export const reinvocationPolicies: readonly string[] = ['IfNeeded', 'Never'];
+export const reinvocationPolicies: readonly string[] = ['Never', 'IfNeeded'];
+/** Only creates and updates (and connects) can be mutated: DELETE is refused in a mutating policy's rules. */
+const mutatingOperations: readonly string[] = ['*', 'CONNECT', 'CREATE', 'UPDATE'];
+
+function validateMutableOperations(m: MatchResources, path: string): FieldError[] {
+  const errs: FieldError[] = [];
+  for (const r of m.resourceRules ?? []) for (const op of r.operations ?? []) if (!mutatingOperations.includes(op)) errs.push(fieldErrors.notSupported(path, op, mutatingOperations));
+  return errs;
+}
 
 const expressionHolder = (name: string, what: string) =>
   s.struct(`${NS}.${name}`, { expression: s.string({ description: what }) }, { ptr: true, typeDescription: what });
@@ -85,7 +93,7 @@ export const mutatingAdmissionPolicySchema = objectSchema(
         ),
         failurePolicy: s.string({ ptr: true, description: 'Fail (the default) or Ignore: what an error does.' }),
         matchConditions: matchConditionsField('CEL conditions the request must meet for the mutations to run (at most 64).'),
-        reinvocationPolicy: s.string({ description: 'Never (the default) or IfNeeded: whether the policy runs again when later admission changed the object.' }),
+        reinvocationPolicy: s.string({ description: 'Never or IfNeeded (required): whether the policy runs again when later admission changed the object.' }),
       },
       { description: 'What the policy changes and when.', typeDescription: 'A mutating policy\'s match constraints, parameters and mutations.' },
     ),
@@ -132,6 +140,7 @@ export function validateMutatingPolicySpec(spec: MutatingAdmissionPolicySpec): F
   else {
     errs.push(...validateMatchResources(spec.matchConstraints, `${path}.matchConstraints`));
     if (!(spec.matchConstraints.resourceRules ?? []).length) errs.push(fieldErrors.required(`${path}.matchConstraints.resourceRules`));
+    errs.push(...validateMutableOperations(spec.matchConstraints, `${path}.matchConstraints.resourceRules.operations`));
   }
   const base = { params: hasParams, authorizer: true, mutating: true };
   const condEnv = policyEnvironment({ ...base, variables: [] });
@@ -160,16 +169,16 @@ export function validateMutatingPolicySpec(spec: MutatingAdmissionPolicySpec): F
       return;
     }
     const [own, other, ownField, otherField] = type === 'ApplyConfiguration' ? [m.applyConfiguration, m.jsonPatch, 'applyConfiguration', 'jsonPatch'] : [m.jsonPatch, m.applyConfiguration, 'jsonPatch', 'applyConfiguration'];
-    if (other != null) errs.push(fieldErrors.forbidden(`${p}.${otherField}`, `must not be specified when patchType is ${type}`));
-    if (own == null) {
-      errs.push(fieldErrors.required(`${p}.${ownField}`, `must be specified when patchType is ${type}`));
-      return;
+    if (own == null) errs.push(fieldErrors.required(`${p}.${ownField}`, `must be specified when patchType is ${type}`));
+    else {
+      const expr = own.expression ?? '';
+      if (!expr.trim()) errs.push(fieldErrors.required(`${p}.${ownField}.expression`));
+      else errs.push(...compileErrors(`${p}.${ownField}.expression`, expr, type === 'ApplyConfiguration' ? 'object' : 'patches', env));
     }
-    const expr = own.expression ?? '';
-    if (!expr.trim()) errs.push(fieldErrors.required(`${p}.${ownField}.expression`));
-    else errs.push(...compileErrors(`${p}.${ownField}.expression`, expr, type === 'ApplyConfiguration' ? 'object' : 'patches', env));
+    if (other != null) errs.push(fieldErrors.invalid(`${p}.${otherField}`, new GoLiteral(`{${otherField}}`), `must not be specified when patchType is ${type}`));
   });
-  if (spec.reinvocationPolicy != null && !reinvocationPolicies.includes(spec.reinvocationPolicy)) errs.push(fieldErrors.notSupported(`${path}.reinvocationPolicy`, spec.reinvocationPolicy, reinvocationPolicies));
+  if (spec.reinvocationPolicy == null) errs.push(fieldErrors.required(`${path}.reinvocationPolicy`));
+  else if (!reinvocationPolicies.includes(spec.reinvocationPolicy)) errs.push(fieldErrors.notSupported(`${path}.reinvocationPolicy`, spec.reinvocationPolicy, reinvocationPolicies));
   return errs;
 }
 
@@ -179,7 +188,10 @@ function validateMutatingBindingSpec(spec: MutatingAdmissionPolicyBinding['spec'
   if (!policy) errs.push(fieldErrors.required('spec.policyName'));
   else errs.push(...invalidEach('spec.policyName', policy, isDNS1123Subdomain(policy)));
   errs.push(...validateParamRef(spec.paramRef, 'spec.paramRef'));
-  errs.push(...validateMatchResources(spec.matchResources ?? undefined, 'spec.matchResources'));
+  if (spec.matchResources) {
+    errs.push(...validateMatchResources(spec.matchResources, 'spec.matchResources'));
+    errs.push(...validateMutableOperations(spec.matchResources, 'spec.matchResources.resourceRules.operations'));
+  }
   return errs;
 }
 
@@ -199,7 +211,6 @@ export const mutatingAdmissionPolicies: ResourceType = {
     const p = obj as MutatingAdmissionPolicy;
     if (!p.spec || typeof p.spec !== 'object') p.spec = {};
     p.spec.failurePolicy ??= 'Fail';
-    p.spec.reinvocationPolicy ??= 'Never';
     if (p.spec.matchConstraints) defaultMatchResources(p.spec.matchConstraints);
   },
   validateCreate: (obj) => validateMutatingPolicySpec(pspec(obj)),
