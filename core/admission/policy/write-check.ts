@@ -1,5 +1,5 @@
 /**
- * Who may name parameters (upstream's ValidatingAdmissionPolicy and binding strategies' authorize):
+ * Who may name parameters (upstream's admission policy and binding strategies' authorize, validating and mutating):
  * creating a policy with a paramKind, or changing it, needs `get` on every object of that kind; a
  * binding with a paramRef needs `get` on the referenced objects (by name and namespace, or all) of its
  * policy's paramKind. Members of system:masters are not asked. A refusal is a Forbidden field error
@@ -13,6 +13,7 @@ import type { UserInfo } from '../../api/types.js';
 import type { Attributes, Authorizer } from '../../authz/authorizer.js';
 import type { ParamKind, ValidatingAdmissionPolicy } from '../../registry/admissionregistration/validatingadmissionpolicies.js';
 import { PARAMS_READ_CHECK, validatingAdmissionPolicies } from '../../registry/admissionregistration/validatingadmissionpolicies.js';
+import { mutatingAdmissionPolicies } from '../../registry/admissionregistration/mutatingadmissionpolicies.js';
 import type { ValidatingAdmissionPolicyBinding } from '../../registry/admissionregistration/validatingadmissionpolicybindings.js';
 import type { WriteCheck } from '../../registry/context.js';
 import type { Listers } from '../../registry/lister.js';
@@ -45,7 +46,7 @@ export function paramsReadCheck(d: ParamsCheckDeps): WriteCheck {
     let path: string;
     let ns = '*';
     let name = '*';
-    if (w.rt.kind === 'ValidatingAdmissionPolicy') {
+    if (w.rt.kind === 'ValidatingAdmissionPolicy' || w.rt.kind === 'MutatingAdmissionPolicy') {
       pk = (w.object as ValidatingAdmissionPolicy).spec?.paramKind;
       if (!pk) return;
       if (w.old && sameKind((w.old as ValidatingAdmissionPolicy).spec?.paramKind, pk)) return;
@@ -56,7 +57,8 @@ export function paramsReadCheck(d: ParamsCheckDeps): WriteCheck {
       if (!ref) return;
       const old = (w.old as ValidatingAdmissionPolicyBinding | undefined)?.spec;
       if (old && old.policyName === b.spec.policyName && JSON.stringify(old.paramRef ?? null) === JSON.stringify(ref)) return;
-      const policy = d.listers.for<ValidatingAdmissionPolicy>(validatingAdmissionPolicies).get('', b.spec.policyName ?? '');
+      const policyType = w.rt.kind === 'MutatingAdmissionPolicyBinding' ? mutatingAdmissionPolicies : validatingAdmissionPolicies;
+      const policy = d.listers.for<ValidatingAdmissionPolicy>(policyType).get('', b.spec.policyName ?? '');
       pk = policy?.spec?.paramKind as ParamKind | undefined;
       // a binding of a missing policy, or of one without parameters, reads nothing
       if (!pk) return;

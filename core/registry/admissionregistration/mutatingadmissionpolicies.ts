@@ -26,7 +26,7 @@ import {
   validateMatchConditions,
   validateMatchResources,
 } from './match.js';
-import { isCELIdentifier, type ParamKind, paramKindSchema, validateParamKind, type Variable, variableSchema } from './validatingadmissionpolicies.js';
+import { isCELIdentifier, PARAMS_READ_CHECK, type ParamKind, paramKindSchema, validateParamKind, type Variable, variableSchema } from './validatingadmissionpolicies.js';
 import { type ParamRef, paramRefSchema, validateParamRef } from './validatingadmissionpolicybindings.js';
 
 const NS = 'io.svc.api.admissionregistration.v1alpha1';
@@ -207,6 +207,7 @@ export const mutatingAdmissionPolicies: ResourceType = {
   namespaced: false,
   categories: ['api-extensions'],
   schema: mutatingAdmissionPolicySchema,
+  writeCheck: PARAMS_READ_CHECK,
   defaults(obj) {
     const p = obj as MutatingAdmissionPolicy;
     if (!p.spec || typeof p.spec !== 'object') p.spec = {};
@@ -241,6 +242,7 @@ export const mutatingAdmissionPolicyBindings: ResourceType = {
   namespaced: false,
   categories: ['api-extensions'],
   schema: mutatingAdmissionPolicyBindingSchema,
+  writeCheck: PARAMS_READ_CHECK,
   defaults(obj) {
     const b = obj as MutatingAdmissionPolicyBinding;
     if (!b.spec || typeof b.spec !== 'object') b.spec = {};
