@@ -44,8 +44,23 @@ const crdFixture: Json = {
   },
 };
 
+/** Admission policy kinds (built-in kinds without a protobuf message here). */
+const rules = [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'], scope: '*' }];
+const policyFixtures: Record<string, Json> = {
+  ValidatingAdmissionPolicy: {
+    metadata: { name: 'p', uid: 'u-vap', generation: 2, creationTimestamp: '2024-05-06T07:08:09Z' },
+    spec: { failurePolicy: 'Fail', matchConstraints: { resourceRules: rules, namespaceSelector: {}, objectSelector: {}, matchPolicy: 'Equivalent' }, validations: [{ expression: 'true', message: 'm' }] },
+    status: { observedGeneration: 2, typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[0].expression', warning: 'w' }] } },
+  },
+  ValidatingAdmissionPolicyBinding: {
+    metadata: { name: 'b', uid: 'u-vapb', creationTimestamp: '2024-05-06T07:08:09Z' },
+    spec: { policyName: 'p', paramRef: { name: 'x', namespace: 'ns', parameterNotFoundAction: 'Deny' }, validationActions: ['Deny', 'Audit'] },
+  },
+};
+
 function fixtureOf(rt: ResourceType): Json | undefined {
   if (rt.kind === 'CustomResourceDefinition') return crdFixture;
+  if (policyFixtures[rt.kind]) return policyFixtures[rt.kind];
   return resourceFixtures.find((f) => f.kind === rt.kind && f.apiVersion === apiVersionOf(rt))?.object;
 }
 
