@@ -131,6 +131,11 @@ function cost(e: Expr | undefined, vars: ReadonlyMap<string, Shape>): { cost: nu
           shape = elements(args[0]?.shape ?? {});
           c += 1;
           break;
+        case 'string':
+          c += 1;
+          // at run time the text of a value of known size is about that size (a number: a few digits)
+          if (!target && known(args[0]?.shape)) shape = { size: sizeOf(args[0].shape) + 20 };
+          break;
         case 'contains':
         case 'startsWith':
         case 'endsWith':

@@ -165,3 +165,14 @@ t.test('the authorizer library, with an authorizer answering at once or later', 
     t.ok(asked.includes('system:serviceaccount:ns:sa get apps.svc.io/deployments/d'), `${name}: service account and group spelling`);
   }
 });
+
+t.test('messages joining several computed strings stay within the per-call limit', async (t) => {
+  const p = compilePolicy(
+    policy({
+      variables: [{ name: 'keys', expression: 'size(object.data)' }, { name: 'who', expression: "'user ' + request.userInfo.username" }],
+      validations: [{ expression: 'false', messageExpression: "variables.who + ' has ' + string(variables.keys) + ' keys, ' + string(variables.keys) + '.'" }],
+    }),
+  );
+  const r = await validatePolicy(p, inputs({ data: { a: '1' } }), 'Fail');
+  t.equal(r.decisions[0]!.message, 'user alice has 1 keys, 1.');
+});

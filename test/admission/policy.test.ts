@@ -368,3 +368,21 @@ t.test('DELETE: object is null, oldObject the stored object', async (t) => {
   t.equal((await s.admin.delete('/api/v1/namespaces/p2/configmaps/drop-me')).status, 200);
   await remove('no-delete-protected');
 });
+
+t.test('a custom resource as the parameter', async (t) => {
+  // the widgets definition exists (an earlier test made it)
+  t.equal((await s.admin.post('/apis/example.com/v1/namespaces/p2/widgets', { apiVersion: 'example.com/v1', kind: 'Widget', metadata: { name: 'limit' }, spec: { size: 2 } })).status, 201);
+  await install(
+    policy('cr-param', {
+      paramKind: { apiVersion: 'example.com/v1', kind: 'Widget' },
+      matchConstraints: configmapRules(['CREATE']),
+      validations: [{ expression: '!has(object.data) || size(object.data) <= params.spec.size', messageExpression: "'at most ' + string(params.spec.size) + ' keys (' + params.kind + ')'" }],
+    }),
+    binding('cr-param', { policyName: 'cr-param', validationActions: ['Deny'], paramRef: { name: 'limit', namespace: 'p2', parameterNotFoundAction: 'Deny' } }),
+    async () => (await tryCreate('p1', { a: '1', b: '2', c: '3' })).status === 422,
+  );
+  const r = await tryCreate('p1', { a: '1', b: '2', c: '3' });
+  t.match(r.json.message, /denied request: at most 2 keys \(Widget\)$/);
+  t.equal((await tryCreate('p1', { a: '1' })).status, 201);
+  await remove('cr-param');
+});

@@ -24,6 +24,7 @@ import { compile, type CompiledExpression } from '../../cel/compile.js';
 import { celEnvironment, type CelEnvironment, type CelObjectDecl, type CelTypeDecl } from '../../cel/environment.js';
 import { CelCompileError } from '../../cel/errors.js';
 import { celLib } from '../../cel/library.js';
+import type { JsonValue } from '../../merge/json-values.js';
 
 export { CelCompileError };
 
@@ -421,3 +422,22 @@ export function mutatingFuncs(): readonly CelFunc[] {
   ];
   return mfuncs;
 }
+
+/** A CEL result as JSON: maps as objects, ints as numbers, lists as arrays. */
+export function celToJson(v: unknown): JsonValue {
+  const lib = celLib();
+  if (v === null || v === undefined) return null;
+  if (typeof v === 'bigint') return Number(v);
+  if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') return v;
+  if (lib.isCelUint(v)) return Number((v as { value: bigint }).value);
+  if (lib.isCelList(v)) return [...(v as Iterable<unknown>)].map(celToJson);
+  if (lib.isCelMap(v) || v instanceof Map) {
+    const out: Record<string, JsonValue> = {};
+    for (const [k, x] of v as ReadonlyMap<unknown, unknown>) out[String(k)] = celToJson(x);
+    return out;
+  }
+  if (Array.isArray(v)) return v.map(celToJson);
+  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
+  return String(v) as JsonValue;
+}
+

@@ -16,7 +16,7 @@ import { CostMeter, estimateCost, PER_CALL_LIMIT, RUNTIME_COST_BUDGET, type Shap
 import { celValue } from '../../cel/value.js';
 import { celLib } from '../../cel/library.js';
 import type { ValidatingAdmissionPolicy } from '../../registry/admissionregistration/validatingadmissionpolicies.js';
-import { AuthzSession, CelCompileError, celErrorText, compilePolicyExpression, policyEnvironment, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
+import { AuthzSession, CelCompileError, celErrorText, celToJson, compilePolicyExpression, policyEnvironment, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
 
 /** upstream's limit on an evaluated message expression. */
 const MAX_MESSAGE_BYTES = 5 * 1024;
@@ -136,6 +136,24 @@ class Run {
     };
     if (policy.hasParams) this.bindings.params = celValue(inputs.params);
     for (const k of ['object', 'oldObject', 'request', 'params', 'namespaceObject'] as const) this.shapes.set(k, { values: [k === 'request' ? inputs.request : inputs[k]] });
+    // a variable is sized by its value (evaluated when an expression that reads it is estimated, as it would be when run)
+    this.shapes.set('variables', {
+      values: [
+        new Proxy(
+          {},
+          {
+            get: (_t, name) => {
+              if (typeof name !== 'string') return undefined;
+              try {
+                return celToJson(this.variable(name));
+              } catch {
+                return undefined;
+              }
+            },
+          },
+        ),
+      ],
+    });
   }
 
   /** Evaluates one compiled expression: its value, or an error message (`expression '...' resulted in error: ...`). */

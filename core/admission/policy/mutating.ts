@@ -15,7 +15,6 @@ import { labelSelectorFromObject } from '../../api/selectors.js';
 import type { ApiObject } from '../../api/types.js';
 import type { CelInput } from '@bufbuild/cel';
 import { evaluate, isEvaluationError } from '../../cel/compile.js';
-import { celLib } from '../../cel/library.js';
 import { celValue } from '../../cel/value.js';
 import { applyJsonPatch } from '../../merge/json-patch.js';
 import type { JsonValue } from '../../merge/json-values.js';
@@ -33,7 +32,7 @@ import type { DeepReadonly, Lister } from '../../registry/lister.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { AdmissionPlugin, AdmissionOperation } from '../attributes.js';
 import type { PluginDeps } from '../factory.js';
-import { AuthzSession, authorizerValue, CelCompileError, celErrorText, compilePolicyExpression, gvkString, JSONPATCH_VALUE, policyEnvironment, resolveKind, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
+import { AuthzSession, authorizerValue, CelCompileError, celErrorText, celToJson, compilePolicyExpression, gvkString, JSONPATCH_VALUE, policyEnvironment, resolveKind, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
 
 type Policy = DeepReadonly<MutatingAdmissionPolicy>;
 type Binding = DeepReadonly<MutatingAdmissionPolicyBinding>;
@@ -75,23 +74,7 @@ function compileMutating(p: Policy): CompiledMutating {
   return out;
 }
 
-/** A CEL result as JSON: maps as objects, ints as numbers, lists as arrays. */
-export function celToJson(v: unknown): JsonValue {
-  const lib = celLib();
-  if (v === null || v === undefined) return null;
-  if (typeof v === 'bigint') return Number(v);
-  if (typeof v === 'number' || typeof v === 'string' || typeof v === 'boolean') return v;
-  if (lib.isCelUint(v)) return Number((v as { value: bigint }).value);
-  if (lib.isCelList(v)) return [...(v as Iterable<unknown>)].map(celToJson);
-  if (lib.isCelMap(v) || v instanceof Map) {
-    const out: Record<string, JsonValue> = {};
-    for (const [k, x] of v as ReadonlyMap<unknown, unknown>) out[String(k)] = celToJson(x);
-    return out;
-  }
-  if (Array.isArray(v)) return v.map(celToJson);
-  if (v instanceof Uint8Array) return Buffer.from(v).toString('base64');
-  return String(v) as JsonValue;
-}
+export { celToJson };
 
 class PolicyFailure extends Error {}
 
