@@ -8,6 +8,7 @@
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
+import type { TLSSocket } from 'node:tls';
 import { sharedLoopbackPki } from './pki.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -17,6 +18,9 @@ export interface RecordedReview {
   path: string;
   query: string;
   body: Obj;
+  /** The Authorization header and the client certificate's CN the call came with. */
+  authorization: string | undefined;
+  clientCN: string | undefined;
 }
 
 const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64');
@@ -32,7 +36,7 @@ export class AdmissionWebhookServer {
   static async start(): Promise<AdmissionWebhookServer> {
     const w = new AdmissionWebhookServer();
     const { serving } = sharedLoopbackPki();
-    w.server = createServer({ cert: serving.cert, key: serving.key }, (req, res) => w.handle(req, res));
+    w.server = createServer({ cert: serving.cert, key: serving.key, ca: sharedLoopbackPki().ca.cert, requestCert: true, rejectUnauthorized: false }, (req, res) => w.handle(req, res));
     w.server.on('connection', (s: Socket) => {
       w.sockets.add(s);
       s.on('close', () => w.sockets.delete(s));
@@ -72,7 +76,8 @@ export class AdmissionWebhookServer {
       } catch {
         review = {};
       }
-      this.reviews.push({ path: u.pathname, query: u.search, body: review });
+      const cert = (req.socket as TLSSocket).getPeerCertificate();
+      this.reviews.push({ path: u.pathname, query: u.search, body: review, authorization: req.headers.authorization, clientCN: (cert?.subject?.CN as string | undefined) || undefined });
       const uid = review.request?.uid;
       const answer = (response: Obj, apiVersion = review.apiVersion ?? 'admission.k8s.io/v1'): void => {
         res.writeHead(200, { 'content-type': 'application/json' });
