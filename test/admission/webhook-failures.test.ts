@@ -132,6 +132,29 @@ t.test('mutating webhooks are recorded in the audit event; a webhook\'s own anno
   t.equal(ann['audited.example.com/decision'], 'looked-at-it');
 });
 
+t.test('a dry run that would reach a webhook with side effects fails before anything is sent', async (t) => {
+  // v1 refuses sideEffects other than None and NoneOnDryRun; a configuration stored by an older
+  // version (v1beta1 allowed Unknown and Some) is written to the store as it would have been
+  const store = (s.server as unknown as { store: { create(key: string, value: Uint8Array): Promise<unknown> } }).store;
+  const legacy = {
+    apiVersion: 'admissionregistration.svc.io/v1',
+    kind: 'ValidatingWebhookConfiguration',
+    metadata: { name: 'legacy', uid: '00000000-0000-0000-0000-00000000beef', creationTimestamp: '2020-01-01T00:00:00Z', generation: 1 },
+    webhooks: [{ ...webhookEntry('legacy.example.com', hook.url('/allow'), { matchConditions: [{ name: 'mine', expression: "object.metadata.name.startsWith('legacy-')" }] }), sideEffects: 'Some', failurePolicy: 'Fail', matchPolicy: 'Equivalent', namespaceSelector: {}, objectSelector: {}, timeoutSeconds: 10 }],
+  };
+  await store.create('/registry/admissionregistration.svc.io/validatingwebhookconfigurations/legacy', Buffer.from(JSON.stringify(legacy)));
+  await s.admin.get(VWC);
+  const before = hook.on('/allow').length;
+  const dry = await s.admin.post('/api/v1/namespaces/whf/configmaps?dryRun=All', { metadata: { name: 'legacy-1' } });
+  t.equal(dry.status, 400);
+  t.equal(dry.json.message, 'admission webhook "legacy.example.com" does not support dry run');
+  t.equal(hook.on('/allow').length, before, 'nothing was sent');
+  const real = await s.admin.post('/api/v1/namespaces/whf/configmaps', { metadata: { name: 'legacy-2' } });
+  t.equal(real.status, 201, 'a real write is sent as usual');
+  t.equal(hook.on('/allow').length, before + 1);
+  await s.admin.delete(`${VWC}/legacy`);
+});
+
 t.test('the server still serves, and the webhook metrics count what happened', async (t) => {
   t.equal((await s.admin.get('/api/v1/namespaces/whf/configmaps')).status, 200);
   const m = (await s.admin.get('/metrics')).text;
