@@ -19,6 +19,7 @@ import { makeMutatingAdmissionPolicy } from './policy/mutating.js';
 import { makeValidatingAdmissionPolicy } from './policy/validating.js';
 import type { AdmissionConfiguration } from './config.js';
 import type { AdmissionMetrics } from './metrics.js';
+import { webhookPlugin } from './webhook/dispatcher.js';
 
 export interface PluginDeps {
   listers: Listers;
@@ -87,6 +88,8 @@ export const pluginMakers: Readonly<Record<string, PluginMaker>> = {
   AlwaysDeny: alwaysDeny,
   NamespaceExists: namespaceExists,
   NamespaceAutoProvision: namespaceAutoProvision,
+  MutatingAdmissionWebhook: (d) => webhookPlugin('mutating', d),
+  ValidatingAdmissionWebhook: (d) => webhookPlugin('validating', d),
   ValidatingAdmissionPolicy: makeValidatingAdmissionPolicy,
   MutatingAdmissionPolicy: makeMutatingAdmissionPolicy,
 };

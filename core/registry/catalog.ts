@@ -5,6 +5,8 @@
 import { MUTATING_ADMISSION_POLICY_GATE, mutatingAdmissionPolicies, mutatingAdmissionPolicyBindings } from './admissionregistration/mutatingadmissionpolicies.js';
 import { validatingAdmissionPolicies } from './admissionregistration/validatingadmissionpolicies.js';
 import { validatingAdmissionPolicyBindings } from './admissionregistration/validatingadmissionpolicybindings.js';
+import { mutatingWebhookConfigurations } from './admissionregistration/mutatingwebhookconfigurations.js';
+import { validatingWebhookConfigurations } from './admissionregistration/validatingwebhookconfigurations.js';
 import { customResourceDefinitions } from './apiextensions/customresourcedefinitions.js';
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
 import { tokenReviews } from './authentication/tokenreviews.js';
@@ -44,6 +46,8 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   roleBindings,
   clusterRoleBindings,
   customResourceDefinitions,
+  validatingWebhookConfigurations,
+  mutatingWebhookConfigurations,
   validatingAdmissionPolicies,
   validatingAdmissionPolicyBindings,
 ];

@@ -24,6 +24,8 @@ t.test('the catalog lists every served kind once', async (t) => {
       'rbac.authorization.svc.io/v1 RoleBinding rolebindings',
       'rbac.authorization.svc.io/v1 ClusterRoleBinding clusterrolebindings',
       'apiextensions.svc.io/v1 CustomResourceDefinition customresourcedefinitions',
+      'admissionregistration.svc.io/v1 ValidatingWebhookConfiguration validatingwebhookconfigurations',
+      'admissionregistration.svc.io/v1 MutatingWebhookConfiguration mutatingwebhookconfigurations',
       'admissionregistration.svc.io/v1 ValidatingAdmissionPolicy validatingadmissionpolicies',
       'admissionregistration.svc.io/v1 ValidatingAdmissionPolicyBinding validatingadmissionpolicybindings',
     ],

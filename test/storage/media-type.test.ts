@@ -44,13 +44,21 @@ const crdFixture: Json = {
   },
 };
 
-/** Admission policy kinds (built-in kinds without a protobuf message here). */
+/** The admissionregistration kinds (built-in kinds without a protobuf message here). */
 const rules = [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'], scope: '*' }];
 const policyFixtures: Record<string, Json> = {
   ValidatingAdmissionPolicy: {
     metadata: { name: 'p', uid: 'u-vap', generation: 2, creationTimestamp: '2024-05-06T07:08:09Z' },
     spec: { failurePolicy: 'Fail', matchConstraints: { resourceRules: rules, namespaceSelector: {}, objectSelector: {}, matchPolicy: 'Equivalent' }, validations: [{ expression: 'true', message: 'm' }] },
     status: { observedGeneration: 2, typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[0].expression', warning: 'w' }] } },
+  },
+  ValidatingWebhookConfiguration: {
+    metadata: { name: 'vwc', uid: 'u-vwc', creationTimestamp: '2024-05-06T07:08:09Z' },
+    webhooks: [{ name: 'v.example.com', clientConfig: { url: 'https://example.com/v' }, rules: [{ ...rules[0], operations: ['CREATE'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] }],
+  },
+  MutatingWebhookConfiguration: {
+    metadata: { name: 'mwc', uid: 'u-mwc', creationTimestamp: '2024-05-06T07:08:09Z' },
+    webhooks: [{ name: 'm.example.com', clientConfig: { url: 'https://example.com/m' }, rules: [{ ...rules[0], operations: ['CREATE'] }], sideEffects: 'None', admissionReviewVersions: ['v1'], reinvocationPolicy: 'Never' }],
   },
   ValidatingAdmissionPolicyBinding: {
     metadata: { name: 'b', uid: 'u-vapb', creationTimestamp: '2024-05-06T07:08:09Z' },
