@@ -158,6 +158,72 @@ export const resourceFixtures: { apiVersion: string; kind: string; object: Json 
   ...rbacFixtures(),
 ];
 
+/**
+ * Kinds served without a protobuf form (their upstream field numbers are not in the project's
+ * reference): JSON, YAML and CBOR only.
+ */
+export const jsonOnlyFixtures = admissionFixtures();
+
+/** The admissionregistration kinds: webhooks with every field, a URL and a service reference. */
+function admissionFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'admissionregistration.svc.io/v1';
+  const webhook = {
+    name: 'check.example.com',
+    clientConfig: { url: 'https://hooks.example.com/check', caBundle: Buffer.from('not a real bundle').toString('base64') },
+    rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps', 'secrets/status'], scope: 'Namespaced' }],
+    failurePolicy: 'Ignore',
+    matchPolicy: 'Exact',
+    namespaceSelector: { matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] },
+    objectSelector: { matchLabels: { checked: 'yes' } },
+    sideEffects: 'None',
+    timeoutSeconds: 5,
+    admissionReviewVersions: ['v1', 'v1beta1'],
+    matchConditions: [{ name: 'not-system', expression: "!request.userInfo.username.startsWith('system:')" }],
+  };
+  const byService = { ...webhook, name: 'svc.example.com', clientConfig: { service: { namespace: 'hooks', name: 'checker', path: '/check', port: 8443 } } };
+  return [
+    { apiVersion: av, kind: 'ValidatingWebhookConfiguration', object: { metadata: { name: 'v', generation: 1 }, webhooks: [webhook, byService] } },
+    { apiVersion: av, kind: 'MutatingWebhookConfiguration', object: { metadata: { name: 'm', generation: 1 }, webhooks: [{ ...webhook, reinvocationPolicy: 'IfNeeded' }, byService] } },
+    ...policyFixtures(av),
+  ];
+}
+
+/** The admission policy kinds: a policy with every field and a status, a binding with parameters. */
+function policyFixtures(av: string): { apiVersion: string; kind: string; object: Json }[] {
+  const rules = { resourceRules: [{ resourceNames: ['a'], operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: '*' }], namespaceSelector: {}, objectSelector: { matchLabels: { checked: 'yes' } }, matchPolicy: 'Equivalent' };
+  return [
+    {
+      apiVersion: av,
+      kind: 'ValidatingAdmissionPolicy',
+      object: {
+        metadata: { name: 'p', generation: 2 },
+        spec: {
+          paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+          matchConstraints: rules,
+          validations: [{ expression: 'object.data.size() < 3', message: 'too many', reason: 'Forbidden', messageExpression: "'n=' + string(object.data.size())" }],
+          failurePolicy: 'Ignore',
+          auditAnnotations: [{ key: 'size', valueExpression: 'string(object.data.size())' }],
+          matchConditions: [{ name: 'not-system', expression: "!request.userInfo.username.startsWith('system:')" }],
+          variables: [{ name: 'n', expression: 'object.data.size()' }],
+        },
+        status: {
+          observedGeneration: 2,
+          typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[0].expression', warning: '/v1, Kind=ConfigMap: ERROR' }] },
+          conditions: [{ type: 'Ready', status: 'True', observedGeneration: 2, lastTransitionTime: '2024-05-06T07:08:09Z', reason: 'Checked', message: '' }],
+        },
+      },
+    },
+    {
+      apiVersion: av,
+      kind: 'ValidatingAdmissionPolicyBinding',
+      object: {
+        metadata: { name: 'b', generation: 1 },
+        spec: { policyName: 'p', paramRef: { selector: { matchLabels: { role: 'limits' } }, namespace: 'ns1', parameterNotFoundAction: 'Deny' }, matchResources: rules, validationActions: ['Deny', 'Audit'] },
+      },
+    },
+  ];
+}
+
 /** The RBAC kinds: rules, aggregation selectors (LabelSelector with both forms), subjects and roleRef. */
 function rbacFixtures(): { apiVersion: string; kind: string; object: Json }[] {
   const av = 'rbac.authorization.svc.io/v1';

@@ -22,7 +22,7 @@ import { TransformError } from '../../core/storage/value-transform.js';
 import { effectiveStorageMediaType, openStore, storageFlagError, type StorageFlags } from '../../core/storage/factory.js';
 import { MediaTypeCodec, type StorageForm } from '../../core/storage/media-type.js';
 import { LmdbStore } from '../../core/storage/lmdb/store.js';
-import { resourceFixtures, type Json } from '../helpers/kind-fixtures.js';
+import { jsonOnlyFixtures, resourceFixtures, type Json } from '../helpers/kind-fixtures.js';
 import { decodeStoredProtobuf, PROTOBUF_PREFIX } from '../helpers/stored-values.js';
 import { runStorageConformance } from './conformance.js';
 
@@ -44,32 +44,9 @@ const crdFixture: Json = {
   },
 };
 
-/** The admissionregistration kinds (built-in kinds without a protobuf message here). */
-const rules = [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'], scope: '*' }];
-const policyFixtures: Record<string, Json> = {
-  ValidatingAdmissionPolicy: {
-    metadata: { name: 'p', uid: 'u-vap', generation: 2, creationTimestamp: '2024-05-06T07:08:09Z' },
-    spec: { failurePolicy: 'Fail', matchConstraints: { resourceRules: rules, namespaceSelector: {}, objectSelector: {}, matchPolicy: 'Equivalent' }, validations: [{ expression: 'true', message: 'm' }] },
-    status: { observedGeneration: 2, typeChecking: { expressionWarnings: [{ fieldRef: 'spec.validations[0].expression', warning: 'w' }] } },
-  },
-  ValidatingWebhookConfiguration: {
-    metadata: { name: 'vwc', uid: 'u-vwc', creationTimestamp: '2024-05-06T07:08:09Z' },
-    webhooks: [{ name: 'v.example.com', clientConfig: { url: 'https://example.com/v' }, rules: [{ ...rules[0], operations: ['CREATE'] }], sideEffects: 'None', admissionReviewVersions: ['v1'] }],
-  },
-  MutatingWebhookConfiguration: {
-    metadata: { name: 'mwc', uid: 'u-mwc', creationTimestamp: '2024-05-06T07:08:09Z' },
-    webhooks: [{ name: 'm.example.com', clientConfig: { url: 'https://example.com/m' }, rules: [{ ...rules[0], operations: ['CREATE'] }], sideEffects: 'None', admissionReviewVersions: ['v1'], reinvocationPolicy: 'Never' }],
-  },
-  ValidatingAdmissionPolicyBinding: {
-    metadata: { name: 'b', uid: 'u-vapb', creationTimestamp: '2024-05-06T07:08:09Z' },
-    spec: { policyName: 'p', paramRef: { name: 'x', namespace: 'ns', parameterNotFoundAction: 'Deny' }, validationActions: ['Deny', 'Audit'] },
-  },
-};
-
 function fixtureOf(rt: ResourceType): Json | undefined {
   if (rt.kind === 'CustomResourceDefinition') return crdFixture;
-  if (policyFixtures[rt.kind]) return policyFixtures[rt.kind];
-  return resourceFixtures.find((f) => f.kind === rt.kind && f.apiVersion === apiVersionOf(rt))?.object;
+  return [...resourceFixtures, ...jsonOnlyFixtures].find((f) => f.kind === rt.kind && f.apiVersion === apiVersionOf(rt))?.object;
 }
 
 /** What the registry stores for a fixture: canonical JSON without TypeMeta and resourceVersion, and its key. */
