@@ -213,7 +213,6 @@ export function makeMutatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
                 fail((e as Error).message);
               }
             }
-            d.metrics.policyCheck(policy.metadata.name ?? '', binding.metadata.name ?? '', 'no_error', 'allow', 0);
             return JSON.stringify(a.object) !== before;
           } catch (e) {
             if (e instanceof PendingAuthzMutating) {
