@@ -33,7 +33,8 @@ import { targetOfClientConfig, WebhookClient, WebhookError, WebhookTimeoutError 
 import type { AdmissionAttributes, AdmissionPlugin } from '../attributes.js';
 import type { PluginDeps } from '../factory.js';
 import type { WebhookStepType } from '../metrics.js';
-import { ADMISSIONREGISTRATION, ACCEPTED_REVIEW_VERSIONS, type Webhook } from '../../registry/admissionregistration/webhooks.js';
+import { ACCEPTED_REVIEW_VERSIONS, type Webhook } from '../../registry/admissionregistration/webhooks.js';
+import { ADMISSIONREGISTRATION_GROUP } from '../../registry/admissionregistration/match.js';
 import { evaluateWebhookConditions } from './conditions.js';
 import { webhookCredentials, type CredentialLookup } from './credentials.js';
 import { type Hook, HookSource, matchingSpelling } from './hooks.js';
@@ -128,7 +129,7 @@ const objectMatches = (sel: Hook['objectSelector'], obj: ApiObject | undefined):
 export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): AdmissionPlugin {
   const name = type === 'mutating' ? 'MutatingAdmissionWebhook' : 'ValidatingAdmissionWebhook';
   const step: WebhookStepType = type === 'mutating' ? 'admit' : 'validating';
-  const rt = d.types.get(`${ADMISSIONREGISTRATION}/v1/${type}webhookconfigurations`);
+  const rt = d.types.get(`${ADMISSIONREGISTRATION_GROUP}/v1/${type}webhookconfigurations`);
   const source = new HookSource(rt ? d.listers.for(rt) : undefined);
   const callers = new Callers(webhookCredentials(d.config.configurationOf(name)));
   d.onStop(() => callers.close());

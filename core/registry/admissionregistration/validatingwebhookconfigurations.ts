@@ -7,7 +7,8 @@ import { metadataAgeColumn, metadataNameColumn } from '../../api/objectmeta.js';
 import type { ApiObject } from '../../api/types.js';
 import { objectSchema } from '../../schema/meta.js';
 import type { ResourceType } from '../resource-type.js';
-import { ADMISSIONREGISTRATION, defaultWebhooks, validateWebhooks, webhookCountCell, webhooksField, type WebhookConfiguration } from './webhooks.js';
+import { ADMISSIONREGISTRATION_GROUP } from './match.js';
+import { defaultWebhooks, validateWebhooks, webhookCountCell, webhooksField, type WebhookConfiguration } from './webhooks.js';
 
 export const validatingWebhookConfigurationSchema = objectSchema(
   'io.svc.api.admissionregistration.v1.ValidatingWebhookConfiguration',
@@ -17,7 +18,7 @@ export const validatingWebhookConfigurationSchema = objectSchema(
 );
 
 export const validatingWebhookConfigurations: ResourceType = {
-  group: ADMISSIONREGISTRATION,
+  group: ADMISSIONREGISTRATION_GROUP,
   version: 'v1',
   kind: 'ValidatingWebhookConfiguration',
   plural: 'validatingwebhookconfigurations',

@@ -10,20 +10,15 @@ import { type FieldError, fieldErrors } from '../../api/field-errors.js';
 import { labelSelectorSchema } from '../../schema/meta.js';
 import { validateLabelSelector, type LabelSelectorObject } from '../../api/selectors.js';
 import type { ApiObject } from '../../api/types.js';
-import { isDNS1035Label, isDNS1123Subdomain, isQualifiedName } from '../../api/validation.js';
+import { isDNS1035Label, isDNS1123Subdomain } from '../../api/validation.js';
 import { s, type StructSchema } from '../../schema/schema.js';
 import { compileWebhookCondition } from '../../admission/webhook/conditions.js';
+import { type MatchCondition, matchConditionSchema, type RuleWithOperations as Rule, ruleWithOperationsSchema, validateMatchConditions, validateRuleWithOperations } from './match.js';
 
-export const ADMISSIONREGISTRATION = 'admissionregistration.svc.io';
+export type { RuleWithOperations as Rule } from './match.js';
+
 const PKG = 'io.svc.api.admissionregistration.v1';
 
-export interface Rule {
-  operations?: string[];
-  apiGroups?: string[];
-  apiVersions?: string[];
-  resources?: string[];
-  scope?: string;
-}
 
 export interface ServiceReference {
   namespace?: string;
@@ -38,10 +33,6 @@ export interface ClientConfig {
   caBundle?: string;
 }
 
-export interface MatchCondition {
-  name?: string;
-  expression?: string;
-}
 
 export interface Webhook {
   name?: string;
@@ -62,20 +53,7 @@ export interface WebhookConfiguration extends ApiObject {
   webhooks?: Webhook[];
 }
 
-const OPERATIONS = ['*', 'CONNECT', 'CREATE', 'DELETE', 'UPDATE'];
-const SCOPES = ['*', 'Cluster', 'Namespaced'];
 export const ACCEPTED_REVIEW_VERSIONS = ['v1', 'v1beta1'];
-const MAX_MATCH_CONDITIONS = 64;
-
-const strings = (description: string) => s.list(s.string(), { listType: 'atomic', description });
-
-export const ruleWithOperationsSchema = s.struct(`${PKG}.RuleWithOperations`, {
-  operations: strings('The operations the rule covers: CREATE, UPDATE, DELETE, CONNECT, or * for all of them (then alone).'),
-  apiGroups: strings('The API groups the resources belong to; * is every group (then alone); "" is the core group.'),
-  apiVersions: strings('The API versions; * is every version (then alone).'),
-  resources: strings("The resources: 'pods', 'pods/status' for a subresource, '*' for every resource, '*/*' for every resource and subresource, 'pods/*' or '*/status'."),
-  scope: s.string({ ptr: true, description: 'Cluster, Namespaced, or * (the default): which objects the rule covers.' }),
-}, { typeDescription: 'Operations on resources an admission webhook is called for.' });
 
 const serviceReferenceSchema = s.struct(
   `${PKG}.ServiceReference`,
@@ -93,15 +71,6 @@ const clientConfigSchema = s.struct(`${PKG}.WebhookClientConfig`, {
   service: s.field(serviceReferenceSchema, { ptr: true, description: 'The service in front of the webhook, reached as <name>.<namespace>.svc:<port><path>.' }),
   caBundle: s.bytes({ description: "A PEM bundle the webhook's serving certificate must chain to; the system's roots when empty." }),
 }, { typeDescription: 'How to reach a webhook over TLS.' });
-
-export const matchConditionSchema = s.struct(
-  `${PKG}.MatchCondition`,
-  {
-    name: s.string({ always: true, description: 'Identifies the condition (a qualified name, unique among them).' }),
-    expression: s.string({ always: true, description: 'A CEL expression over object, oldObject, request and authorizer that must be true for the webhook to be called.' }),
-  },
-  { required: ['name', 'expression'], typeDescription: 'A condition a request must meet for the webhook to be called.' },
-);
 
 /** The schema of one webhook; the mutating one has reinvocationPolicy. */
 export function webhookSchema(kind: 'ValidatingWebhook' | 'MutatingWebhook'): StructSchema {
@@ -198,66 +167,6 @@ function validateClientConfig(cc: ClientConfig | undefined, path: string): Field
   return errs;
 }
 
-function validateResources(resources: readonly string[], path: string): FieldError[] {
-  if (!resources.length) return [fieldErrors.required(path, '')];
-  const errs: FieldError[] = [];
-  // upstream's rules: '*' and '*/*' stand alone with what they cover; 'x/*' and '*/y' exclude narrower entries
-  const withSub = new Set<string>();
-  const plain = new Set<string>();
-  const subsOf = new Map<string, Set<string>>();
-  const hasAllResources = resources.includes('*');
-  for (const [i, r] of resources.entries()) {
-    if (r === '') {
-      errs.push(fieldErrors.required(`${path}[${i}]`, ''));
-      continue;
-    }
-    if (r === '*/*') withSub.add('*/*');
-    const slash = r.indexOf('/');
-    const res = slash < 0 ? r : r.slice(0, slash);
-    const sub = slash < 0 ? '' : r.slice(slash + 1);
-    if (sub === '') plain.add(res);
-    else (subsOf.get(res) ?? subsOf.set(res, new Set()).get(res)!).add(sub);
-  }
-  if (withSub.has('*/*') && resources.length > 1) errs.push(fieldErrors.invalid(path, resources, "if '*/*' is present, must not specify other resources"));
-  if (hasAllResources && [...plain].length > 1) errs.push(fieldErrors.invalid(path, resources, "if '*' is present, must not specify other resources without subresources"));
-  for (const [res, subs] of subsOf) {
-    if (res !== '*' && subs.has('*') && subs.size > 1) errs.push(fieldErrors.invalid(path, resources, `if '${res}/*' is present, must not specify ${res}/<subresource>`));
-  }
-  const allSubs = subsOf.get('*');
-  if (allSubs) {
-    for (const sub of allSubs) {
-      if (sub === '*') continue;
-      for (const [res, subs] of subsOf) if (res !== '*' && subs.has(sub)) errs.push(fieldErrors.invalid(path, resources, `if '*/${sub}' is present, must not specify ${res}/${sub}`));
-    }
-  }
-  return errs;
-}
-
-function validateStarAlone(values: readonly string[], path: string, what: string): FieldError[] {
-  if (values.includes('*') && values.length > 1) return [fieldErrors.invalid(path, values, `if '*' is present, must not specify other ${what}`)];
-  return [];
-}
-
-export function validateRule(r: Rule, path: string, withOperations = true): FieldError[] {
-  const errs: FieldError[] = [];
-  if (withOperations) {
-    const ops = r.operations ?? [];
-    if (!ops.length) errs.push(fieldErrors.required(`${path}.operations`, ''));
-    errs.push(...validateStarAlone(ops, `${path}.operations`, 'operations'));
-    for (const [i, o] of ops.entries()) if (!OPERATIONS.includes(o)) errs.push(fieldErrors.notSupported(`${path}.operations[${i}]`, o, OPERATIONS));
-  }
-  const groups = r.apiGroups ?? [];
-  if (!groups.length) errs.push(fieldErrors.required(`${path}.apiGroups`, ''));
-  errs.push(...validateStarAlone(groups, `${path}.apiGroups`, 'API groups'));
-  const versions = r.apiVersions ?? [];
-  if (!versions.length) errs.push(fieldErrors.required(`${path}.apiVersions`, ''));
-  errs.push(...validateStarAlone(versions, `${path}.apiVersions`, 'API versions'));
-  for (const [i, v] of versions.entries()) if (v === '') errs.push(fieldErrors.required(`${path}.apiVersions[${i}]`, ''));
-  errs.push(...validateResources(r.resources ?? [], `${path}.resources`));
-  if (r.scope !== undefined && !SCOPES.includes(r.scope)) errs.push(fieldErrors.notSupported(`${path}.scope`, r.scope, SCOPES));
-  return errs;
-}
-
 function validateReviewVersions(versions: readonly string[] | undefined, path: string): FieldError[] {
   if (!versions?.length) return [fieldErrors.required(path, `must specify one of ${ACCEPTED_REVIEW_VERSIONS.join(', ')}`)];
   const errs: FieldError[] = [];
@@ -271,32 +180,14 @@ function validateReviewVersions(versions: readonly string[] | undefined, path: s
   return errs;
 }
 
-export function validateMatchConditions(conditions: readonly MatchCondition[] | undefined, path: string): FieldError[] {
-  const list = conditions ?? [];
-  const errs: FieldError[] = [];
-  if (list.length > MAX_MATCH_CONDITIONS) errs.push(fieldErrors.tooMany(path, list.length, MAX_MATCH_CONDITIONS));
-  const names = new Set<string>();
-  for (const [i, c] of list.entries()) {
-    const p = `${path}[${i}]`;
-    const name = c.name ?? '';
-    if (!name) errs.push(fieldErrors.required(`${p}.name`, ''));
-    else {
-      for (const m of isQualifiedName(name)) errs.push(fieldErrors.invalid(`${p}.name`, name, m));
-      if (names.has(name)) errs.push(fieldErrors.duplicate(`${p}.name`, name));
-      names.add(name);
-    }
-    const expression = c.expression ?? '';
-    if (!expression.trim()) {
-      errs.push(fieldErrors.required(`${p}.expression`, ''));
-      continue;
-    }
-    try {
-      compileWebhookCondition(expression);
-    } catch (e) {
-      errs.push(fieldErrors.invalid(`${p}.expression`, expression, (e as Error).message));
-    }
+/** A webhook match condition that does not compile, as the field error upstream gives. */
+function compileCondition(expression: string, path: string): FieldError[] {
+  try {
+    compileWebhookCondition(expression);
+    return [];
+  } catch (e) {
+    return [fieldErrors.invalid(path, expression, (e as Error).message)];
   }
-  return errs;
 }
 
 /** Validation of every webhook of a configuration (upstream's validateValidatingWebhook / validateMutatingWebhook). */
@@ -314,7 +205,7 @@ export function validateWebhooks(obj: ApiObject, mutating: boolean): FieldError[
       if (names.has(name)) errs.push(fieldErrors.duplicate(`${p}.name`, name));
       names.add(name);
     }
-    for (const [j, r] of (w.rules ?? []).entries()) errs.push(...validateRule(r, `${p}.rules[${j}]`));
+    for (const [j, r] of (w.rules ?? []).entries()) errs.push(...validateRuleWithOperations(r, `${p}.rules[${j}]`));
     if (w.failurePolicy !== undefined && !['Fail', 'Ignore'].includes(w.failurePolicy)) errs.push(fieldErrors.notSupported(`${p}.failurePolicy`, w.failurePolicy, ['Fail', 'Ignore']));
     if (w.matchPolicy !== undefined && !['Equivalent', 'Exact'].includes(w.matchPolicy)) errs.push(fieldErrors.notSupported(`${p}.matchPolicy`, w.matchPolicy, ['Equivalent', 'Exact']));
     if (w.sideEffects == null) errs.push(fieldErrors.required(`${p}.sideEffects`, 'must specify one of None, NoneOnDryRun'));
@@ -329,7 +220,7 @@ export function validateWebhooks(obj: ApiObject, mutating: boolean): FieldError[
     errs.push(...validateLabelSelector(w.namespaceSelector, `${p}.namespaceSelector`));
     errs.push(...validateLabelSelector(w.objectSelector, `${p}.objectSelector`));
     errs.push(...validateClientConfig(w.clientConfig, `${p}.clientConfig`));
-    errs.push(...validateMatchConditions(w.matchConditions, `${p}.matchConditions`));
+    errs.push(...validateMatchConditions(w.matchConditions, `${p}.matchConditions`, compileCondition));
   }
   return errs;
 }
