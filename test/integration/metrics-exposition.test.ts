@@ -12,6 +12,7 @@ import { createServer } from 'node:https';
 import type { Test } from 'tap';
 import { sharedLoopbackPki } from '../helpers/pki.js';
 import { WebhookClient } from '../../core/webhook/client.js';
+import { AdmissionWebhookServer, webhookEntry } from '../helpers/admission-webhook.js';
 
 /** One POST through the server's webhook client to a TLS server on loopback (the server runs in this process). */
 async function webhookCall(t: Test): Promise<void> {
@@ -24,6 +25,27 @@ async function webhookCall(t: Test): Promise<void> {
     remote.close();
   });
   await client.post({}, 5000);
+}
+
+/** A ConfigMap create passing a validating webhook (on loopback) and a ValidatingAdmissionPolicy that warns. */
+async function admittedWrite(t: Test): Promise<void> {
+  const hook = await AdmissionWebhookServer.start();
+  t.teardown(() => hook.stop());
+  const vwc = '/apis/admissionregistration.svc.io/v1/validatingwebhookconfigurations';
+  const vap = '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicies';
+  const vapb = '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicybindings';
+  t.equal((await s.admin.post(vwc, { metadata: { name: 'metrics' }, webhooks: [webhookEntry('metrics.example.com', hook.url('/allow'))] })).status, 201);
+  const rules = [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }];
+  t.equal((await s.admin.post(vap, { metadata: { name: 'metrics' }, spec: { matchConstraints: { resourceRules: rules }, validations: [{ expression: 'false' }] } })).status, 201);
+  // Warn: the write goes through; upstream counts a check only when it fails or errs
+  t.equal((await s.admin.post(vapb, { metadata: { name: 'metrics' }, spec: { policyName: 'metrics', validationActions: ['Warn'] } })).status, 201);
+  t.ok(
+    await waitFor(async () => {
+      await s.admin.post('/api/v1/namespaces/default/configmaps', { metadata: { generateName: 'admitted-' } });
+      return /^apiserver_validating_admission_policy_check_duration_seconds_bucket\{/m.test(await scrapeText(false)) && hook.on('/allow').length > 0;
+    }),
+    'a write was admitted by both',
+  );
 }
 
 const OPENMETRICS = 'application/openmetrics-text;version=1.0.0,text/plain;version=0.0.4;q=0.5';
@@ -110,6 +132,10 @@ const UPSTREAM_HISTOGRAMS: [name: string, bounds: number[], where: string][] = [
   ['apiserver_storage_request_duration_seconds', REQUEST_LATENCY, 'pkg/storage/etcd3/metrics/metrics.go etcd_request_duration_seconds (our name for it): the request latency list'],
   ['authentication_duration_seconds', exponential(0.001, 2, 15), 'pkg/endpoints/filters/metrics.go authenticationLatency: ExponentialBuckets(0.001, 2, 15)'],
   ['rest_client_request_duration_seconds', [0.005, 0.025, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60], 'component-base/metrics/prometheus/restclient requestLatency: its own list'],
+  ['apiserver_admission_step_admission_duration_seconds', [0.005, 0.025, 0.1, 0.5, 1, 2.5], 'pkg/admission/metrics/metrics.go step latency: its own list'],
+  ['apiserver_admission_controller_admission_duration_seconds', [0.005, 0.025, 0.1, 0.5, 1, 2.5], 'pkg/admission/metrics/metrics.go controller latency: the same list'],
+  ['apiserver_admission_webhook_admission_duration_seconds', [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 25], 'pkg/admission/metrics/metrics.go webhook latency: its own list'],
+  ['apiserver_validating_admission_policy_check_duration_seconds', [0.0000005, 0.001, 0.01, 0.1, 1], 'plugin/policy/validating/metrics validation latency: its own list'],
   // upstream's Go runtime times collections in go_gc_duration_seconds, a summary: no buckets to follow
   ['nodejs_gc_duration_seconds', [0.001, 0.01, 0.1, 1, 2, 5], "prom-client's runtime histogram, its own buckets; no upstream counterpart"],
 ];
@@ -123,6 +149,8 @@ t.test("every histogram has upstream v1.32's bucket bounds, in both formats", as
   w.close();
   // a call of a webhook (the one client of core/webhook, to a loopback server)
   await webhookCall(t);
+  // a create admitted by a validating webhook and a policy (admission's step, plugin, webhook and policy histograms)
+  await admittedWrite(t);
   // and a garbage collection seen by the runtime histogram (the server runs in this process)
   const gcSeen = async (): Promise<boolean> => /^nodejs_gc_duration_seconds_bucket\{/m.test(await scrapeText(false));
   t.ok(
