@@ -17,6 +17,7 @@ import type { Store } from '../storage/interface.js';
 import type { AdmissionPlugin } from './attributes.js';
 import type { AdmissionConfiguration } from './config.js';
 import type { AdmissionMetrics } from './metrics.js';
+import { resourceQuotaPlugin } from './resourcequota.js';
 
 export interface PluginDeps {
   listers: Listers;
@@ -85,4 +86,5 @@ export const pluginMakers: Readonly<Record<string, PluginMaker>> = {
   AlwaysDeny: alwaysDeny,
   NamespaceExists: namespaceExists,
   NamespaceAutoProvision: namespaceAutoProvision,
+  ResourceQuota: resourceQuotaPlugin,
 };

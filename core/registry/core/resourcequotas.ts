@@ -254,6 +254,7 @@ export const resourceQuotas: ResourceType = {
   singular: 'resourcequota',
   namespaced: true,
   shortNames: ['quota'],
+  protobufPackage: 'svc.io.api.core.v1',
   schema: resourceQuotaSchema,
 
   prepareForCreate(obj) {
