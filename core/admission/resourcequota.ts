@@ -126,7 +126,12 @@ export class QuotaEvaluator {
     private readonly d: Pick<PluginDeps, 'client' | 'store'>,
     private readonly quotas: Lister<Quota>,
     private readonly limited: readonly LimitedResource[],
-  ) {}
+  ) {
+    quotas.onChange(
+      (ev) => this.recent.delete(keyOf(ev.object)),
+      (ev) => ev.type === 'DELETED',
+    );
+  }
 
   /** Checks (and, unless a dry run, charges) one create; resolves when admitted, rejects with the refusal. */
   evaluate(a: AdmissionAttributes): Promise<void> {

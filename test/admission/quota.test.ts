@@ -5,7 +5,9 @@
  * never overshoot, dry runs are not charged, and the kind is served to discovery, tables and kubectl.
  */
 import t from 'tap';
-import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
+import { rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ADMIN_TOKEN, startServer, tempDir, type TestServer } from '../helpers/server.js';
 import { createCrd, crd } from '../helpers/crd.js';
 import { kubectlAsToken } from '../helpers/kubectl.js';
 
@@ -33,7 +35,9 @@ async function waitUsed(s: TestServer, ns: string, name: string, ok: (used: Reco
 async function quota(s: TestServer, ns: string, name: string, hard: Record<string, unknown>): Promise<void> {
   const r = await s.admin.post(QUOTAS(ns), { metadata: { name }, spec: { hard } });
   if (r.status !== 201) throw new Error(`quota ${name}: ${r.status} ${r.text}`);
-  await waitUsed(s, ns, name, (u) => Object.keys(hard).every((k) => k in u || !k.startsWith('count/')));
+  // every name the controller can measure here has its use (compute resources stay untracked)
+  const measured = (k: string): boolean => k.startsWith('count/') || ['configmaps', 'secrets', 'resourcequotas'].includes(k);
+  await waitUsed(s, ns, name, (u) => Object.keys(hard).every((k) => k in u || !measured(k)));
 }
 
 t.test('ResourceQuota on a real server', async (t) => {
@@ -160,6 +164,22 @@ t.test('ResourceQuota on a real server', async (t) => {
     t.equal(r.json.message, 'configmaps "x" is forbidden: status unknown for quota: q, resources: count/configmaps');
   });
 
+  t.test('an invalid quantity is refused with upstream\'s wording', async (t) => {
+    await namespace(s, 'q8');
+    const r = await s.admin.post(QUOTAS('q8'), { metadata: { name: 'bad' }, spec: { hard: { pods: '10x', 'count/configmaps': '-1' } } });
+    t.equal(r.status, 422);
+    t.match(r.json.message, /spec\.hard\.pods: Invalid value: "10x": quantities must match the regular expression '\^\(\[\+-\]\?\[0-9\.\]\+\)\(\[eEinumkKMGTP\]\*\[-\+\]\?\[0-9\]\*\)\$'/);
+    const neg = await s.admin.post(QUOTAS('q8'), { metadata: { name: 'neg' }, spec: { hard: { 'count/configmaps': '-1', foo: '1' } } });
+    t.equal(neg.status, 422);
+    t.equal(
+      neg.json.message,
+      'ResourceQuota "neg" is invalid: [spec.hard[count/configmaps]: Invalid value: "-1": must be greater than or equal to 0, spec.hard[foo]: Invalid value: "foo": must be a standard resource type or fully qualified, spec.hard[foo]: Invalid value: "foo": must be a standard resource for quota]',
+    );
+    const num = await s.admin.post(QUOTAS('q8'), { metadata: { name: 'num' }, spec: { hard: { pods: 4, cpu: '2000m' } } });
+    t.equal(num.status, 201, 'a JSON number is a quantity too');
+    t.same(num.json.spec.hard, { cpu: '2', pods: '4' }, 'stored in canonical form');
+  });
+
   t.test('discovery, default roles and kubectl', async (t) => {
     const d = await s.admin.get('/api/v1');
     const res = d.json.resources.find((r: { name: string }) => r.name === 'resourcequotas');
@@ -195,4 +215,41 @@ t.test('ResourceQuota on a real server', async (t) => {
     t.not(over.code, 0);
     t.match(over.stderr, /exceeded quota: q, requested: count\/configmaps=1, used: count\/configmaps=1, limited: count\/configmaps=1/);
   });
+});
+
+t.test('limitedResources: a kind may only be created when a quota covers it', async (t) => {
+  const dir = tempDir();
+  const cfg = join(dir, 'admission.yaml');
+  writeFileSync(
+    cfg,
+    [
+      'apiVersion: apiserver.config.k8s.io/v1',
+      'kind: AdmissionConfiguration',
+      'plugins:',
+      '- name: ResourceQuota',
+      '  configuration:',
+      '    apiVersion: apiserver.config.k8s.io/v1',
+      '    kind: ResourceQuotaConfiguration',
+      '    limitedResources:',
+      '    - resource: configmaps',
+      '      matchContains: [configmaps]',
+      '',
+    ].join('\n'),
+  );
+  const s = await startServer([`--admission-control-config-file=${cfg}`]);
+  t.teardown(async () => {
+    await s.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  await namespace(s, 'lim');
+  const none = await s.admin.post(CMS('lim'), { metadata: { name: 'a' } });
+  t.equal(none.status, 403);
+  t.equal(none.json.message, 'configmaps "a" is forbidden: insufficient quota to consume: configmaps,count/configmaps');
+  t.equal((await s.admin.post('/api/v1/namespaces/lim/secrets', { metadata: { name: 's' } })).status, 201, 'other kinds are not limited');
+  await quota(s, 'lim', 'count', { 'count/configmaps': '3' });
+  const partly = await s.admin.post(CMS('lim'), { metadata: { name: 'a' } });
+  t.equal(partly.status, 403);
+  t.equal(partly.json.message, 'configmaps "a" is forbidden: insufficient quota to consume: configmaps');
+  await quota(s, 'lim', 'short', { configmaps: '3' });
+  t.equal((await s.admin.post(CMS('lim'), { metadata: { name: 'a' } })).status, 201, 'covered by both names: admitted');
 });
