@@ -90,7 +90,9 @@ export const controllerCatalog: readonly ControllerSpec[] = [
     name: 'resourcequota-controller',
     aliases: ['resourcequota'],
     start: (ctx) => {
-      const c = new ResourceQuotaController(ctx.client.as(resourceQuotaControllerIdentity), ctx.listers, ctx.types, coreType(ctx, 'resourcequotas'));
+      const rt = ctx.types.all().find((t) => t.group === '' && t.plural === 'resourcequotas');
+      if (!rt) return { stop: () => undefined }; // the kind is turned off (--runtime-config): no status to keep
+      const c = new ResourceQuotaController(ctx.client.as(resourceQuotaControllerIdentity), ctx.listers, ctx.types, rt);
       c.start();
       return c;
     },
