@@ -328,9 +328,14 @@ class CoveredNames {
     this.byQuota.delete(key);
   }
 
+  /** the names of each kind, made once (asked on every write's routing) */
+  private readonly namesOf = new WeakMap<ResourceType, readonly string[]>();
+
   covers(rt: ResourceType): boolean {
     if (this.counts.size === 0) return false;
-    for (const n of countedNames(rt)) if (this.counts.has(n)) return true;
+    let names = this.namesOf.get(rt);
+    if (!names) this.namesOf.set(rt, (names = countedNames(rt)));
+    for (const n of names) if (this.counts.has(n)) return true;
     return false;
   }
 }

@@ -116,6 +116,22 @@ t.test('ResourceQuota on a real server', async (t) => {
     const r = await s.admin.post(path, { metadata: { name: 'b' } });
     t.equal(r.status, 403);
     t.match(r.json.message, /exceeded quota: l, requested: count\/leases.coordination.k8s.io=1/);
+    const put = await s.admin.put(`${path}/c`, { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', metadata: { name: 'c' } });
+    t.equal(put.status, 403, 'an update that creates is a create to quota');
+    t.match(put.json.message, /^leases.coordination.svc.io "c" is forbidden: exceeded quota: l/);
+  });
+
+  t.test('a quota naming a kind served later counts it once it is served', async (t) => {
+    await namespace(s, 'q3c');
+    const r = await s.admin.post(QUOTAS('q3c'), { metadata: { name: 'g' }, spec: { hard: { 'count/gadgets.example.com': '1', 'count/configmaps': '9' } } });
+    t.equal(r.status, 201);
+    const before = await waitUsed(s, 'q3c', 'g', (u) => u['count/configmaps'] !== undefined);
+    t.same(before.status.used, { 'count/configmaps': '0' }, 'a kind not served has no use yet');
+    await createCrd(s.admin, crd({ plural: 'gadgets', kind: 'Gadget' }));
+    await waitUsed(s, 'q3c', 'g', (u) => u['count/gadgets.example.com'] === '0');
+    const path = '/apis/example.com/v1/namespaces/q3c/gadgets';
+    t.equal((await s.admin.post(path, { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'one' } })).status, 201);
+    t.equal((await s.admin.post(path, { apiVersion: 'example.com/v1', kind: 'Gadget', metadata: { name: 'two' } })).status, 403);
   });
 
   t.test('parallel creates never overshoot', async (t) => {
