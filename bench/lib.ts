@@ -24,6 +24,7 @@ export interface Mode {
 const binPath = fileURLToPath(new URL('../bin/svc-apiserver.js', import.meta.url));
 const barePath = fileURLToPath(new URL('./bare-server.js', import.meta.url));
 const bareGrpcPath = fileURLToPath(new URL('./bare-grpc-server.js', import.meta.url));
+const admissionWebhookPath = fileURLToPath(new URL('./admission-webhook-server.js', import.meta.url));
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -160,6 +161,14 @@ export async function startBareServer(certDir: string, grpc = false): Promise<Pr
   const port = await freePort();
   const proc = spawn(process.execPath, [grpc ? bareGrpcPath : barePath, certDir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
   await waitFor(proc, 'serving on');
+  return { proc, url: `https://127.0.0.1:${port}`, dir: certDir, ca: '', stop: stopper(proc, undefined), terminate: terminator(proc) };
+}
+
+/** Starts an allowing admission webhook (bench/admission-webhook-server.ts) with an API server data dir's certificate. */
+export async function startAdmissionWebhook(certDir: string): Promise<Proc> {
+  const port = await freePort();
+  const proc = spawn(process.execPath, [admissionWebhookPath, certDir, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
+  await waitFor(proc, 'serving admission webhook');
   return { proc, url: `https://127.0.0.1:${port}`, dir: certDir, ca: '', stop: stopper(proc, undefined), terminate: terminator(proc) };
 }
 

@@ -20,6 +20,7 @@ import { etcdBesideLmdb } from './scenarios/etcd.js';
 import { storageMediaCost } from './scenarios/storage-media.js';
 import { grpcSection } from './scenarios/grpc.js';
 import { auditCost } from './scenarios/audit.js';
+import { admissionCost } from './scenarios/admission.js';
 import { threadShares } from './scenarios/threads.js';
 import { scale, scaleRows } from './scenarios/scale.js';
 import { acceptorCount } from '../core/server/acceptors.js';
@@ -223,6 +224,17 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario (audit: Metadata to a file, /metrics scraped every second)', 'mode', 'without audit req/s', 'with audit req/s', 'audited p99', 'audited / plain (median of 3 rounds)', 'server CPU per request: plain / audited (median ratio)', 'page faults per request: plain / audited', 'log bytes per request', 'target >= 85%', 'errors'], rows));
+  }
+  if (want('admission')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      for (const r of await admissionCost(m, duration)) {
+        console.log(`  ${r.scenario} [${r.mode}]: without admission ${fmt(r.plain.rps)}, with ${fmt(r.admitted.rps)} req/s`);
+        const bad = r.admitted.errors + r.admitted.non2xx ? `${r.admitted.errors} errors, ${r.admitted.non2xx} non-2xx` : '';
+        rows.push([r.scenario, r.mode, fmt(r.plain.rps), fmt(r.admitted.rps), `${fmt(r.admitted.p99)} ms`, `${fmt(r.ratio)}%`, `${fmt(r.plainCpuUs, 1)} / ${fmt(r.admittedCpuUs, 1)} us`, r.ratio >= r.target ? 'holds' : `below ${r.target}%`, bad]);
+      }
+    }
+    sections.push(table(['scenario (admission)', 'mode', 'without req/s', 'with req/s', 'with p99', 'with / without (median of 3 rounds)', 'server CPU per request: without / with', 'target', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards

@@ -18,6 +18,7 @@ import type { AdmissionPlugin } from './attributes.js';
 import type { AdmissionConfiguration } from './config.js';
 import type { AdmissionMetrics } from './metrics.js';
 import { resourceQuotaPlugin } from './resourcequota.js';
+import { webhookPlugin } from './webhook/dispatcher.js';
 
 export interface PluginDeps {
   listers: Listers;
@@ -86,5 +87,7 @@ export const pluginMakers: Readonly<Record<string, PluginMaker>> = {
   AlwaysDeny: alwaysDeny,
   NamespaceExists: namespaceExists,
   NamespaceAutoProvision: namespaceAutoProvision,
+  MutatingAdmissionWebhook: (d) => webhookPlugin('mutating', d),
+  ValidatingAdmissionWebhook: (d) => webhookPlugin('validating', d),
   ResourceQuota: resourceQuotaPlugin,
 };

@@ -2,6 +2,8 @@
  * The resource types the server serves first. Discovery, routing, the registry, codecs, OpenAPI and
  * Table output all start from this list; adding a kind is one file plus one line here.
  */
+import { mutatingWebhookConfigurations } from './admissionregistration/mutatingwebhookconfigurations.js';
+import { validatingWebhookConfigurations } from './admissionregistration/validatingwebhookconfigurations.js';
 import { customResourceDefinitions } from './apiextensions/customresourcedefinitions.js';
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
 import { tokenReviews } from './authentication/tokenreviews.js';
@@ -43,4 +45,6 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   roleBindings,
   clusterRoleBindings,
   customResourceDefinitions,
+  validatingWebhookConfigurations,
+  mutatingWebhookConfigurations,
 ];

@@ -4,7 +4,7 @@
  * code runs in pool workers and inline on the main thread.
  */
 import type { ApiTask, ApiTaskResult } from './task.js';
-import { errors } from '../api/status.js';
+import { errors, StatusError } from '../api/status.js';
 import { listOptionsFromQuery, validateListOptions } from '../request/list-options.js';
 import type { OpRequest, OpResult, RegistryContext } from './context.js';
 import { create } from './create.js';
@@ -104,7 +104,8 @@ export class Registry {
       r = await this.op(task, rt, req);
     } catch (err) {
       const e = encodeError(err, task.form);
-      if (e.code >= 500) console.error(`svc-apiserver: ${task.verb} ${task.resource} failed:`, err);
+      // a Status the operation chose (a webhook that failed closed) is one line; anything else, with its stack
+      if (e.code >= 500) console.error(`svc-apiserver: ${task.verb} ${task.resource} failed:`, err instanceof StatusError ? err.message : err);
       const failed: ApiTaskResult = { code: e.code, contentType: errorContentType(task.form), body: e.body, warnings: recordWarnings(req?.admissionOut?.warnings ?? []), headers: e.headers };
       return withAuditAnnotations(failed, req);
     }

@@ -1,0 +1,37 @@
+/**
+ * ValidatingWebhookConfiguration (admissionregistration.svc.io/v1, cluster-scoped): webhooks the
+ * ValidatingAdmissionWebhook plugin calls for the requests they match (core/admission/webhook/). Defaults
+ * and validation are upstream's v1 rules (./webhooks.ts); generation starts at 1 and follows the webhooks.
+ */
+import { metadataAgeColumn, metadataNameColumn } from '../../api/objectmeta.js';
+import type { ApiObject } from '../../api/types.js';
+import { objectSchema } from '../../schema/meta.js';
+import type { ResourceType } from '../resource-type.js';
+import { ADMISSIONREGISTRATION, defaultWebhooks, validateWebhooks, webhookCountCell, webhooksField, type WebhookConfiguration } from './webhooks.js';
+
+export const validatingWebhookConfigurationSchema = objectSchema(
+  'io.svc.api.admissionregistration.v1.ValidatingWebhookConfiguration',
+  { webhooks: webhooksField('ValidatingWebhook') },
+  [],
+  'Webhooks that may refuse the objects written to the API, and the requests each one is called for.',
+);
+
+export const validatingWebhookConfigurations: ResourceType = {
+  group: ADMISSIONREGISTRATION,
+  version: 'v1',
+  kind: 'ValidatingWebhookConfiguration',
+  plural: 'validatingwebhookconfigurations',
+  singular: 'validatingwebhookconfiguration',
+  namespaced: false,
+  categories: ['api-extensions'],
+  schema: validatingWebhookConfigurationSchema,
+  defaults: (obj: ApiObject) => defaultWebhooks(obj, false),
+  validateCreate: (obj: ApiObject) => validateWebhooks(obj, false),
+  validateUpdate: (obj: ApiObject) => validateWebhooks(obj, false),
+  generationOf: (obj: ApiObject) => (obj as WebhookConfiguration).webhooks ?? [],
+  tableColumns: [
+    metadataNameColumn,
+    { name: 'Webhooks', type: 'integer', description: 'The number of webhooks.', cell: webhookCountCell },
+    metadataAgeColumn,
+  ],
+};
