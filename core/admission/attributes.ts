@@ -14,6 +14,8 @@ import type { MaybePromise } from '../api/maybe-async.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
 import type { ResourceType } from '../registry/resource-type.js';
 
+export type AdmitPhase = 'early' | 'late';
+
 export type AdmissionOperation = 'CREATE' | 'UPDATE' | 'DELETE' | 'CONNECT';
 
 export interface AdmissionAttributes {
@@ -57,7 +59,11 @@ export interface AdmissionPlugin {
 /** The admission chain as the registry sees it (core/admission/chain.ts). */
 export interface Admission {
   handles(operation: AdmissionOperation, rt: ResourceType, subresource: string): boolean;
-  /** Mutating plugins in order; resolves with the (possibly replaced) object. */
-  admit(a: AdmissionAttributes): Promise<void>;
+  /**
+   * Mutating plugins in order (they may replace `a.object`). `phase` splits them around
+   * NamespaceLifecycle, which every registry runs itself: 'early' runs those upstream orders before it
+   * (NamespaceAutoProvision), 'late' the others; both when absent.
+   */
+  admit(a: AdmissionAttributes, phase?: AdmitPhase): Promise<void>;
   validate(a: AdmissionAttributes): Promise<void>;
 }

@@ -3,7 +3,8 @@
  * validating ones (validate), each phase timed as a step and each plugin on its own, as upstream's
  * admission metrics decorator does.
  */
-import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, Admission } from './attributes.js';
+import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, Admission, AdmitPhase } from './attributes.js';
+import { ALL_ORDERED_PLUGINS } from './plugins.js';
 import type { ResourceType } from '../registry/resource-type.js';
 
 export type AdmissionStepType = 'admit' | 'validate';
@@ -18,6 +19,9 @@ const seconds = (start: bigint): number => Number(process.hrtime.bigint() - star
 
 export class AdmissionChain implements Admission {
   private readonly mutating: AdmissionPlugin[];
+  /** Mutating plugins upstream orders before NamespaceLifecycle, and those after it. */
+  private readonly early: AdmissionPlugin[];
+  private readonly late: AdmissionPlugin[];
   private readonly validating: AdmissionPlugin[];
 
   constructor(
@@ -25,6 +29,10 @@ export class AdmissionChain implements Admission {
     private readonly observer?: AdmissionObserver,
   ) {
     this.mutating = plugins.filter((p) => p.admit);
+    const order = (name: string): number => ALL_ORDERED_PLUGINS.findIndex((p) => p.name === name);
+    const lifecycle = order('NamespaceLifecycle');
+    this.early = this.mutating.filter((p) => order(p.name) >= 0 && order(p.name) < lifecycle);
+    this.late = this.mutating.filter((p) => !this.early.includes(p));
     this.validating = plugins.filter((p) => p.validate);
   }
 
@@ -33,8 +41,8 @@ export class AdmissionChain implements Admission {
     return false;
   }
 
-  admit(a: AdmissionAttributes): Promise<void> {
-    return this.run('admit', this.mutating, a);
+  admit(a: AdmissionAttributes, phase?: AdmitPhase): Promise<void> {
+    return this.run('admit', phase === 'early' ? this.early : phase === 'late' ? this.late : this.mutating, a);
   }
 
   validate(a: AdmissionAttributes): Promise<void> {

@@ -4,7 +4,7 @@
  * sees it. Only the main thread's registry has a chain (its plugins read listers and call webhooks);
  * RegistryClient routes every write some plugin handles there, so a pool worker never skips one.
  */
-import type { AdmissionAttributes, AdmissionOperation, Admission } from '../admission/attributes.js';
+import type { AdmissionAttributes, AdmissionOperation, Admission, AdmitPhase } from '../admission/attributes.js';
 import { fieldErrorString } from '../api/field-errors.js';
 import { errors } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
@@ -72,9 +72,9 @@ export function retyped(req: OpRequest, obj: ApiObject): ApiObject {
 }
 
 /** Runs the mutating plugins; returns the object to continue with and whether it changed. */
-export async function admitObject(adm: Admission, req: OpRequest, a: AdmissionAttributes): Promise<{ object: ApiObject | undefined; changed: boolean }> {
+export async function admitObject(adm: Admission, req: OpRequest, a: AdmissionAttributes, phase?: AdmitPhase): Promise<{ object: ApiObject | undefined; changed: boolean }> {
   const before = a.object;
-  await adm.admit(a);
+  await adm.admit(a, phase);
   if (a.object === before || !a.object) return { object: a.object, changed: false };
   a.object = retyped(req, a.object);
   return { object: a.object, changed: true };

@@ -46,12 +46,14 @@ export async function createObject(
   // then the strategy and validation, then validating admission
   rt.defaults?.(decoded);
   let tracked = track(decoded);
-  // NamespaceLifecycle is the first mutating plugin upstream: a missing or terminating namespace is
-  // refused before webhooks are called and before the object is validated
-  if (ctx.inlineAdmission.namespaceLifecycle) await admitCreate(ctx.store, rt, tracked, req.namespaceSeen);
   const adm = admissionFor(ctx, req, 'CREATE');
   const attrs = adm && attributesFor(req, 'CREATE', tracked, undefined, dryRun, writeOptionsObject('CreateOptions', req.query));
-  if (adm && attrs) tracked = (await admitObject(adm, req, attrs)).object ?? tracked;
+  // NamespaceLifecycle is among the first mutating plugins upstream (only NamespaceAutoProvision
+  // comes before it): a missing or terminating namespace is refused before webhooks are called and
+  // before the object is validated
+  if (adm && attrs) tracked = (await admitObject(adm, req, attrs, 'early')).object ?? tracked;
+  if (ctx.inlineAdmission.namespaceLifecycle) await admitCreate(ctx.store, rt, tracked, req.namespaceSeen);
+  if (adm && attrs) tracked = (await admitObject(adm, req, attrs, 'late')).object ?? tracked;
   const prepared = beforeCreate(rt, tracked, ctx.now());
   warnings.push(...prepared.warnings);
   if (ctx.inlineAdmission.nodeRestriction) admitNodeCreate(req.user, rt, prepared.object);

@@ -170,6 +170,35 @@ export const resourceFixtures: { apiVersion: string; kind: string; object: Json 
   ...rbacFixtures(),
 ];
 
+/**
+ * Kinds served without a protobuf form (their upstream field numbers are not in the project's
+ * reference): JSON, YAML and CBOR only.
+ */
+export const jsonOnlyFixtures = admissionFixtures();
+
+/** The admissionregistration kinds: webhooks with every field, a URL and a service reference. */
+function admissionFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'admissionregistration.svc.io/v1';
+  const webhook = {
+    name: 'check.example.com',
+    clientConfig: { url: 'https://hooks.example.com/check', caBundle: Buffer.from('not a real bundle').toString('base64') },
+    rules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps', 'secrets/status'], scope: 'Namespaced' }],
+    failurePolicy: 'Ignore',
+    matchPolicy: 'Exact',
+    namespaceSelector: { matchExpressions: [{ key: 'env', operator: 'In', values: ['prod'] }] },
+    objectSelector: { matchLabels: { checked: 'yes' } },
+    sideEffects: 'None',
+    timeoutSeconds: 5,
+    admissionReviewVersions: ['v1', 'v1beta1'],
+    matchConditions: [{ name: 'not-system', expression: "!request.userInfo.username.startsWith('system:')" }],
+  };
+  const byService = { ...webhook, name: 'svc.example.com', clientConfig: { service: { namespace: 'hooks', name: 'checker', path: '/check', port: 8443 } } };
+  return [
+    { apiVersion: av, kind: 'ValidatingWebhookConfiguration', object: { metadata: { name: 'v', generation: 1 }, webhooks: [webhook, byService] } },
+    { apiVersion: av, kind: 'MutatingWebhookConfiguration', object: { metadata: { name: 'm', generation: 1 }, webhooks: [{ ...webhook, reinvocationPolicy: 'IfNeeded' }, byService] } },
+  ];
+}
+
 /** The RBAC kinds: rules, aggregation selectors (LabelSelector with both forms), subjects and roleRef. */
 function rbacFixtures(): { apiVersion: string; kind: string; object: Json }[] {
   const av = 'rbac.authorization.svc.io/v1';

@@ -217,6 +217,17 @@ function newObject(k: ServedKind, spelling: string, name: string, ns: string, la
         },
       };
     }
+    case 'validatingwebhookconfigurations':
+    case 'mutatingwebhookconfigurations':
+      // no webhooks: the matrix's own writes are not admitted by them
+      return { ...base, webhooks: [] };
+    case 'validatingadmissionpolicies':
+      // a policy on a resource nothing writes
+      return { ...base, spec: { matchConstraints: { resourceRules: [{ apiGroups: ['matrix.example.com'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['nothings'] }] }, validations: [{ expression: 'true' }] } };
+    case 'validatingadmissionpolicybindings':
+      return { ...base, spec: { policyName: 'matrix-no-such-policy', validationActions: ['Deny'] } };
+    case 'resourcequotas':
+      return { ...base, spec: { hard: {} } };
     case 'selfsubjectreviews':
       return { apiVersion: base.apiVersion, kind: k.kind };
     case 'tokenreviews':

@@ -75,7 +75,7 @@ export const ruleWithOperationsSchema = s.struct(`${PKG}.RuleWithOperations`, {
   apiVersions: strings('The API versions; * is every version (then alone).'),
   resources: strings("The resources: 'pods', 'pods/status' for a subresource, '*' for every resource, '*/*' for every resource and subresource, 'pods/*' or '*/status'."),
   scope: s.string({ ptr: true, description: 'Cluster, Namespaced, or * (the default): which objects the rule covers.' }),
-});
+}, { typeDescription: 'Operations on resources an admission webhook is called for.' });
 
 const serviceReferenceSchema = s.struct(
   `${PKG}.ServiceReference`,
@@ -85,14 +85,14 @@ const serviceReferenceSchema = s.struct(
     path: s.string({ ptr: true, description: 'The URL path requests are sent to.' }),
     port: s.int32({ ptr: true, description: 'The port of the service; 443 by default. 1 to 65535.' }),
   },
-  { required: ['namespace', 'name'] },
+  { required: ['namespace', 'name'], typeDescription: 'A service in front of a webhook.' },
 );
 
 const clientConfigSchema = s.struct(`${PKG}.WebhookClientConfig`, {
   url: s.string({ ptr: true, description: 'The https URL of the webhook (no user information, query or fragment). Exactly one of url and service.' }),
   service: s.field(serviceReferenceSchema, { ptr: true, description: 'The service in front of the webhook, reached as <name>.<namespace>.svc:<port><path>.' }),
   caBundle: s.bytes({ description: "A PEM bundle the webhook's serving certificate must chain to; the system's roots when empty." }),
-});
+}, { typeDescription: 'How to reach a webhook over TLS.' });
 
 export const matchConditionSchema = s.struct(
   `${PKG}.MatchCondition`,
@@ -100,7 +100,7 @@ export const matchConditionSchema = s.struct(
     name: s.string({ always: true, description: 'Identifies the condition (a qualified name, unique among them).' }),
     expression: s.string({ always: true, description: 'A CEL expression over object, oldObject, request and authorizer that must be true for the webhook to be called.' }),
   },
-  { required: ['name', 'expression'] },
+  { required: ['name', 'expression'], typeDescription: 'A condition a request must meet for the webhook to be called.' },
 );
 
 /** The schema of one webhook; the mutating one has reinvocationPolicy. */
@@ -127,7 +127,10 @@ export function webhookSchema(kind: 'ValidatingWebhook' | 'MutatingWebhook'): St
       description: 'At most 64 CEL conditions that must all be true for the webhook to be called.',
     }),
   };
-  return s.struct(`${PKG}.${kind}`, fields, { required: ['name', 'clientConfig', 'sideEffects', 'admissionReviewVersions'] });
+  return s.struct(`${PKG}.${kind}`, fields, {
+    required: ['name', 'clientConfig', 'sideEffects', 'admissionReviewVersions'],
+    typeDescription: kind === 'MutatingWebhook' ? 'A webhook that may change the objects of the requests it is called for.' : 'A webhook that may refuse the requests it is called for.',
+  });
 }
 
 export function webhooksField(kind: 'ValidatingWebhook' | 'MutatingWebhook') {
