@@ -196,9 +196,6 @@ function newObject(k: ServedKind, spelling: string, name: string, ns: string, la
       return { ...base, spec: { holderIdentity: 'matrix' } };
     case 'csidrivers':
       return { ...base, spec: {} };
-    case 'resourcequotas':
-      // no hard limits: nothing for the controller to write or the plugin to charge
-      return { ...base, spec: {} };
     case 'roles':
     case 'clusterroles':
       return { ...base, rules: [] };
