@@ -196,6 +196,22 @@ t.test('ResourceQuota on a real server', async (t) => {
     t.same(num.json.spec.hard, { cpu: '2', pods: '4' }, 'stored in canonical form');
   });
 
+  t.test('server-side apply and strategic merge patch of quantities', async (t) => {
+    await namespace(s, 'q9');
+    const yaml = ['apiVersion: v1', 'kind: ResourceQuota', 'metadata:', '  name: applied', 'spec:', '  hard:', '    pods: 10', '    requests.cpu: 1000m', ''].join('\n');
+    const a = await s.admin.patch(`${QUOTAS('q9')}/applied?fieldManager=me`, yaml, 'application/apply-patch+yaml');
+    t.equal(a.status, 201, a.text);
+    t.same(a.json.spec.hard, { pods: '10', 'requests.cpu': '1' });
+    const again = await s.admin.patch(`${QUOTAS('q9')}/applied?fieldManager=me`, yaml.replace('pods: 10', 'pods: "12"'), 'application/apply-patch+yaml');
+    t.equal(again.status, 200, again.text);
+    t.same(again.json.spec.hard, { pods: '12', 'requests.cpu': '1' });
+    const smp = await s.admin.patch(`${QUOTAS('q9')}/applied`, { spec: { hard: { 'count/secrets': '2k' } } }, 'application/strategic-merge-patch+json');
+    t.equal(smp.status, 200, smp.text);
+    t.same(smp.json.spec.hard, { 'count/secrets': '2k', pods: '12', 'requests.cpu': '1' });
+    const bad = await s.admin.patch(`${QUOTAS('q9')}/applied`, { spec: { hard: { pods: 'lots' } } }, 'application/merge-patch+json');
+    t.equal(bad.status, 422);
+  });
+
   t.test('discovery, default roles and kubectl', async (t) => {
     const d = await s.admin.get('/api/v1');
     const res = d.json.resources.find((r: { name: string }) => r.name === 'resourcequotas');
