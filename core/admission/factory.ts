@@ -19,6 +19,7 @@ import { makeMutatingAdmissionPolicy } from './policy/mutating.js';
 import { makeValidatingAdmissionPolicy } from './policy/validating.js';
 import type { AdmissionConfiguration } from './config.js';
 import type { AdmissionMetrics } from './metrics.js';
+import { resourceQuotaPlugin } from './resourcequota.js';
 import { webhookPlugin } from './webhook/dispatcher.js';
 
 export interface PluginDeps {
@@ -92,4 +93,5 @@ export const pluginMakers: Readonly<Record<string, PluginMaker>> = {
   ValidatingAdmissionWebhook: (d) => webhookPlugin('validating', d),
   ValidatingAdmissionPolicy: makeValidatingAdmissionPolicy,
   MutatingAdmissionPolicy: makeMutatingAdmissionPolicy,
+  ResourceQuota: resourceQuotaPlugin,
 };

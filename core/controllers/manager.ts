@@ -15,6 +15,7 @@ import { ClusterRoleAggregationController, clusterRoleAggregationIdentity } from
 import { BootstrapSigner, bootstrapSignerIdentity, type ServingInfo } from './bootstrapsigner.js';
 import { GarbageCollector, garbageCollectorIdentity } from './garbage-collector.js';
 import { NamespaceController, namespaceControllerIdentity } from './namespace.js';
+import { ResourceQuotaController, resourceQuotaControllerIdentity } from './resourcequota.js';
 import { ServiceAccountController, serviceAccountControllerIdentity } from './serviceaccounts.js';
 import { TokenCleaner, tokenCleanerIdentity } from './tokencleaner.js';
 import { controllerManagerIdentity, type LeaderElectionTiming, LeaderElector } from './leader-election.js';
@@ -82,6 +83,17 @@ export const controllerCatalog: readonly ControllerSpec[] = [
       const sa = coreType(ctx, 'serviceaccounts');
       const c = new ServiceAccountController(ctx.client.as(serviceAccountControllerIdentity), ctx.listers.for(coreType(ctx, 'namespaces')), ctx.listers.for(sa), sa);
       await c.start();
+      return c;
+    },
+  },
+  {
+    name: 'resourcequota-controller',
+    aliases: ['resourcequota'],
+    start: (ctx) => {
+      const rt = ctx.types.all().find((t) => t.group === '' && t.plural === 'resourcequotas');
+      if (!rt) return { stop: () => undefined }; // the kind is turned off (--runtime-config): no status to keep
+      const c = new ResourceQuotaController(ctx.client.as(resourceQuotaControllerIdentity), ctx.listers, ctx.types, rt);
+      c.start();
       return c;
     },
   },

@@ -18,6 +18,7 @@ import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
 import { events } from './core/events.js';
 import { namespaces } from './core/namespaces.js';
+import { resourceQuotas } from './core/resourcequotas.js';
 import { secrets } from './core/secrets.js';
 import { serviceAccounts } from './core/serviceaccounts.js';
 import { clusterRoleBindings } from './rbac/clusterrolebindings.js';
@@ -33,6 +34,7 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   secrets,
   serviceAccounts,
   events,
+  resourceQuotas,
   csiDrivers,
   leases,
   selfSubjectReviews,

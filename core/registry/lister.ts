@@ -91,6 +91,13 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     return out;
   }
 
+  /** How many readable objects there are (in one namespace, or in all), without decoding any. */
+  count(namespace = ''): number {
+    let n = 0;
+    for (const o of this.cache.range(collectionPrefix(this.rt, namespace))) if (!o.unreadable) n++;
+    return n;
+  }
+
   /**
    * Adds an index; it covers the objects present now and follows every later change. `fromStored`,
    * when given, must agree with `fn` whenever it answers.

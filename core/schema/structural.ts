@@ -10,6 +10,7 @@
  * be detected by comparing bytes.
  */
 import { type FieldError, fieldErrors } from '../api/field-errors.js';
+import { Quantity } from '../api/quantity.js';
 import type { ListSchema, MapSchema, ScalarSchema, Schema, StructSchema } from './schema.js';
 
 export interface StructuralResult<T> {
@@ -133,6 +134,7 @@ class Walker {
     if (v === null) return zeroOf(sch);
     switch (sch.type) {
       case 'string':
+        if (sch.format === 'quantity') return this.quantity(v, path);
         if (typeof v !== 'string') return this.typeError(path, v, 'string');
         if (sch.format === 'date-time' || sch.format === 'date-time-micro') return this.time(v, sch.format === 'date-time-micro', path);
         if (sch.format === 'byte') return this.bytes(v, path);
@@ -152,6 +154,17 @@ class Walker {
         if (typeof v === 'string') return v;
         if (typeof v === 'number' && Number.isInteger(v)) return v;
         return this.typeError(path, v, 'int-or-string');
+    }
+  }
+
+  /** A resource.Quantity: a string or a JSON number, kept in its canonical text (upstream re-marshals it). */
+  private quantity(v: unknown, path: string): unknown {
+    if (typeof v !== 'string' && typeof v !== 'number') return this.typeError(path, v, 'string');
+    try {
+      return Quantity.parse(String(v).trim()).toString();
+    } catch (e) {
+      this.push(fieldErrors.invalid(path, v, (e as Error).message));
+      return undefined;
     }
   }
 

@@ -147,12 +147,24 @@ export const status: Json = {
   code: 403,
 };
 
+/** A ResourceQuota with every field: quantities in their canonical texts, scopes and a scope selector. */
+export const resourceQuota: Json = {
+  metadata: { name: 'q', namespace: 'ns1' },
+  spec: {
+    hard: { 'count/configmaps': '5', cpu: '1500m', memory: '1Gi', pods: '10' },
+    scopes: ['NotTerminating'],
+    scopeSelector: { matchExpressions: [{ scopeName: 'PriorityClass', operator: 'In', values: ['high', 'low'] }, { scopeName: 'BestEffort', operator: 'Exists' }] },
+  },
+  status: { hard: { 'count/configmaps': '5', memory: '1Gi' }, used: { 'count/configmaps': '0', memory: '512Mi' } },
+};
+
 export const resourceFixtures: { apiVersion: string; kind: string; object: Json }[] = [
   { apiVersion: 'v1', kind: 'ConfigMap', object: configMap },
   { apiVersion: 'v1', kind: 'Secret', object: secret },
   { apiVersion: 'v1', kind: 'Namespace', object: namespace },
   { apiVersion: 'v1', kind: 'ServiceAccount', object: serviceAccount },
   { apiVersion: 'v1', kind: 'Event', object: event },
+  { apiVersion: 'v1', kind: 'ResourceQuota', object: resourceQuota },
   { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: csiDriver },
   { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', object: lease },
   ...rbacFixtures(),

@@ -34,6 +34,7 @@ const CHECKS = [
   'poststarthook/start-namespace-controller',
   'poststarthook/start-clusterrole-aggregation-controller',
   'poststarthook/start-serviceaccount-controller',
+  'poststarthook/start-resourcequota-controller',
   'poststarthook/start-garbage-collector-controller',
   'poststarthook/start-apiextensions-controllers',
   'poststarthook/crd-informer-synced',

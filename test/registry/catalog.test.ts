@@ -11,6 +11,7 @@ t.test('the catalog lists every served kind once', async (t) => {
       'v1 Secret secrets',
       'v1 ServiceAccount serviceaccounts',
       'v1 Event events',
+      'v1 ResourceQuota resourcequotas',
       'storage.svc.io/v1 CSIDriver csidrivers',
       'coordination.svc.io/v1 Lease leases',
       'authentication.svc.io/v1 SelfSubjectReview selfsubjectreviews',

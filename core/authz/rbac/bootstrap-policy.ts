@@ -113,6 +113,11 @@ export const controllerPolicies: Readonly<Record<string, { account: string; rule
     account: 'service-account-controller',
     rules: [rule(['create'], [CORE], ['serviceaccounts'])],
   },
+  'resourcequota-controller': {
+    account: 'resourcequota-controller',
+    // quota counts anything, so it may list and watch everything
+    rules: [rule(['list', 'watch'], ['*'], ['*']), rule(['update'], [CORE], ['resourcequotas/status'])],
+  },
   // upstream gives these two namespaced Roles (svc-system / svc-public); here they are cluster roles
   'bootstrap-signer-controller': {
     account: 'bootstrap-signer',

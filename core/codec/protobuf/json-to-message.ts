@@ -8,7 +8,7 @@
 import { compareUtf8 } from '../../api/go-format.js';
 import { ProtobufEncodeError } from './errors.js';
 import { type FieldPlan, planOf } from './plans.js';
-import { META_V1, RUNTIME } from './proto-root.js';
+import { META_V1, QUANTITY, RUNTIME } from './proto-root.js';
 import type protobuf from 'protobufjs';
 import { microTimeFromJson, timeFromJson } from './wire-times.js';
 
@@ -43,6 +43,8 @@ const specialFromJson: Readonly<Record<string, (v: unknown) => WireMessage>> = {
   [`${META_V1}.MicroTime`]: timeField(microTimeFromJson),
   [`${META_V1}.FieldsV1`]: (v) => (v === null ? {} : { Raw: jsonBytes(v) }),
   [`${RUNTIME}.RawExtension`]: (v) => (v instanceof Uint8Array ? { raw: v } : v === null ? {} : { raw: jsonBytes(v) }),
+  // a quantity is its text (a JSON number is read as upstream's Quantity reads one)
+  [QUANTITY]: (v) => (v === null ? {} : typeof v === 'string' || typeof v === 'number' ? { string: String(v) } : fail('a quantity string', v)),
 };
 
 /** Message types written even for a JSON null (their null has a wire form). */

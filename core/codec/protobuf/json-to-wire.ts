@@ -11,7 +11,7 @@ import { WireWriter } from './wire-writer.js';
 import { goKeyOrder } from '../../api/go-format.js';
 import { messageFromJson } from './json-to-message.js';
 import { type FieldPlan, planOf } from './plans.js';
-import { META_V1, RUNTIME } from './proto-root.js';
+import { META_V1, QUANTITY, RUNTIME } from './proto-root.js';
 import { microTimeFromJson, timeFromJson } from './wire-times.js';
 
 type Writer = WireWriter;
@@ -119,6 +119,12 @@ function specialWriter(name: string): MessageWriter | undefined {
         const start = w.uint32(10).begin();
         w.json(v);
         w.end(start);
+        return true;
+      };
+    case QUANTITY:
+      return (v, w) => {
+        if (typeof v !== 'string' && typeof v !== 'number') return false;
+        w.uint32(10).string(String(v));
         return true;
       };
     case `${RUNTIME}.RawExtension`:

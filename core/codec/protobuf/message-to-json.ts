@@ -7,7 +7,7 @@
 import type protobuf from 'protobufjs';
 import { ProtobufDecodeError } from './errors.js';
 import { type FieldPlan, planOf } from './plans.js';
-import { META_V1, RUNTIME, hasProtobufMagic } from './proto-root.js';
+import { META_V1, QUANTITY, RUNTIME, hasProtobufMagic } from './proto-root.js';
 import { microTimeToJson, timeToJson, type WireTimestamp } from './wire-times.js';
 
 type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
@@ -55,6 +55,8 @@ const specialToJson: Readonly<Record<string, (m: WireMessage, ctx: ToJsonContext
     const raw = Object.hasOwn(m, 'raw') ? (m.raw as Uint8Array) : new Uint8Array(0);
     return hasProtobufMagic(raw) ? ctx.decodeEmbedded(raw) : parseRawJson(raw, 'raw extension');
   },
+  // an empty message is the zero quantity
+  [QUANTITY]: (m) => (typeof m.string === 'string' && m.string ? m.string : '0'),
 };
 
 function scalarToJson(type: string, v: unknown): JsonValue {
