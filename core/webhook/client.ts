@@ -7,7 +7,7 @@
  * and rest_client_request_duration_seconds). A remote that hangs,
  * floods or breaks can fail a call but never hold a request past its deadline.
  */
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, type IncomingMessage, request as httpRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { countWebhookCall } from './stats.js';
 
@@ -130,9 +130,23 @@ export class WebhookClient {
     return this.request('GET', url, undefined, timeoutMs);
   }
 
+  /** The origin of the client's URL as request options, made once (a call then parses no URL). */
+  private originOptions: { protocol: string; hostname: string; port: string; host: string } | undefined;
+
+  /**
+   * POSTs to `path` (with its query) on the client's own URL's origin: the hot path of admission
+   * webhooks, which call one address many times.
+   */
+  postPath(path: string, body: Buffer, timeoutMs: number): Promise<WebhookResponse> {
+    const u = this.conn.url;
+    if (!u) return Promise.reject(new WebhookError('the client has no URL to post to'));
+    this.originOptions ??= { protocol: u.protocol, hostname: u.hostname.replace(/^\[|\]$/g, ''), port: u.port, host: u.host };
+    return this.request('POST', this.originOptions, body, timeoutMs, path);
+  }
+
   /** One call; resolves with any status, rejects on a network error, a timeout or an answer too large. */
-  request(method: string, url: URL | string, body: Buffer | undefined, timeoutMs: number): Promise<WebhookResponse> {
-    let target: URL;
+  request(method: string, url: URL | string | { protocol: string; hostname: string; port: string; host: string }, body: Buffer | undefined, timeoutMs: number, path?: string): Promise<WebhookResponse> {
+    let target: URL | { protocol: string; hostname: string; port: string; host: string };
     try {
       target = typeof url === 'string' ? new URL(url) : url;
     } catch {
@@ -162,7 +176,8 @@ export class WebhookClient {
           reject(err);
         } else resolve(value!);
       };
-      const req = send(target, { method, agent, headers }, (res) => {
+      const options = path === undefined && target instanceof URL ? { method, agent, headers } : { method, agent, headers, protocol: target.protocol, hostname: target.hostname, port: target.port, path: path ?? '/' };
+      const onResponse = (res: IncomingMessage): void => {
         const chunks: Buffer[] = [];
         let size = 0;
         res.on('data', (c: Buffer) => {
@@ -179,7 +194,8 @@ export class WebhookClient {
           }),
         );
         res.on('error', (e) => finish(e));
-      });
+      };
+      const req = (target instanceof URL && path === undefined ? send(target, options, onResponse) : send(options, onResponse));
       // setTimeout takes at most 2^31-1 ms (a larger or infinite delay would fire at once)
       const timer = setTimeout(() => finish(new WebhookTimeoutError(`context deadline exceeded (timeout ${timeoutMs}ms)`)), Math.min(Math.max(1, timeoutMs), MAX_TIMER_MS));
       req.on('error', (e) => finish(e));

@@ -98,11 +98,34 @@ interface Caller {
   url: URL;
 }
 
+/** What a hook's calls go to: the caller and the path with upstream's timeout parameter, made once per hook. */
+interface HookTarget {
+  caller: Caller;
+  /** Path and query sent (`/validate?timeout=10s`). */
+  path: string;
+  /** The URL as shown in errors. */
+  href: string;
+}
+
 /** One client per webhook address, CA bundle and credentials, kept while configurations use it. */
 class Callers {
   private readonly byKey = new Map<string, Caller>();
+  /** Per hook (hooks are remade when their configuration changes), so a call builds no key. */
+  private readonly byHook = new WeakMap<Hook, HookTarget>();
 
   constructor(private readonly credentials: CredentialLookup) {}
+
+  target(h: Hook): HookTarget {
+    let t = this.byHook.get(h);
+    if (!t) {
+      const caller = this.for(h.webhook);
+      const url = new URL(caller.url.href);
+      url.searchParams.set('timeout', `${h.webhook.timeoutSeconds ?? 10}s`);
+      t = { caller, path: `${url.pathname}${url.search}`, href: url.href };
+      this.byHook.set(h, t);
+    }
+    return t;
+  }
 
   for(w: Webhook): Caller {
     const cc = w.clientConfig ?? {};
@@ -187,23 +210,21 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     }
     const version = (w.admissionReviewVersions ?? []).find((v) => ACCEPTED_REVIEW_VERSIONS.includes(v)) as 'v1' | 'v1beta1' | undefined;
     if (!version) throw new CallingWebhookError(hookName, `webhook does not accept known AdmissionReview versions (${ACCEPTED_REVIEW_VERSIONS.join(', ')})`);
-    let caller: Caller;
+    let target: HookTarget;
     try {
-      caller = callers.for(w);
+      target = callers.target(h);
     } catch (e) {
       throw new CallingWebhookError(hookName, (e as Error).message);
     }
     const timeoutSeconds = w.timeoutSeconds ?? 10;
-    const url = new URL(caller.url.href);
-    url.searchParams.set('timeout', `${timeoutSeconds}s`);
     const uid = randomUUID();
     const body = Buffer.from(JSON.stringify(admissionReview(version, admissionRequest(a, uid, { group: spelling }, true))));
     let res;
     try {
-      res = await caller.client.request('POST', url, body, timeoutSeconds * 1000);
+      res = await target.caller.client.postPath(target.path, body, timeoutSeconds * 1000);
     } catch (e) {
-      const why = e instanceof WebhookError && !(e instanceof WebhookTimeoutError) ? e.message : goNetMessage(e, url);
-      throw new CallingWebhookError(hookName, `failed to call webhook: Post ${JSON.stringify(url.href)}: ${why}`);
+      const why = e instanceof WebhookError && !(e instanceof WebhookTimeoutError) ? e.message : goNetMessage(e, target.caller.url);
+      throw new CallingWebhookError(hookName, `failed to call webhook: Post ${JSON.stringify(target.href)}: ${why}`);
     }
     if (res.status < 200 || res.status >= 300) {
       const text = res.body.toString('utf8').trim();
