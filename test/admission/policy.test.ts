@@ -125,7 +125,7 @@ t.test('Warn adds a Warning header; Audit an audit annotation in upstream\'s for
     return !!ev;
   });
   t.ok(ev, 'audited');
-  t.same(JSON.parse(ev!.annotations['validation.policy.admission.k8s.io/validation_failure']), [
+  t.same(JSON.parse(ev!.annotations['validation.policy.admission.svc.io/validation_failure']), [
     { message: 'key w in warn-me', policy: 'warned', binding: 'warned', expressionIndex: 0, validationActions: ['Warn', 'Audit'] },
   ]);
   t.equal(ev!.annotations['warned/size'], '1');

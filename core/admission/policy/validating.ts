@@ -6,7 +6,7 @@
  * error); then the policy is evaluated once per parameter object (evaluate.ts) and each failed
  * validation does what the binding's validationActions say: Deny refuses the write (the first denial
  * is the answer, with the validation's reason as status: Invalid by default), Warn adds a Warning,
- * Audit the `validation.policy.admission.k8s.io/validation_failure` audit annotation. Configuration
+ * Audit the `validation.policy.admission.svc.io/validation_failure` audit annotation. Configuration
  * errors (an unknown paramKind, missing parameters) and evaluation errors follow the policy's
  * failurePolicy. The policy's own audit annotations are published as `<policy>/<key>`.
  *
@@ -31,7 +31,7 @@ import { AuthzSession, authorizerValue, gvkString, resolveKind } from './cel.js'
 import { compilePolicy, MAX_AUDIT_ANNOTATION_VALUE_LENGTH, type PolicyDecision, validatePolicy } from './evaluate.js';
 import { startTypeChecking } from './typecheck.js';
 
-export const VALIDATION_FAILURE_ANNOTATION = 'validation.policy.admission.k8s.io/validation_failure';
+export const VALIDATION_FAILURE_ANNOTATION = 'validation.policy.admission.svc.io/validation_failure';
 
 type Policy = DeepReadonly<ValidatingAdmissionPolicy>;
 type Binding = DeepReadonly<ValidatingAdmissionPolicyBinding>;
