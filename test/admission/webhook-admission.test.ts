@@ -348,3 +348,25 @@ t.test('kubectl applies an upstream manifest of a webhook configuration unmodifi
   t.match(again.stdout, /unchanged/);
   t.equal((await kubectl(['delete', '-f', manifest])).code, 0);
 });
+
+t.test('a webhook server that offers HTTP/2 is called over HTTP/2, as Go clients call upstream webhooks; timeouts hold there too', async (t) => {
+  const h2 = await AdmissionWebhookServer.start({ http2: true });
+  t.teardown(() => h2.stop());
+  await s.admin.post(MWC, { metadata: { name: 'over-h2' }, webhooks: [webhookEntry('over-h2.example.com', h2.url('/mutate-label'), { matchConditions: [{ name: 'mine', expression: "object.metadata.name.startsWith('h2-')" }] })] });
+  await s.admin.get(MWC);
+  const results = await Promise.all(Array.from({ length: 8 }, (_, i) => s.admin.post('/api/v1/namespaces/wh/configmaps', { metadata: { name: `h2-${i}` } })));
+  t.same(results.map((r) => r.status), Array(8).fill(201));
+  t.same(results[0]!.json.metadata.labels, { mutated: 'yes' });
+  const calls = h2.reviews.filter((r) => r.path === '/mutate-label');
+  t.equal(calls.length, 8);
+  t.ok(calls.every((r) => r.httpVersion === '2.0'), 'every call over HTTP/2');
+  await uninstall(MWC, 'over-h2');
+  // an HTTP/1.1-only server is still called (the client learned it from ALPN)
+  t.ok(hook.reviews.every((r) => r.httpVersion === '1.1'));
+  await s.admin.post(VWC, { metadata: { name: 'h2-slow' }, webhooks: [webhookEntry('h2-slow.example.com', h2.url('/hang'), { timeoutSeconds: 1, matchConditions: [{ name: 'mine', expression: "object.metadata.name.startsWith('h2slow-')" }] })] });
+  await s.admin.get(VWC);
+  const slow = await s.admin.post('/api/v1/namespaces/wh/configmaps', { metadata: { name: 'h2slow-1' } });
+  t.equal(slow.status, 500);
+  t.match(slow.json.message, /failed calling webhook "h2-slow.example.com": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/hang\?timeout=1s": context deadline exceeded/);
+  await uninstall(VWC, 'h2-slow');
+});

@@ -6,6 +6,7 @@
  *   /huge /redirect /error500 /bad-patch /patch-breaks-schema /patch-status /echo-v1beta1
  */
 import { createServer, type Server } from 'node:https';
+import { createSecureServer } from 'node:http2';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { TLSSocket } from 'node:tls';
@@ -21,6 +22,8 @@ export interface RecordedReview {
   /** The Authorization header and the client certificate's CN the call came with. */
   authorization: string | undefined;
   clientCN: string | undefined;
+  /** '1.1', or '2.0' when the call came over HTTP/2. */
+  httpVersion: string;
 }
 
 const b64 = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64');
@@ -30,13 +33,17 @@ export class AdmissionWebhookServer {
   base = '';
   /** Extra behaviours by path, added by a test. */
   readonly handlers = new Map<string, (review: Obj) => Obj>();
-  private server!: Server;
+  private server!: Server | ReturnType<typeof createSecureServer>;
   private readonly sockets = new Set<Socket>();
 
-  static async start(): Promise<AdmissionWebhookServer> {
+  /** `http2`: the server offers HTTP/2 by ALPN (and HTTP/1.1), as Go's webhook servers do. */
+  static async start(o: { http2?: boolean } = {}): Promise<AdmissionWebhookServer> {
     const w = new AdmissionWebhookServer();
     const { serving } = sharedLoopbackPki();
-    w.server = createServer({ cert: serving.cert, key: serving.key, ca: sharedLoopbackPki().ca.cert, requestCert: true, rejectUnauthorized: false }, (req, res) => w.handle(req, res));
+    const tls = { cert: serving.cert, key: serving.key, ca: sharedLoopbackPki().ca.cert, requestCert: true, rejectUnauthorized: false };
+    w.server = o.http2
+      ? createSecureServer({ ...tls, allowHTTP1: true }, (req, res) => w.handle(req as unknown as IncomingMessage, res as unknown as ServerResponse))
+      : createServer(tls, (req, res) => w.handle(req, res));
     w.server.on('connection', (s: Socket) => {
       w.sockets.add(s);
       s.on('close', () => w.sockets.delete(s));
@@ -77,7 +84,7 @@ export class AdmissionWebhookServer {
         review = {};
       }
       const cert = (req.socket as TLSSocket).getPeerCertificate();
-      this.reviews.push({ path: u.pathname, query: u.search, body: review, authorization: req.headers.authorization, clientCN: (cert?.subject?.CN as string | undefined) || undefined });
+      this.reviews.push({ path: u.pathname, query: u.search, body: review, authorization: req.headers.authorization, clientCN: (cert?.subject?.CN as string | undefined) || undefined, httpVersion: req.httpVersion });
       const uid = review.request?.uid;
       const answer = (response: Obj, apiVersion = review.apiVersion ?? 'admission.k8s.io/v1'): void => {
         res.writeHead(200, { 'content-type': 'application/json' });
