@@ -82,7 +82,7 @@ export interface EvaluationInputs {
   request: Record<string, unknown>;
   params: unknown;
   namespaceObject: unknown;
-  /** The `authorizer` variable (cel.ts authorizerValue), and the session answering its checks. */
+  /** The `authorizer` variable (cel.ts authorizerValue), or a function making it when first read; and the session answering its checks. */
   authorizer: unknown;
   session: AuthzSession;
 }
@@ -116,6 +116,60 @@ class OutOfBudget extends Error {}
 
 const OUT_OF_BUDGET = 'validation failed due to running out of cost budget, no further validation rules will be run';
 
+/** The variables as CEL values, each converted when first read (the planner reads them by name). */
+class Bindings {
+  private o: unknown;
+  private old: unknown;
+  private req: unknown;
+  private ns: unknown;
+  private p: unknown;
+  private authz: unknown;
+  private made = 0;
+
+  constructor(
+    private readonly inputs: EvaluationInputs,
+    private readonly hasParams: boolean,
+    readonly variables: unknown,
+  ) {}
+
+  private once(bit: number): boolean {
+    if (this.made & bit) return false;
+    this.made |= bit;
+    return true;
+  }
+
+  get object(): unknown {
+    if (this.once(1)) this.o = celValue(this.inputs.object);
+    return this.o;
+  }
+
+  get oldObject(): unknown {
+    if (this.once(2)) this.old = celValue(this.inputs.oldObject);
+    return this.old;
+  }
+
+  get request(): unknown {
+    if (this.once(4)) this.req = celValue(this.inputs.request);
+    return this.req;
+  }
+
+  get namespaceObject(): unknown {
+    if (this.once(8)) this.ns = celValue(this.inputs.namespaceObject);
+    return this.ns;
+  }
+
+  get params(): unknown {
+    if (!this.hasParams) return undefined;
+    if (this.once(16)) this.p = celValue(this.inputs.params);
+    return this.p;
+  }
+
+  get authorizer(): unknown {
+    if (this.once(32)) this.authz = typeof this.inputs.authorizer === 'function' ? (this.inputs.authorizer as () => unknown)() : this.inputs.authorizer;
+    return this.authz;
+  }
+}
+
 /** The runtime side: bindings as CEL values (converted once), the meter, lazy variables. */
 class Run {
   readonly bindings: Record<string, unknown>;
@@ -126,15 +180,9 @@ class Run {
     private readonly policy: CompiledPolicy,
     private readonly inputs: EvaluationInputs,
   ) {
-    this.bindings = {
-      object: celValue(inputs.object),
-      oldObject: celValue(inputs.oldObject),
-      request: celValue(inputs.request),
-      namespaceObject: celValue(inputs.namespaceObject),
-      authorizer: inputs.authorizer,
-      variables: new LazyVariables(this),
-    };
-    if (policy.hasParams) this.bindings.params = celValue(inputs.params);
+    // each variable is made a CEL value when an expression first reads it: most policies read only
+    // `object`, and the request, the namespace and the authorizer cost as much again to convert
+    this.bindings = new Bindings(inputs, policy.hasParams, new LazyVariables(this)) as unknown as Record<string, unknown>;
     for (const k of ['object', 'oldObject', 'request', 'params', 'namespaceObject'] as const) this.shapes.set(k, { values: [k === 'request' ? inputs.request : inputs[k]] });
     // a variable is sized by its value (evaluated when an expression that reads it is estimated, as it would be when run)
     this.shapes.set('variables', {

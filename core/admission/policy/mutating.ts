@@ -146,7 +146,7 @@ export function makeMutatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
               ...(a.subresource ? { subResource: a.subresource, requestSubResource: a.subresource } : {}),
             }),
             namespaceObject: celValue(namespaceObject),
-            authorizer: authorizerValue(a.user, { group: matchedGroup, resource: a.rt.plural, subresource: a.subresource, namespace: a.namespace, name: a.name }),
+            authorizer: () => authorizerValue(a.user, { group: matchedGroup, resource: a.rt.plural, subresource: a.subresource, namespace: a.namespace, name: a.name }),
             jsonpatch: JSONPATCH_VALUE,
           };
           if (policy.spec?.paramKind) b.params = celValue(param);

@@ -220,7 +220,7 @@ export function makeValidatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
                 request,
                 params: param,
                 namespaceObject,
-                authorizer: authorizerValue(a.user, { group: matched.group, resource: matched.resource, subresource: a.subresource, namespace: a.namespace, name: req.name }),
+                authorizer: () => authorizerValue(a.user, { group: matched.group, resource: matched.resource, subresource: a.subresource, namespace: a.namespace, name: req.name }),
                 session,
               },
               failurePolicy,
