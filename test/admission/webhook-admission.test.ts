@@ -370,3 +370,27 @@ t.test('a webhook server that offers HTTP/2 is called over HTTP/2, as Go clients
   t.match(slow.json.message, /failed calling webhook "h2-slow.example.com": failed to call webhook: Post "https:\/\/127\.0\.0\.1:\d+\/hang\?timeout=1s": context deadline exceeded/);
   await uninstall(VWC, 'h2-slow');
 });
+
+t.test('match conditions may ask the authorizer as the request\'s user, as upstream\'s webhooks may', async (t) => {
+  let calls = 0;
+  hook.handlers.set('/authz-condition', () => {
+    calls++;
+    return { allowed: true };
+  });
+  // called only for users who may not delete secrets in the namespace: not the admin
+  await s.admin.post(VWC, {
+    metadata: { name: 'authz-condition' },
+    webhooks: [
+      webhookEntry('authz-condition.example.com', hook.url('/authz-condition'), {
+        matchConditions: [
+          { name: 'mine', expression: "object.metadata.name.startsWith('authz-')" },
+          { name: 'not-powerful', expression: "!authorizer.group('').resource('secrets').namespace(request.namespace).check('delete').allowed()" },
+        ],
+      }),
+    ],
+  });
+  await s.admin.get(VWC);
+  t.equal((await s.admin.post('/api/v1/namespaces/wh/configmaps', { metadata: { name: 'authz-admin' } })).status, 201);
+  t.equal(calls, 0, 'the admin may delete secrets: not called');
+  await uninstall(VWC, 'authz-condition');
+});

@@ -1,53 +1,21 @@
 /**
- * Match conditions of admission webhooks: CEL expressions over `object`, `oldObject` and `request`
- * (the AdmissionRequest as the webhook would receive it), which must all be true for the webhook to
- * be called. Compiled in the one CEL layer (core/cel) when a configuration is written (an expression
- * that does not compile, or is not a bool, is refused then) and again, from its cache, when the
- * configuration is loaded.
+ * Match conditions of admission webhooks: CEL expressions over `object`, `oldObject`, `request` (the
+ * AdmissionRequest as the webhook would receive it) and `authorizer` (checks as the request's user),
+ * which must all be true for the webhook to be called. They share the admission policies' CEL
+ * environment (core/admission/policy/cel.ts, without params), as upstream's webhooks and policies
+ * share one; compiled when a configuration is written (an expression that does not compile or is
+ * not a bool is refused then) and again, from the compile cache, when it is loaded.
  */
 import type { CelInput } from '@bufbuild/cel';
-import { type CompiledExpression, compile, evaluate, isEvaluationError } from '../../cel/compile.js';
-import { celEnvironment, type CelObjectDecl, type CelTypeDecl } from '../../cel/environment.js';
-import { CelCompileError } from '../../cel/errors.js';
+import type { CompiledExpression } from '../../cel/compile.js';
+import { evaluate, isEvaluationError } from '../../cel/compile.js';
+import { AuthzSession, compilePolicyExpression, policyEnvironment, withAuthz } from '../policy/cel.js';
 
-const STRINGS: CelTypeDecl = { list: 'string' };
-
-/** upstream's AdmissionRequest fields, as the `request` variable has them. */
-const OBJECTS: Record<string, CelObjectDecl> = {
-  'kubernetes.AdmissionRequest': {
-    fields: {
-      uid: 'string',
-      kind: { object: 'kubernetes.GroupVersionKind' },
-      resource: { object: 'kubernetes.GroupVersionResource' },
-      subResource: 'string',
-      requestKind: { object: 'kubernetes.GroupVersionKind' },
-      requestResource: { object: 'kubernetes.GroupVersionResource' },
-      requestSubResource: 'string',
-      name: 'string',
-      namespace: 'string',
-      operation: 'string',
-      userInfo: { object: 'kubernetes.UserInfo' },
-      dryRun: 'bool',
-      options: 'dyn',
-    },
-  },
-  'kubernetes.GroupVersionKind': { fields: { group: 'string', version: 'string', kind: 'string' } },
-  'kubernetes.GroupVersionResource': { fields: { group: 'string', version: 'string', resource: 'string' } },
-  'kubernetes.UserInfo': { fields: { username: 'string', uid: 'string', groups: STRINGS, extra: { map: STRINGS } } },
-};
-
-const ENVIRONMENT = celEnvironment({
-  name: 'admission webhook match conditions',
-  variables: { object: 'dyn', oldObject: 'dyn', request: { object: 'kubernetes.AdmissionRequest' } },
-  objects: OBJECTS,
-  libraries: ['strings', 'k8s'],
-});
+const environment = () => policyEnvironment({ params: false, authorizer: true, variables: [] });
 
 /** Compiles a condition; throws CelCompileError with upstream's wording. */
 export function compileWebhookCondition(expression: string): CompiledExpression {
-  const c = compile(ENVIRONMENT, expression);
-  if (c.resultTypeName !== 'bool' && c.resultTypeName !== 'dyn') throw new CelCompileError(`must evaluate to bool`);
-  return c;
+  return compilePolicyExpression(environment(), expression, 'bool');
 }
 
 export interface NamedCondition {
@@ -58,7 +26,14 @@ export interface NamedCondition {
 /** The conditions' verdict: all true, one false, or the errors met when none was false. */
 export type ConditionResult = { match: true } | { match: false } | { error: string };
 
-export function evaluateWebhookConditions(conditions: readonly NamedCondition[], bindings: { object: unknown; oldObject: unknown; request: unknown }): ConditionResult {
+export interface ConditionBindings {
+  object: unknown;
+  oldObject: unknown;
+  request: unknown;
+  authorizer: unknown;
+}
+
+function evaluateOnce(conditions: readonly NamedCondition[], bindings: ConditionBindings): ConditionResult {
   const errs: string[] = [];
   for (const c of conditions) {
     const v = evaluate(c.compiled, bindings as unknown as Record<string, CelInput>);
@@ -75,3 +50,18 @@ export function evaluateWebhookConditions(conditions: readonly NamedCondition[],
   if (errs.length) return { error: errs.join(', ') };
   return { match: true };
 }
+
+/**
+ * Evaluates the conditions in order: the first false decides; otherwise the errors, or a match. An
+ * authorizer that answers later (a webhook authorizer) is waited for and the conditions evaluated
+ * again with its answers, as policies do.
+ */
+export async function evaluateWebhookConditions(conditions: readonly NamedCondition[], bindings: ConditionBindings, session: AuthzSession): Promise<ConditionResult> {
+  for (let round = 0; ; round++) {
+    const r = withAuthz(session, () => evaluateOnce(conditions, bindings));
+    if (round < 3 && (await session.settle())) continue;
+    return r;
+  }
+}
+
+export { AuthzSession };

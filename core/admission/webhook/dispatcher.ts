@@ -35,7 +35,8 @@ import type { PluginDeps } from '../factory.js';
 import type { WebhookStepType } from '../metrics.js';
 import { ACCEPTED_REVIEW_VERSIONS, type Webhook } from '../../registry/admissionregistration/webhooks.js';
 import { ADMISSIONREGISTRATION_GROUP } from '../../registry/admissionregistration/match.js';
-import { evaluateWebhookConditions } from './conditions.js';
+import { AuthzSession, evaluateWebhookConditions } from './conditions.js';
+import { authorizerValue } from '../policy/cel.js';
 import { webhookCredentials, type CredentialLookup } from './credentials.js';
 import { type Hook, HookSource, matchingSpelling } from './hooks.js';
 import { admissionRequest, admissionReview, InvalidReviewError, type ReviewResult, verifyReview } from './review.js';
@@ -191,7 +192,13 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     }
     if (h.conditions.length) {
       const request = admissionRequest(a, '', { group: spelling }, false);
-      const r = evaluateWebhookConditions(h.conditions, { object: celValue(a.object ?? null), oldObject: celValue(a.oldObject ?? null), request: celValue(request) });
+      const bindings = {
+        object: celValue(a.object ?? null),
+        oldObject: celValue(a.oldObject ?? null),
+        request: celValue(request),
+        authorizer: authorizerValue(a.user, { group: a.rt.group, resource: a.rt.plural, subresource: a.subresource, namespace: a.namespace, name: a.name }),
+      };
+      const r = await evaluateWebhookConditions(h.conditions, bindings, new AuthzSession(d.authorizer()));
       if ('error' in r) {
         if (ignore) return undefined;
         throw errors.forbidden(groupResourceOf(a.rt), a.name, r.error);
