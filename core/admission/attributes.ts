@@ -38,6 +38,11 @@ export interface AdmissionAttributes {
   user: UserInfo;
   /** The group as the request spelled it (an upstream alias such as storage.k8s.io), for requestKind. */
   requestGroup: string;
+  /**
+   * The kind of `object` when it is not the resource's (a subresource's own kind: TokenRequest through
+   * serviceaccounts/<name>/token), as upstream's attributes name it.
+   */
+  kind?: { group: string; version: string; kind: string };
   /** Warnings for the client (`Warning` headers). */
   warnings: string[];
   /** Annotations for the request's audit event (`<plugin-prefix>/<key>`). */

@@ -394,6 +394,7 @@ export class ApiServer {
         knownKinds: () => types.knownKinds,
         bodyFormats: registry.ctx.bodyFormats,
         maxRequestBodyBytes: o.maxRequestBodyBytes,
+        admission: () => registry.ctx.admission,
       },
     });
     // registered now: another acceptor may gather this one's figures before it serves any scrape itself

@@ -394,3 +394,21 @@ t.test('match conditions may ask the authorizer as the request\'s user, as upstr
   t.equal(calls, 0, 'the admin may delete secrets: not called');
   await uninstall(VWC, 'authz-condition');
 });
+
+t.test('a token request (serviceaccounts/<name>/token) passes admission as TokenRequest, and a webhook may refuse it', async (t) => {
+  t.ok(await waitFor(async () => (await s.admin.get('/api/v1/namespaces/wh/serviceaccounts/default')).status === 200), 'the default service account exists');
+  const tokenRule = [{ operations: ['CREATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['serviceaccounts/token'] }];
+  await s.admin.post(VWC, { metadata: { name: 'tokens' }, webhooks: [webhookEntry('tokens.example.com', hook.url('/deny'), { rules: tokenRule })] });
+  await s.admin.get(VWC);
+  const r = await s.admin.post('/api/v1/namespaces/wh/serviceaccounts/default/token', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: { audiences: ['api'] } });
+  t.equal(r.status, 403, r.text);
+  t.equal(r.json.message, 'admission webhook "tokens.example.com" denied the request: this object is not welcome');
+  const review = hook.on('/deny').at(-1).request;
+  t.same(review.kind, { group: 'authentication.svc.io', version: 'v1', kind: 'TokenRequest' });
+  t.same(review.resource, { group: '', version: 'v1', resource: 'serviceaccounts' });
+  t.equal(review.subResource, 'token');
+  t.equal(review.name, 'default');
+  t.same(review.object.spec.audiences, ['api']);
+  await uninstall(VWC, 'tokens');
+  t.ok(await waitFor(async () => (await s.admin.post('/api/v1/namespaces/wh/serviceaccounts/default/token', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} })).status === 201), 'issued once the configuration is gone');
+});

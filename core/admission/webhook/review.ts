@@ -21,13 +21,14 @@ const withApiVersionGroup = (obj: Record<string, unknown>, canonical: string, sp
 /** The `request` of an AdmissionReview (and the `request` variable of match conditions). */
 export function admissionRequest(a: AdmissionAttributes, uid: string, spelling: ReviewSpelling, withObjects: boolean): Record<string, unknown> {
   const rt = a.rt;
+  const kind = a.kind ?? { group: spelling.group, version: rt.version, kind: rt.kind };
   const req: Record<string, unknown> = {
     uid,
-    kind: { group: spelling.group, version: rt.version, kind: rt.kind },
+    kind,
     resource: { group: spelling.group, version: rt.version, resource: rt.plural },
   };
   if (a.subresource) req.subResource = a.subresource;
-  req.requestKind = { group: a.requestGroup, version: rt.version, kind: rt.kind };
+  req.requestKind = a.kind ?? { group: a.requestGroup, version: rt.version, kind: rt.kind };
   req.requestResource = { group: a.requestGroup, version: rt.version, resource: rt.plural };
   if (a.subresource) req.requestSubResource = a.subresource;
   if (a.name) req.name = a.name;

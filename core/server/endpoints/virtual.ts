@@ -14,7 +14,10 @@ import { resourceId } from '../../registry/context.js';
 import { apiVersionOf, type ResourceType } from '../../registry/resource-type.js';
 import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
 import { writeOptionsFromQuery } from '../../request/write-options.js';
-import { canonicalize } from '../../schema/structural.js';
+import { canonicalize, decodeStructural } from '../../schema/structural.js';
+import type { Admission, AdmissionAttributes } from '../../admission/attributes.js';
+import type { ApiObject } from '../../api/types.js';
+import { fieldErrorString } from '../../api/field-errors.js';
 import type { RequestScope } from '../../request/scope.js';
 import type { ResolvedRequest, VirtualHandler } from '../../request/routes.js';
 
@@ -26,6 +29,8 @@ export interface VirtualDeps {
   knownKinds(): KnownKinds;
   bodyFormats: BodyFormats;
   maxRequestBodyBytes: number;
+  /** The admission chain of the main thread's registry, once admission started. */
+  admission?: () => Admission | undefined;
 }
 
 /** The handler id of a virtual resource or subresource (`group/version/plural[/subresource]`). */
@@ -41,6 +46,42 @@ function answerApiVersion(s: RequestScope, kind: ResourceType, sentApiVersion: s
   return sentApiVersion && respellApiVersion(sentApiVersion, canonicalSpelling) === canonical ? sentApiVersion : canonical;
 }
 
+/**
+ * Admission of a virtual create, as upstream's create handler and REST stores run it: mutating
+ * plugins for every one (reviews included); validating ones for a subresource's create (TokenRequest's
+ * store validates; the reviews' stores do not). The object is typed again after a mutation.
+ */
+async function admitVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedRequest, kind: ResourceType, object: ApiObject, dryRun: boolean): Promise<{ object: ApiObject; warnings: string[] }> {
+  const adm = d.admission?.();
+  if (!adm?.handles('CREATE', r.rt, r.subresource)) return { object, warnings: [] };
+  const a: AdmissionAttributes = {
+    operation: 'CREATE',
+    rt: r.rt,
+    subresource: r.subresource,
+    namespace: r.rt.namespaced ? r.namespace : '',
+    name: r.name || (object.metadata?.name ?? ''),
+    object,
+    oldObject: undefined,
+    dryRun,
+    options: { kind: 'CreateOptions', apiVersion: 'meta.svc.io/v1', ...(dryRun ? { dryRun: ['All'] } : {}) },
+    user: s.user,
+    requestGroup: s.info.requestedGroup,
+    warnings: [],
+    auditAnnotations: {},
+  };
+  if (kind !== r.rt) a.kind = { group: kind.group, version: kind.version, kind: kind.kind };
+  const before = a.object;
+  await adm.admit(a);
+  if (a.object !== before && a.object) {
+    const res = decodeStructural<ApiObject>(a.object, kind.schema);
+    if (res.errors.length) throw errors.internal(new Error(`the object after mutating admission does not decode: ${res.errors.map(fieldErrorString).join('; ')}`));
+    a.object = res.value;
+  }
+  if (r.subresource) await adm.validate(a);
+  if (s.audit) for (const [k, v] of Object.entries(a.auditAnnotations)) s.audit.annotate(k, v);
+  return { object: a.object ?? object, warnings: a.warnings };
+}
+
 export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedRequest, contentType: string): Promise<void> {
   const handler = d.handlers.get(virtualId(r.rt, r.subresource));
   if (!handler) throw errors.methodNotAllowed();
@@ -50,7 +91,9 @@ export async function serveVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedR
   if (body.length === 0) throw errors.badRequest("couldn't get version/kind; json parse error: unexpected end of JSON input");
   const { object, warnings, sentApiVersion } = decodeObjectBody(body, contentType, kind, { knownKinds: d.knownKinds(), bodyFormats: d.bodyFormats }, opts.fieldValidation);
   kind.defaults?.(object);
-  const answer = canonicalize(await handler(object, s, r), kind.schema);
+  const admitted = await admitVirtual(d, s, r, kind, object, opts.dryRun);
+  if (admitted.warnings.length) warnings.push(...admitted.warnings);
+  const answer = canonicalize(await handler(admitted.object, s, r), kind.schema);
   answer.apiVersion = answerApiVersion(s, kind, sentApiVersion);
   s.sink.send(201, s.form.contentType, encodeValueIn(s.form, answer as unknown as Record<string, unknown>), undefined, [...s.warnings, ...warnings]);
 }
