@@ -412,3 +412,40 @@ t.test('a token request (serviceaccounts/<name>/token) passes admission as Token
   await uninstall(VWC, 'tokens');
   t.ok(await waitFor(async () => (await s.admin.post('/api/v1/namespaces/wh/serviceaccounts/default/token', { apiVersion: 'authentication.k8s.io/v1', kind: 'TokenRequest', spec: {} })).status === 201), 'issued once the configuration is gone');
 });
+
+t.test('under matchPolicy Equivalent a webhook registered for one version of a custom resource sees writes to another, converted to its version', async (t) => {
+  const schema = { openAPIV3Schema: { type: 'object', properties: { spec: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true } } } };
+  const crd = {
+    apiVersion: 'apiextensions.svc.io/v1',
+    kind: 'CustomResourceDefinition',
+    metadata: { name: 'gadgets.example.com' },
+    spec: {
+      group: 'example.com',
+      names: { plural: 'gadgets', singular: 'gadget', kind: 'Gadget' },
+      scope: 'Namespaced',
+      versions: [
+        { name: 'v1', served: true, storage: true, schema },
+        { name: 'v2', served: true, storage: false, schema },
+      ],
+    },
+  };
+  t.equal((await s.admin.post('/apis/apiextensions.svc.io/v1/customresourcedefinitions', crd)).status, 201);
+  t.ok(await waitFor(async () => (await s.admin.get('/apis/example.com/v2/namespaces/wh/gadgets')).status === 200));
+  const seen: Obj[] = [];
+  hook.handlers.set('/gadgets', (r: Obj) => {
+    seen.push(r.request);
+    return { allowed: true, patchType: 'JSONPatch', patch: Buffer.from(JSON.stringify([{ op: 'add', path: '/spec/seenAs', value: r.request.object.apiVersion }])).toString('base64') };
+  });
+  const rule = (apiVersions: string[]) => [{ operations: ['CREATE'], apiGroups: ['example.com'], apiVersions, resources: ['gadgets'] }];
+  await s.admin.post(MWC, { metadata: { name: 'gadgets' }, webhooks: [webhookEntry('gadgets-v1.example.com', hook.url('/gadgets'), { rules: rule(['v1']) }), webhookEntry('gadgets-v1-exact.example.com', hook.url('/gadgets'), { rules: rule(['v1']), matchPolicy: 'Exact' })] });
+  await s.admin.get(MWC);
+  const c = await s.admin.post('/apis/example.com/v2/namespaces/wh/gadgets', { apiVersion: 'example.com/v2', kind: 'Gadget', metadata: { name: 'g1' }, spec: { size: 1 } });
+  t.equal(c.status, 201, c.text);
+  t.equal(seen.length, 1, 'only the Equivalent webhook is called for v2');
+  t.same(seen[0].kind, { group: 'example.com', version: 'v1', kind: 'Gadget' }, 'named in the version it registered for');
+  t.same(seen[0].requestKind, { group: 'example.com', version: 'v2', kind: 'Gadget' }, 'requestKind: the request as sent');
+  t.equal(seen[0].object.apiVersion, 'example.com/v1', 'the object converted to v1');
+  t.equal(c.json.apiVersion, 'example.com/v2', 'the answer in the version requested');
+  t.equal(c.json.spec.seenAs, 'example.com/v1', 'the patch made in v1 applied to the v2 object');
+  await uninstall(MWC, 'gadgets');
+});

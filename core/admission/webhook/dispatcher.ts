@@ -27,7 +27,7 @@ import { celValue } from '../../cel/value.js';
 import { applyJsonPatch } from '../../merge/json-patch.js';
 import { namespaces } from '../../registry/core/namespaces.js';
 import { objectKey } from '../../registry/keys.js';
-import { groupResourceOf } from '../../registry/resource-type.js';
+import { groupResourceOf, type ResourceType } from '../../registry/resource-type.js';
 import { parseStored } from '../../codec/object-bytes.js';
 import { targetOfClientConfig, WebhookClient, WebhookError, WebhookTimeoutError } from '../../webhook/client.js';
 import type { AdmissionAttributes, AdmissionPlugin } from '../attributes.js';
@@ -39,7 +39,7 @@ import { AuthzSession, evaluateWebhookConditions } from './conditions.js';
 import { authorizerValue } from '../policy/cel.js';
 import { webhookCredentials, type CredentialLookup } from './credentials.js';
 import { type Hook, HookSource, matchingSpelling } from './hooks.js';
-import { admissionRequest, admissionReview, InvalidReviewError, type ReviewResult, verifyReview } from './review.js';
+import { admissionRequest, admissionReview, InvalidReviewError, type ReviewResult, type ReviewSpelling, verifyReview } from './review.js';
 import type { JsonValue } from '../../merge/json-values.js';
 
 export const MUTATION_ANNOTATION_PREFIX = 'mutation.webhook.admission.svc.io/';
@@ -167,9 +167,26 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     return (parseStored(kv.value) as ApiObject).metadata.labels;
   }
 
-  /** Whether the hook is to be called, and under which group spelling (undefined: not called). */
-  async function shouldCall(h: Hook, a: AdmissionAttributes): Promise<string | undefined> {
-    const spelling = matchingSpelling(h.webhook, a.operation, a.rt, a.subresource, a.requestGroup);
+  /**
+   * What the hook's rules match: the request's resource (in either group spelling), or under
+   * matchPolicy Equivalent another served version of the same custom resource, as upstream's
+   * equivalent-resource matching (the object is then converted to that version for the webhook).
+   */
+  function matchFor(h: Hook, a: AdmissionAttributes): ReviewSpelling | undefined {
+    const g = matchingSpelling(h.webhook, a.operation, a.rt, a.subresource, a.requestGroup);
+    if (g !== undefined) return { group: g };
+    if (!a.rt.custom || h.webhook.matchPolicy === 'Exact') return undefined;
+    for (const other of d.types.all()) {
+      if (other === a.rt || !other.custom || other.group !== a.rt.group || other.plural !== a.rt.plural) continue;
+      const g2 = matchingSpelling(h.webhook, a.operation, other, a.subresource, a.requestGroup);
+      if (g2 !== undefined) return { group: g2, rt: other };
+    }
+    return undefined;
+  }
+
+  /** Whether the hook is to be called, and as what (undefined: not called). */
+  async function shouldCall(h: Hook, a: AdmissionAttributes): Promise<ReviewSpelling | undefined> {
+    const spelling = matchFor(h, a);
     if (spelling === undefined) return undefined;
     const ignore = h.webhook.failurePolicy === 'Ignore';
     if (h.namespaceSelector instanceof Error || h.objectSelector instanceof Error) {
@@ -191,7 +208,7 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
       throw errors.forbidden(groupResourceOf(a.rt), a.name, `compilation failed: ${h.conditions.message}`);
     }
     if (h.conditions.length) {
-      const request = admissionRequest(a, '', { group: spelling }, false);
+      const request = admissionRequest(a, '', spelling, false);
       const bindings = {
         object: celValue(a.object ?? null),
         oldObject: celValue(a.oldObject ?? null),
@@ -209,7 +226,7 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
   }
 
   /** One call of a hook; resolves with the webhook's answer or throws CallingWebhookError / WebhookRejection / a StatusError. */
-  async function call(h: Hook, a: AdmissionAttributes, spelling: string): Promise<ReviewResult> {
+  async function call(h: Hook, a: AdmissionAttributes, spelling: ReviewSpelling): Promise<ReviewResult> {
     const w = h.webhook;
     const hookName = w.name ?? '';
     if (a.dryRun && w.sideEffects !== 'None' && w.sideEffects !== 'NoneOnDryRun') {
@@ -225,7 +242,7 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     }
     const timeoutSeconds = w.timeoutSeconds ?? 10;
     const uid = randomUUID();
-    const body = Buffer.from(JSON.stringify(admissionReview(version, admissionRequest(a, uid, { group: spelling }, true))));
+    const body = Buffer.from(JSON.stringify(admissionReview(version, admissionRequest(a, uid, spelling, true))));
     let res;
     try {
       res = await target.caller.client.postPath(target.path, body, timeoutSeconds * 1000);
@@ -264,7 +281,7 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
   }
 
   /** Runs one hook with metrics; resolves with its answer, or undefined when it failed open. */
-  async function run(h: Hook, a: AdmissionAttributes, spelling: string): Promise<ReviewResult | undefined> {
+  async function run(h: Hook, a: AdmissionAttributes, spelling: ReviewSpelling): Promise<ReviewResult | undefined> {
     const hookName = h.webhook.name ?? '';
     const started = process.hrtime.bigint();
     let code = 200;
@@ -319,6 +336,40 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     return changed;
   }
 
+  /** An object of the request's custom resource in another served version (through the storage version). */
+  async function convertVersion(obj: ApiObject, from: ResourceType, to: ResourceType): Promise<ApiObject> {
+    try {
+      const stored = await from.custom!.toStorage(obj);
+      const [out] = await to.custom!.fromStorage([stored]);
+      return out!;
+    } catch (e) {
+      throw errors.internal(e);
+    }
+  }
+
+  /** The attributes as the hook is to see them: the objects in the version it matched. */
+  async function viewFor(a: AdmissionAttributes, m: ReviewSpelling): Promise<AdmissionAttributes> {
+    if (!m.rt || m.rt === a.rt) return a;
+    return {
+      ...a,
+      object: a.object && (await convertVersion(a.object, a.rt, m.rt)),
+      oldObject: a.oldObject && (await convertVersion(a.oldObject, a.rt, m.rt)),
+    };
+  }
+
+  /**
+   * Calls a mutating hook and applies its patch, in the version it matched and back; `annotate` is
+   * told the patch when the object changed (undefined when not). Whether the object changed.
+   */
+  async function callMutating(h: Hook, a: AdmissionAttributes, m: ReviewSpelling, annotate: (patch: unknown) => void): Promise<boolean> {
+    const view = await viewFor(a, m);
+    const result = await run(h, view, m);
+    const changed = result ? applyPatch(h, view, result) : false;
+    if (changed && view !== a) a.object = await convertVersion(view.object!, m.rt!, a.rt);
+    annotate(changed ? result!.patch : undefined);
+    return changed;
+  }
+
   const admit = async (a: AdmissionAttributes): Promise<void> => {
     const hooks = source.all();
     /** Hooks with reinvocationPolicy IfNeeded called so far, and those a later change requires again. */
@@ -331,9 +382,7 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     for (const [i, h] of hooks.entries()) {
       const spelling = await shouldCall(h, a);
       if (spelling === undefined) continue;
-      const result = await run(h, a, spelling);
-      const changed = result ? applyPatch(h, a, result) : false;
-      annotate(0, i, h, changed, changed ? result!.patch : undefined);
+      const changed = await callMutating(h, a, spelling, (patch) => annotate(0, i, h, patch !== undefined, patch));
       if (changed) for (const prev of invokedIfNeeded) reinvoke.add(prev);
       if (h.webhook.reinvocationPolicy === 'IfNeeded') invokedIfNeeded.add(h);
     }
@@ -345,9 +394,7 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
         if (!again.has(h)) continue;
         const spelling = await shouldCall(h, a);
         if (spelling === undefined) continue;
-        const result = await run(h, a, spelling);
-        const changed = result ? applyPatch(h, a, result) : false;
-        annotate(1, i, h, changed, changed ? result!.patch : undefined);
+        await callMutating(h, a, spelling, (patch) => annotate(1, i, h, patch !== undefined, patch));
       }
     }
   };
@@ -357,7 +404,7 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     const calls: Promise<unknown>[] = [];
     for (const h of hooks) {
       const spelling = await shouldCall(h, a);
-      if (spelling !== undefined) calls.push(run(h, a, spelling));
+      if (spelling !== undefined) calls.push(viewFor(a, spelling).then((view) => run(h, view, spelling)));
     }
     const outcomes = await Promise.allSettled(calls);
     for (const o of outcomes) if (o.status === 'rejected') throw o.reason;

@@ -27,7 +27,7 @@ export interface Hook {
 }
 
 /** Whether a rule covers this operation on this resource, for the group as spelled `group`. */
-export function ruleMatches(r: Rule, op: AdmissionOperation, group: string, rt: ResourceType, subresource: string, withOperations = true): boolean {
+export function ruleMatches(r: Rule, op: AdmissionOperation, group: string, rt: ResourceType, subresource: string, withOperations = true, anyVersion = false): boolean {
   if (withOperations) {
     const ops = r.operations ?? [];
     if (!ops.includes('*') && !ops.includes(op)) return false;
@@ -35,7 +35,7 @@ export function ruleMatches(r: Rule, op: AdmissionOperation, group: string, rt: 
   const groups = r.apiGroups ?? [];
   if (!groups.includes('*') && !groups.includes(group)) return false;
   const versions = r.apiVersions ?? [];
-  if (!versions.includes('*') && !versions.includes(rt.version)) return false;
+  if (!anyVersion && !versions.includes('*') && !versions.includes(rt.version)) return false;
   const scope = r.scope ?? '*';
   if (scope === 'Cluster' && rt.namespaced) return false;
   if (scope === 'Namespaced' && !rt.namespaced) return false;
@@ -124,7 +124,8 @@ export class HookSource {
     let v = this.handled.get(key);
     if (v === undefined) {
       const spellings = spellingsOf(rt, rt.group);
-      v = this.all().some((h) => spellings.some((g) => (h.webhook.rules ?? []).some((r) => ruleMatches(r, op, g, rt, subresource))));
+      // a custom resource's other served versions are equivalent resources: any version may match
+      v = this.all().some((h) => spellings.some((g) => (h.webhook.rules ?? []).some((r) => ruleMatches(r, op, g, rt, subresource, true, !!rt.custom && h.webhook.matchPolicy !== 'Exact'))));
       this.handled.set(key, v);
     }
     return v;

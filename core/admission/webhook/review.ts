@@ -5,12 +5,15 @@
  * needs patchType JSONPatch; v1beta1 is lenient as upstream is).
  */
 import type { AdmissionAttributes } from '../attributes.js';
+import type { ResourceType } from '../../registry/resource-type.js';
 
 export const REVIEW_GROUPS = ['admission.svc.io', 'admission.k8s.io'];
 
 export interface ReviewSpelling {
   /** The group the review names for the resource (the rule's spelling when matched through an alias). */
   group: string;
+  /** The version matched, when it is another served version of the request's custom resource. */
+  rt?: ResourceType;
 }
 
 const withApiVersionGroup = (obj: Record<string, unknown>, canonical: string, spelled: string): Record<string, unknown> => {
@@ -20,7 +23,8 @@ const withApiVersionGroup = (obj: Record<string, unknown>, canonical: string, sp
 
 /** The `request` of an AdmissionReview (and the `request` variable of match conditions). */
 export function admissionRequest(a: AdmissionAttributes, uid: string, spelling: ReviewSpelling, withObjects: boolean): Record<string, unknown> {
-  const rt = a.rt;
+  // the version the webhook matched (another served version of a custom resource), and the request's own
+  const rt = spelling.rt ?? a.rt;
   const kind = a.kind ?? { group: spelling.group, version: rt.version, kind: rt.kind };
   const req: Record<string, unknown> = {
     uid,
@@ -28,8 +32,8 @@ export function admissionRequest(a: AdmissionAttributes, uid: string, spelling: 
     resource: { group: spelling.group, version: rt.version, resource: rt.plural },
   };
   if (a.subresource) req.subResource = a.subresource;
-  req.requestKind = a.kind ?? { group: a.requestGroup, version: rt.version, kind: rt.kind };
-  req.requestResource = { group: a.requestGroup, version: rt.version, resource: rt.plural };
+  req.requestKind = a.kind ?? { group: a.requestGroup, version: a.rt.version, kind: a.rt.kind };
+  req.requestResource = { group: a.requestGroup, version: a.rt.version, resource: a.rt.plural };
   if (a.subresource) req.requestSubResource = a.subresource;
   if (a.name) req.name = a.name;
   if (a.namespace) req.namespace = a.namespace;
