@@ -449,3 +449,26 @@ t.test('under matchPolicy Equivalent a webhook registered for one version of a c
   t.equal(c.json.spec.seenAs, 'example.com/v1', 'the patch made in v1 applied to the v2 object');
   await uninstall(MWC, 'gadgets');
 });
+
+t.test('a policy matching another version of a custom resource (Equivalent) sees the object converted to that version', async (t) => {
+  const VAP = '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicies';
+  const VAPB = '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicybindings';
+  const rules = [{ apiGroups: ['example.com'], apiVersions: ['v1'], operations: ['CREATE'], resources: ['gadgets'] }];
+  t.equal((await s.admin.post(VAP, { metadata: { name: 'gadgets-v1' }, spec: { matchConstraints: { resourceRules: rules }, validations: [{ expression: "object.apiVersion == 'example.com/v1'", message: 'seen in the wrong version' }, { expression: 'object.spec.size < 10', message: 'too big' }] } })).status, 201);
+  t.equal((await s.admin.post(VAPB, { metadata: { name: 'gadgets-v1' }, spec: { policyName: 'gadgets-v1', validationActions: ['Deny'] } })).status, 201);
+  await s.admin.get(VAPB);
+  let big: Obj;
+  t.ok(
+    await waitFor(async () => {
+      big = await s.admin.post('/apis/example.com/v2/namespaces/wh/gadgets', { apiVersion: 'example.com/v2', kind: 'Gadget', metadata: { generateName: 'big-' }, spec: { size: 50 } });
+      return big.status !== 201;
+    }),
+    'the policy takes effect',
+  );
+  t.equal(big.status, 422);
+  t.match(big.json.message, /ValidatingAdmissionPolicy 'gadgets-v1' with binding 'gadgets-v1' denied request: too big/);
+  const small = await s.admin.post('/apis/example.com/v2/namespaces/wh/gadgets', { apiVersion: 'example.com/v2', kind: 'Gadget', metadata: { name: 'small' }, spec: { size: 1 } });
+  t.equal(small.status, 201, `converted to v1 for the policy: ${small.text}`);
+  await s.admin.delete(`${VAPB}/gadgets-v1`);
+  await s.admin.delete(`${VAP}/gadgets-v1`);
+});

@@ -183,6 +183,25 @@ export function makeValidatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
       const nsName = a.rt.group === '' && a.rt.plural === 'namespaces' ? '' : a.namespace;
       const namespaceObject = nsName ? namespaceObjectOf(nsLister.get('', nsName)) : null;
 
+      /**
+       * The objects in the version a policy matched: another served version of a custom resource
+       * (matchPolicy Equivalent) sees them converted through the storage version, as upstream's
+       * policies see the versioned object.
+       */
+      const converted = new Map<string, Promise<{ object: ApiObject | null; oldObject: ApiObject | null }>>();
+      const objectsIn = (version: string): Promise<{ object: ApiObject | null; oldObject: ApiObject | null }> => {
+        const rt = a.rt;
+        const to = version === rt.version || !rt.custom ? undefined : d.types.get(`${rt.group}/${version}/${rt.plural}`);
+        if (!to?.custom) return Promise.resolve({ object: a.object ?? null, oldObject: a.oldObject ?? null });
+        let p = converted.get(version);
+        if (!p) {
+          const conv = async (o: ApiObject | undefined): Promise<ApiObject | null> => (o ? ((await to.custom!.fromStorage([await rt.custom!.toStorage(o)]))[0] ?? null) : null);
+          p = Promise.all([conv(a.object), conv(a.oldObject)]).then(([object, oldObject]) => ({ object, oldObject }));
+          converted.set(version, p);
+        }
+        return p;
+      };
+
       for (const { policy, bindings: bs } of hooks()) {
         const policyName = policy.metadata.name ?? '';
         const failurePolicy = policy.spec?.failurePolicy ?? 'Fail';
@@ -211,12 +230,13 @@ export function makeValidatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
             continue;
           }
           const actions = (binding.spec?.validationActions ?? []) as string[];
+          const versioned = await objectsIn(matched.version);
           for (const param of params) {
             const result = await validatePolicy(
               compiled,
               {
-                object: a.object ?? null,
-                oldObject: a.oldObject ?? null,
+                object: versioned.object,
+                oldObject: versioned.oldObject,
                 request,
                 params: param,
                 namespaceObject,
