@@ -19,7 +19,7 @@ import { celValue } from '../../cel/value.js';
 import { applyJsonPatch } from '../../merge/json-patch.js';
 import type { JsonValue } from '../../merge/json-values.js';
 import { mergeValues } from '../../merge/typed-merge.js';
-import { isPolicyResource, matchRequestOf, matchResources, rulesCouldMatch } from '../../registry/admissionregistration/match.js';
+import { matchRequestOf, matchResources } from '../../registry/admissionregistration/match.js';
 import {
   mutatingAdmissionPolicies,
   type MutatingAdmissionPolicy,
@@ -27,11 +27,11 @@ import {
   type MutatingAdmissionPolicyBinding,
 } from '../../registry/admissionregistration/mutatingadmissionpolicies.js';
 import { resourceId } from '../../registry/context.js';
-import { namespaces } from '../../registry/core/namespaces.js';
-import type { DeepReadonly, Lister } from '../../registry/lister.js';
+import type { DeepReadonly } from '../../registry/lister.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { AdmissionPlugin, AdmissionOperation } from '../attributes.js';
 import type { PluginDeps } from '../factory.js';
+import { PolicySource } from './source.js';
 import { AuthzSession, authorizerValue, CelCompileError, celErrorText, celToJson, compilePolicyExpression, gvkString, JSONPATCH_VALUE, policyEnvironment, resolveKind, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
 
 type Policy = DeepReadonly<MutatingAdmissionPolicy>;
@@ -81,32 +81,11 @@ class PolicyFailure extends Error {}
 export function makeMutatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
   const off: AdmissionPlugin = { name: 'MutatingAdmissionPolicy', handles: () => false };
   if (!d.types.get(resourceId(mutatingAdmissionPolicies)) || !d.types.get(resourceId(mutatingAdmissionPolicyBindings))) return off;
-  const policies: Lister<MutatingAdmissionPolicy> = d.listers.for(mutatingAdmissionPolicies);
-  const bindings: Lister<MutatingAdmissionPolicyBinding> = d.listers.for(mutatingAdmissionPolicyBindings);
-  bindings.addIndex('policyName', (b) => [b.spec?.policyName ?? '']);
-  const nsLister = d.listers.for(namespaces);
-  let memo = new Map<string, boolean>();
-  const clear = (): void => {
-    memo = new Map();
-  };
-  d.onStop(policies.onChange(clear));
-  d.onStop(bindings.onChange(clear));
-  d.onStop(d.types.subscribe(clear));
-
-  const hooks = () =>
-    policies
-      .list()
-      .map((p) => ({ policy: p as Policy, bindings: [...bindings.byIndex('policyName', p.metadata.name ?? '')].sort((x, y) => ((x.metadata.name ?? '') < (y.metadata.name ?? '') ? -1 : 1)) as Binding[] }))
-      .filter((h) => h.bindings.length > 0);
-
-  const handles = (op: AdmissionOperation, rt: ResourceType, sub: string): boolean => {
-    if (isPolicyResource(rt)) return false;
-    if (op !== 'CREATE' && op !== 'UPDATE') return false;
-    const key = `${op}|${resourceId(rt)}|${sub}`;
-    let v = memo.get(key);
-    if (v === undefined) memo.set(key, (v = hooks().some((h) => rulesCouldMatch(h.policy.spec?.matchConstraints?.resourceRules as never, op, rt, sub))));
-    return v;
-  };
+  const source = new PolicySource<MutatingAdmissionPolicy, MutatingAdmissionPolicyBinding>(d, mutatingAdmissionPolicies, mutatingAdmissionPolicyBindings);
+  const nsLister = source.namespaces;
+  const hooks = () => source.hooks() as { policy: Policy; bindings: Binding[] }[];
+  // mutating policies act on creates and updates only
+  const handles = (op: AdmissionOperation, rt: ResourceType, sub: string): boolean => (op === 'CREATE' || op === 'UPDATE') && source.couldMatch(op, rt, sub);
 
   return {
     name: 'MutatingAdmissionPolicy',

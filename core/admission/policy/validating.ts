@@ -19,9 +19,8 @@ import { labelSelectorFromObject } from '../../api/selectors.js';
 import type { ApiObject } from '../../api/types.js';
 import { validatingAdmissionPolicies, type ValidatingAdmissionPolicy } from '../../registry/admissionregistration/validatingadmissionpolicies.js';
 import { validatingAdmissionPolicyBindings, type ValidatingAdmissionPolicyBinding } from '../../registry/admissionregistration/validatingadmissionpolicybindings.js';
-import { isPolicyResource, matchRequestOf, matchResources, type MatchedResource, rulesCouldMatch } from '../../registry/admissionregistration/match.js';
-import { namespaces } from '../../registry/core/namespaces.js';
-import type { DeepReadonly, Lister } from '../../registry/lister.js';
+import { matchRequestOf, matchResources, type MatchedResource } from '../../registry/admissionregistration/match.js';
+import type { DeepReadonly } from '../../registry/lister.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import { resourceId } from '../../registry/context.js';
 import type { TypeRegistry } from '../../registry/type-registry.js';
@@ -30,13 +29,13 @@ import type { PluginDeps } from '../factory.js';
 import { AuthzSession, authorizerValue, gvkString, resolveKind } from './cel.js';
 import { compilePolicy, MAX_AUDIT_ANNOTATION_VALUE_LENGTH, type PolicyDecision, validatePolicy } from './evaluate.js';
 import { startTypeChecking } from './typecheck.js';
+import { PolicySource } from './source.js';
 
 export const VALIDATION_FAILURE_ANNOTATION = 'validation.policy.admission.svc.io/validation_failure';
 
 type Policy = DeepReadonly<ValidatingAdmissionPolicy>;
 type Binding = DeepReadonly<ValidatingAdmissionPolicyBinding>;
 
-const BY_POLICY = 'policyName';
 
 /** upstream's reason -> status code for a denial. */
 function codeOf(reason: string): number {
@@ -132,41 +131,11 @@ const errorType = (d: PolicyDecision): string => (d.evaluation === 'error' ? (d.
 export function makeValidatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
   // the kinds turned off (--runtime-config): nothing can bind a policy
   if (!d.types.get(resourceId(validatingAdmissionPolicies)) || !d.types.get(resourceId(validatingAdmissionPolicyBindings))) return { name: 'ValidatingAdmissionPolicy', handles: () => false };
-  const policies: Lister<ValidatingAdmissionPolicy> = d.listers.for(validatingAdmissionPolicies);
-  const bindings: Lister<ValidatingAdmissionPolicyBinding> = d.listers.for(validatingAdmissionPolicyBindings);
-  bindings.addIndex(BY_POLICY, (b) => [b.spec?.policyName ?? '']);
-  const nsLister = d.listers.for(namespaces);
-
-  let memo = new Map<string, boolean>();
-  const clear = (): void => {
-    memo = new Map();
-  };
-  d.onStop(policies.onChange(clear));
-  d.onStop(bindings.onChange(clear));
-  d.onStop(d.types.subscribe(clear));
-  if (d.housekeeping) startTypeChecking(d, policies);
-
-  /** The policies with at least one binding, in name order, with their bindings in name order. */
-  const hooks = (): { policy: Policy; bindings: Binding[] }[] => {
-    const out: { policy: Policy; bindings: Binding[] }[] = [];
-    for (const p of policies.list()) {
-      const bs = bindings.byIndex(BY_POLICY, p.metadata.name ?? '');
-      if (!bs.length) continue;
-      out.push({ policy: p, bindings: [...bs].sort((x, y) => ((x.metadata.name ?? '') < (y.metadata.name ?? '') ? -1 : 1)) });
-    }
-    return out;
-  };
-
-  const handles = (op: AdmissionOperation, rt: ResourceType, sub: string): boolean => {
-    if (isPolicyResource(rt)) return false;
-    const key = `${op}|${rt.group}/${rt.version}/${rt.plural}|${sub}`;
-    let v = memo.get(key);
-    if (v === undefined) {
-      v = hooks().some((h) => rulesCouldMatch(h.policy.spec?.matchConstraints?.resourceRules as never, op, rt, sub));
-      memo.set(key, v);
-    }
-    return v;
-  };
+  const source = new PolicySource<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding>(d, validatingAdmissionPolicies, validatingAdmissionPolicyBindings);
+  const nsLister = source.namespaces;
+  if (d.housekeeping) startTypeChecking(d, source.policies);
+  const hooks = (): { policy: Policy; bindings: Binding[] }[] => source.hooks();
+  const handles = (op: AdmissionOperation, rt: ResourceType, sub: string): boolean => source.couldMatch(op, rt, sub);
 
   return {
     name: 'ValidatingAdmissionPolicy',

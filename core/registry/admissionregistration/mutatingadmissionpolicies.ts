@@ -26,7 +26,7 @@ import {
   validateMatchConditions,
   validateMatchResources,
 } from './match.js';
-import { isCELIdentifier, PARAMS_READ_CHECK, type ParamKind, paramKindSchema, validateParamKind, type Variable, variableSchema } from './validatingadmissionpolicies.js';
+import { isCELIdentifier, PARAMS_READ_CHECK, type ParamKind, paramKindColumn, paramKindSchema, validateParamKind, type Variable, variableSchema } from './validatingadmissionpolicies.js';
 import { type ParamRef, paramRefSchema, validateParamRef } from './validatingadmissionpolicybindings.js';
 
 const NS = 'io.svc.api.admissionregistration.v1alpha1';
@@ -220,15 +220,7 @@ export const mutatingAdmissionPolicies: ResourceType = {
   tableColumns: [
     metadataNameColumn,
     { name: 'Mutations', type: 'integer', description: 'Mutations is the number of mutations.', cell: (o) => (pspec(o).mutations ?? []).length },
-    {
-      name: 'ParamKind',
-      type: 'string',
-      description: 'ParamKind specifies the kind of resources used to parameterize this policy',
-      cell: (o) => {
-        const pk = pspec(o).paramKind;
-        return pk ? `${pk.apiVersion ?? ''}/${pk.kind ?? ''}` : '<unset>';
-      },
-    },
+    paramKindColumn,
     metadataAgeColumn,
   ],
 };

@@ -12,7 +12,7 @@ import { invalidEach, isDNS1035Label, isDNS1123Subdomain, isQualifiedName, jsonE
 import { CelCompileError, compilePolicyExpression, policyEnvironment, type ReturnTypes, variableDecls, type VariableDecl } from '../../admission/policy/cel.js';
 import { objectSchema } from '../../schema/meta.js';
 import { s } from '../../schema/schema.js';
-import type { ResourceType, SubresourceType } from '../resource-type.js';
+import type { ResourceType, SubresourceType, TableColumn } from '../resource-type.js';
 import {
   ADMISSIONREGISTRATION_GROUP,
   defaultMatchResources,
@@ -349,6 +349,17 @@ const statusSubresource: SubresourceType = {
 
 const spec = (o: ApiObject): ValidatingAdmissionPolicySpec => (o as ValidatingAdmissionPolicy).spec ?? {};
 
+/** upstream's ParamKind column of both policy kinds: `<apiVersion>/<kind>`, or `<unset>`. */
+export const paramKindColumn: TableColumn = {
+  name: 'ParamKind',
+  type: 'string',
+  description: 'ParamKind specifies the kind of resources used to parameterize this policy',
+  cell: (o) => {
+    const pk = (o as { spec?: { paramKind?: { apiVersion?: string; kind?: string } } }).spec?.paramKind;
+    return pk ? `${pk.apiVersion ?? ''}/${pk.kind ?? ''}` : '<unset>';
+  },
+};
+
 export const validatingAdmissionPolicies: ResourceType = {
   group: ADMISSIONREGISTRATION_GROUP,
   version: 'v1',
@@ -378,15 +389,7 @@ export const validatingAdmissionPolicies: ResourceType = {
   tableColumns: [
     metadataNameColumn,
     { name: 'Validations', type: 'integer', description: 'Validations is the number of CEL validations.', cell: (o) => (spec(o).validations ?? []).length },
-    {
-      name: 'ParamKind',
-      type: 'string',
-      description: 'ParamKind specifies the kind of resources used to parameterize this policy',
-      cell: (o) => {
-        const pk = spec(o).paramKind;
-        return pk ? `${pk.apiVersion ?? ''}/${pk.kind ?? ''}` : '<unset>';
-      },
-    },
+    paramKindColumn,
     metadataAgeColumn,
   ],
 };
