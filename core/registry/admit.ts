@@ -9,6 +9,7 @@ import { fieldErrorString } from '../api/field-errors.js';
 import { errors } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
 import { canonicalize, decodeStructural } from '../schema/structural.js';
+import type { Schema } from '../schema/schema.js';
 import type { OpRequest, RegistryContext } from './context.js';
 
 /** The chain when some plugin handles this operation of the request's resource, else undefined. */
@@ -63,12 +64,12 @@ export function attributesFor(
  * decodes a webhook's patched JSON into the typed object): a value of the wrong type is a 500, as
  * upstream's dispatcher answers a patch it cannot decode; fields the schema lacks are dropped.
  */
-export function retyped(req: OpRequest, obj: ApiObject): ApiObject {
-  const res = decodeStructural<ApiObject>(obj, req.rt.schema);
+export function retyped(obj: ApiObject, schema: Schema): ApiObject {
+  const res = decodeStructural<ApiObject>(obj, schema);
   if (res.errors.length) {
     throw errors.internal(new Error(`the object after mutating admission does not decode: ${res.errors.map(fieldErrorString).join('; ')}`));
   }
-  return canonicalize(res.value, req.rt.schema);
+  return canonicalize(res.value, schema);
 }
 
 /** Runs the mutating plugins; returns the object to continue with and whether it changed. */
@@ -76,6 +77,6 @@ export async function admitObject(adm: Admission, req: OpRequest, a: AdmissionAt
   const before = a.object;
   await adm.admit(a, phase);
   if (a.object === before || !a.object) return { object: a.object, changed: false };
-  a.object = retyped(req, a.object);
+  a.object = retyped(a.object, req.rt.schema);
   return { object: a.object, changed: true };
 }

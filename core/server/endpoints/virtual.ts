@@ -14,10 +14,10 @@ import { resourceId } from '../../registry/context.js';
 import { apiVersionOf, type ResourceType } from '../../registry/resource-type.js';
 import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
 import { writeOptionsFromQuery } from '../../request/write-options.js';
-import { canonicalize, decodeStructural } from '../../schema/structural.js';
+import { canonicalize } from '../../schema/structural.js';
+import { retyped } from '../../registry/admit.js';
 import type { Admission, AdmissionAttributes } from '../../admission/attributes.js';
 import type { ApiObject } from '../../api/types.js';
-import { fieldErrorString } from '../../api/field-errors.js';
 import type { RequestScope } from '../../request/scope.js';
 import type { ResolvedRequest, VirtualHandler } from '../../request/routes.js';
 
@@ -72,11 +72,7 @@ async function admitVirtual(d: VirtualDeps, s: RequestScope, r: ResolvedRequest,
   if (kind !== r.rt) a.kind = { group: kind.group, version: kind.version, kind: kind.kind };
   const before = a.object;
   await adm.admit(a);
-  if (a.object !== before && a.object) {
-    const res = decodeStructural<ApiObject>(a.object, kind.schema);
-    if (res.errors.length) throw errors.internal(new Error(`the object after mutating admission does not decode: ${res.errors.map(fieldErrorString).join('; ')}`));
-    a.object = res.value;
-  }
+  if (a.object !== before && a.object) a.object = retyped(a.object, kind.schema);
   if (r.subresource) await adm.validate(a);
   if (s.audit) for (const [k, v] of Object.entries(a.auditAnnotations)) s.audit.annotate(k, v);
   return { object: a.object ?? object, warnings: a.warnings };
