@@ -13,6 +13,7 @@
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { ApiObject, UserInfo } from '../api/types.js';
 import type { ResourceType } from '../registry/resource-type.js';
+import type { ReinvocationContext } from './reinvocation.js';
 
 export type AdmitPhase = 'early' | 'late';
 
@@ -47,6 +48,8 @@ export interface AdmissionAttributes {
   warnings: string[];
   /** Annotations for the request's audit event (`<plugin-prefix>/<key>`). */
   auditAnnotations: Record<string, string>;
+  /** The mutating chain's second-pass state (the chain creates it). */
+  reinvocation?: ReinvocationContext;
 }
 
 export interface AdmissionPlugin {

@@ -5,6 +5,7 @@
  */
 import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin, Admission, AdmitPhase } from './attributes.js';
 import { ALL_ORDERED_PLUGINS } from './plugins.js';
+import { ReinvocationContext } from './reinvocation.js';
 import type { ResourceType } from '../registry/resource-type.js';
 
 export type AdmissionStepType = 'admit' | 'validate';
@@ -49,24 +50,35 @@ export class AdmissionChain implements Admission {
     return this.run('validate', this.validating, a);
   }
 
+  /** One step; a mutating one runs its plugins a second time when one of them asked (reinvocation.ts). */
   private async run(type: AdmissionStepType, plugins: readonly AdmissionPlugin[], a: AdmissionAttributes): Promise<void> {
     const stepStart = process.hrtime.bigint();
     let rejected = true;
     try {
-      for (const p of plugins) {
-        if (!p.handles(a.operation, a.rt, a.subresource)) continue;
-        const start = process.hrtime.bigint();
-        let ok = false;
-        try {
-          await (type === 'admit' ? p.admit!(a) : p.validate!(a));
-          ok = true;
-        } finally {
-          this.observer?.plugin(p.name, type, a.operation, !ok, seconds(start));
-        }
+      if (type === 'admit') a.reinvocation ??= new ReinvocationContext();
+      await this.pass(type, plugins, a);
+      const r = a.reinvocation;
+      if (r?.shouldReinvoke && !r.isReinvoke) {
+        r.isReinvoke = true;
+        await this.pass(type, plugins, a);
       }
       rejected = false;
     } finally {
       this.observer?.step(type, a.operation, rejected, seconds(stepStart));
+    }
+  }
+
+  private async pass(type: AdmissionStepType, plugins: readonly AdmissionPlugin[], a: AdmissionAttributes): Promise<void> {
+    for (const p of plugins) {
+      if (!p.handles(a.operation, a.rt, a.subresource)) continue;
+      const start = process.hrtime.bigint();
+      let ok = false;
+      try {
+        await (type === 'admit' ? p.admit!(a) : p.validate!(a));
+        ok = true;
+      } finally {
+        this.observer?.plugin(p.name, type, a.operation, !ok, seconds(start));
+      }
     }
   }
 }

@@ -11,6 +11,7 @@ import { create } from '../registry/kind-harness.js';
 import { mutatingAdmissionPolicies } from '../../core/registry/admissionregistration/mutatingadmissionpolicies.js';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
+import { AdmissionWebhookServer, webhookEntry } from '../helpers/admission-webhook.js';
 
 const MAP = '/apis/admissionregistration.svc.io/v1alpha1/mutatingadmissionpolicies';
 const MAPB = '/apis/admissionregistration.svc.io/v1alpha1/mutatingadmissionpolicybindings';
@@ -104,6 +105,42 @@ t.test('against a server', async (t) => {
   broken.spec.failurePolicy = 'Ignore';
   t.equal((await s.admin.put(`${MAP}/broken`, broken)).status, 200);
   t.ok(await waitFor(async () => (await s.admin.post('/api/v1/namespaces/m1/configmaps', { metadata: { name: `i${++n}`, annotations: { a: '1' } }, data: { k: 'v' } })).status === 201), 'Ignore admits');
+});
+
+t.test('an IfNeeded policy runs again in the chain\'s second pass after a webhook changed the object; a Never policy does not', async (t) => {
+  const hook = await AdmissionWebhookServer.start();
+  const srv = await startServer(['--feature-gates=MutatingAdmissionPolicy=true', '--runtime-config=admissionregistration.k8s.io/v1alpha1=true', '--enable-admission-plugins=MutatingAdmissionPolicy']);
+  t.teardown(async () => {
+    await srv.stop();
+    await hook.stop();
+  });
+  await srv.admin.post('/api/v1/namespaces', { metadata: { name: 'r1' } });
+  const rules = [{ apiGroups: [''], apiVersions: ['v1'], operations: ['CREATE'], resources: ['configmaps'] }];
+  for (const policy of ['IfNeeded', 'Never']) {
+    const name = policy.toLowerCase();
+    const r = await srv.admin.post(MAP, {
+      metadata: { name },
+      spec: {
+        reinvocationPolicy: policy,
+        matchConstraints: { resourceRules: rules },
+        matchConditions: [{ name: 'mode', expression: `has(object.metadata.labels) && object.metadata.labels['mode'] == '${name}'` }],
+        // counts the labels the object has when the policy sees it
+        mutations: [{ patchType: 'JSONPatch', jsonPatch: { expression: "[JSONPatch{op: 'add', path: '/metadata/annotations', value: {'labels-seen': string(size(object.metadata.labels))}}]" } }],
+      },
+    });
+    t.equal(r.status, 201, r.text);
+    t.equal((await srv.admin.post(MAPB, { metadata: { name }, spec: { policyName: name } })).status, 201);
+  }
+  t.equal((await srv.admin.post('/apis/admissionregistration.svc.io/v1/mutatingwebhookconfigurations', { metadata: { name: 'adds-a-label' }, webhooks: [webhookEntry('label.example.com', hook.url('/mutate-label'))] })).status, 201);
+  let n = 0;
+  const made = async (mode: string) => (await srv.admin.post('/api/v1/namespaces/r1/configmaps', { metadata: { name: `${mode}-${++n}`, labels: { mode } } })).json;
+  t.ok(await waitFor(async () => (await made('ifneeded')).metadata.labels?.mutated === 'yes' && (await made('never')).metadata.annotations?.['labels-seen'] !== undefined), 'the webhook and both policies take effect');
+  const again = await made('ifneeded');
+  t.same(again.metadata.labels, { mode: 'ifneeded', mutated: 'yes' });
+  t.same(again.metadata.annotations, { 'labels-seen': '2' }, 'IfNeeded: called again, it saw the webhook\'s label');
+  const once = await made('never');
+  t.same(once.metadata.labels, { mode: 'never', mutated: 'yes' });
+  t.same(once.metadata.annotations, { 'labels-seen': '1' }, 'Never: called once, before the webhook');
 });
 
 t.test('without the gate the kinds are not served', async (t) => {

@@ -7,8 +7,8 @@
  * (the kind's schema decides list and map semantics); a JSONPatch's result (a list of
  * `JSONPatch{op, path, value, from}`) is applied as a JSON patch. Errors follow the policy's
  * failurePolicy (Fail: the write is refused, 422, `policy '<p>' with binding '<b>' denied request:
- * ...`). Policies with reinvocationPolicy IfNeeded run once more when a later policy changed the
- * object.
+ * ...`). A policy binding with reinvocationPolicy IfNeeded runs again in the chain's second pass when
+ * a later policy, webhook or plugin changed the object (../reinvocation.ts).
  */
 import { StatusError, groupResourceString } from '../../api/status.js';
 import { labelSelectorFromObject } from '../../api/selectors.js';
@@ -32,6 +32,7 @@ import type { ResourceType } from '../../registry/resource-type.js';
 import type { AdmissionPlugin, AdmissionOperation } from '../attributes.js';
 import type { PluginDeps } from '../factory.js';
 import { PolicySource } from './source.js';
+import { ReinvocationContext } from '../reinvocation.js';
 import { AuthzSession, authorizerValue, CelCompileError, celErrorText, celToJson, compilePolicyExpression, gvkString, JSONPATCH_VALUE, policyEnvironment, resolveKind, type ReturnTypes, variableDecls, withAuthz } from './cel.js';
 
 type Policy = DeepReadonly<MutatingAdmissionPolicy>;
@@ -97,7 +98,8 @@ export function makeMutatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
       const ns = nsName ? nsLister.get('', nsName) : undefined;
       const namespaceObject = ns ? { metadata: ns.metadata, ...(ns as unknown as { spec?: unknown }).spec ? { spec: (ns as unknown as { spec: unknown }).spec } : {} } : null;
       const namespaceLabels = (n: string) => nsLister.get('', n)?.metadata.labels as Record<string, string> | undefined;
-      const invoked: (() => Promise<boolean>)[] = [];
+      const tracker = (a.reinvocation ??= new ReinvocationContext()).trackerFor('MutatingAdmissionPolicy');
+      tracker.begin(a.object);
 
       /** Runs one policy-binding-param invocation; true when it changed the object. */
       const invoke = async (policy: Policy, binding: Binding, param: unknown, matchedGroup: string, matchedVersion: string): Promise<boolean> => {
@@ -232,14 +234,15 @@ export function makeMutatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
               }
             }
             for (const param of params) {
-              const once = () => invoke(policy, binding, param, matched.group, matched.version);
-              const changed = await once();
-              // a change re-runs the IfNeeded policies invoked before it, once
-              if (changed) for (const again of invoked.splice(0)) await again();
-              if (policy.spec?.reinvocationPolicy === 'IfNeeded') invoked.push(once);
+              const p = param as ApiObject | null;
+              const key = `${policy.metadata.name}/${binding.metadata.name}/${p?.metadata?.namespace ?? ''}/${p?.metadata?.name ?? ''}`;
+              if (tracker.skips(key)) continue;
+              const changed = await invoke(policy, binding, param, matched.group, matched.version);
+              tracker.invoked(key, changed, policy.spec?.reinvocationPolicy === 'IfNeeded');
             }
           }
         }
+        tracker.end(a.object);
       } catch (e) {
         if (!(e instanceof PolicyFailure)) throw e;
         const gr = { group: a.rt.group, resource: a.rt.plural };

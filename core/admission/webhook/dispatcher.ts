@@ -13,8 +13,8 @@
  *                 a failed call or an invalid answer is `failed calling webhook "<name>": ...`, which
  *                 failurePolicy Ignore lets through and Fail turns into a 500
  *   mutating      one after another, each JSON Patch applied to the object the next one sees; a hook
- *                 with reinvocationPolicy IfNeeded is called once more when a later hook changed the
- *                 object; audit annotations mutation.webhook.admission.svc.io/round_<r>_index_<i> and
+ *                 with reinvocationPolicy IfNeeded is called again in the chain's second pass when a
+ *                 later hook or plugin changed the object (../reinvocation.ts); audit annotations mutation.webhook.admission.svc.io/round_<r>_index_<i> and
  *                 patch.webhook.admission.svc.io/round_<r>_index_<i>
  *   validating    all matching hooks at once; the first refusal (in hook order) is the answer
  *
@@ -39,6 +39,7 @@ import { AuthzSession, evaluateWebhookConditions } from './conditions.js';
 import { authorizerValue } from '../policy/cel.js';
 import { webhookCredentials, type CredentialLookup } from './credentials.js';
 import { type Hook, HookSource, matchingSpelling } from './hooks.js';
+import { ReinvocationContext } from '../reinvocation.js';
 import { admissionRequest, admissionReview, InvalidReviewError, type ReviewResult, type ReviewSpelling, verifyReview } from './review.js';
 import type { JsonValue } from '../../merge/json-values.js';
 
@@ -372,30 +373,24 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
 
   const admit = async (a: AdmissionAttributes): Promise<void> => {
     const hooks = source.all();
-    /** Hooks with reinvocationPolicy IfNeeded called so far, and those a later change requires again. */
-    const invokedIfNeeded = new Set<Hook>();
-    let reinvoke = new Set<Hook>();
-    const annotate = (round: number, index: number, h: Hook, mutated: boolean, patch?: unknown): void => {
-      a.auditAnnotations[`${MUTATION_ANNOTATION_PREFIX}round_${round}_index_${index}`] = JSON.stringify({ configuration: h.configuration, webhook: h.webhook.name ?? '', mutated });
-      if (patch !== undefined) a.auditAnnotations[`${PATCH_ANNOTATION_PREFIX}round_${round}_index_${index}`] = JSON.stringify({ configuration: h.configuration, webhook: h.webhook.name ?? '', patch, patchType: 'JSONPatch' });
-    };
-    for (const [i, h] of hooks.entries()) {
-      const spelling = await shouldCall(h, a);
-      if (spelling === undefined) continue;
-      const changed = await callMutating(h, a, spelling, (patch) => annotate(0, i, h, patch !== undefined, patch));
-      if (changed) for (const prev of invokedIfNeeded) reinvoke.add(prev);
-      if (h.webhook.reinvocationPolicy === 'IfNeeded') invokedIfNeeded.add(h);
-    }
-    // one more round for the hooks that asked for it and saw the object before a later change
-    if (reinvoke.size) {
-      const again = reinvoke;
-      reinvoke = new Set();
+    const reinvocation = (a.reinvocation ??= new ReinvocationContext());
+    const tracker = reinvocation.trackerFor(name);
+    const round = reinvocation.isReinvoke ? 1 : 0;
+    tracker.begin(a.object);
+    try {
       for (const [i, h] of hooks.entries()) {
-        if (!again.has(h)) continue;
+        const key = `${h.configuration}/${h.webhook.name ?? ''}`;
+        if (tracker.skips(key)) continue;
         const spelling = await shouldCall(h, a);
         if (spelling === undefined) continue;
-        await callMutating(h, a, spelling, (patch) => annotate(1, i, h, patch !== undefined, patch));
+        const changed = await callMutating(h, a, spelling, (patch) => {
+          a.auditAnnotations[`${MUTATION_ANNOTATION_PREFIX}round_${round}_index_${i}`] = JSON.stringify({ configuration: h.configuration, webhook: h.webhook.name ?? '', mutated: patch !== undefined });
+          if (patch !== undefined) a.auditAnnotations[`${PATCH_ANNOTATION_PREFIX}round_${round}_index_${i}`] = JSON.stringify({ configuration: h.configuration, webhook: h.webhook.name ?? '', patch, patchType: 'JSONPatch' });
+        });
+        tracker.invoked(key, changed, h.webhook.reinvocationPolicy === 'IfNeeded');
       }
+    } finally {
+      tracker.end(a.object);
     }
   };
 
