@@ -27,14 +27,14 @@ import {
 import { messageTypeForKind, registerProtobufKind, servedKindPairs } from '../../core/codec/protobuf/kinds.js';
 import { messageFromJson } from '../../core/codec/protobuf/json-to-message.js';
 import { encodeJsonMessage } from '../../core/codec/protobuf/json-to-wire.js';
-import { builtinResourceTypes } from '../../core/registry/catalog.js';
+import { alphaResourceTypes, builtinResourceTypes } from '../../core/registry/catalog.js';
 import { apiVersionOf } from '../../core/registry/resource-type.js';
 import { findProtoDir, messageType, protoRoot } from '../../core/codec/protobuf/proto-root.js';
 import { ensureGeneratedTls, writeAdminKubeconfig } from '../../core/server/certs.js';
 import { allFixtures, type Json } from '../helpers/kind-fixtures.js';
 
 // as the registry does at start: every declared kind's messages, plus the TokenReview / TokenRequest messages
-for (const rt of builtinResourceTypes) if (rt.protobufPackage) registerProtobufKind(apiVersionOf(rt), rt.kind, rt.protobufPackage, !rt.virtual);
+for (const rt of [...builtinResourceTypes, ...alphaResourceTypes.map((a) => a.rt)]) if (rt.protobufPackage) registerProtobufKind(apiVersionOf(rt), rt.kind, rt.protobufPackage, !rt.virtual);
 for (const kind of ['TokenReview', 'TokenRequest']) registerProtobufKind('authentication.svc.io/v1', kind, 'svc.io.api.authentication.v1', false);
 
 const here = dirname(fileURLToPath(import.meta.url));

@@ -13,12 +13,12 @@ import { registerProtobufKind } from '../../core/codec/protobuf/kinds.js';
 import { protobufSerializer } from '../../core/codec/protobuf-serializer.js';
 import { bodyMediaTypes, bodySerializerFor, bytesSource, type Serializer, valueSource } from '../../core/codec/serializer.js';
 import { yamlSerializer } from '../../core/codec/yaml-serializer.js';
-import { builtinResourceTypes } from '../../core/registry/catalog.js';
+import { alphaResourceTypes, builtinResourceTypes } from '../../core/registry/catalog.js';
 import { apiVersionOf } from '../../core/registry/resource-type.js';
 import { allFixtures, type Json, resourceFixtures } from '../helpers/kind-fixtures.js';
 
-// as the registry does at start
-for (const rt of builtinResourceTypes) {
+// as the registry does at start (alpha kinds too: their fixtures are here)
+for (const rt of [...builtinResourceTypes, ...alphaResourceTypes.map((a) => a.rt)]) {
   if (rt.protobufPackage) registerProtobufKind(apiVersionOf(rt), rt.kind, rt.protobufPackage, !rt.virtual);
   registerCborKind(apiVersionOf(rt), rt.kind, cborShapeOf(rt.schema));
 }

@@ -168,13 +168,8 @@ export const resourceFixtures: { apiVersion: string; kind: string; object: Json 
   { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: csiDriver },
   { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', object: lease },
   ...rbacFixtures(),
+  ...admissionFixtures(),
 ];
-
-/**
- * Kinds served without a protobuf form (their upstream field numbers are not in the project's
- * reference): JSON, YAML and CBOR only.
- */
-export const jsonOnlyFixtures = admissionFixtures();
 
 /** The admissionregistration kinds: webhooks with every field, a URL and a service reference. */
 function admissionFixtures(): { apiVersion: string; kind: string; object: Json }[] {
@@ -197,6 +192,39 @@ function admissionFixtures(): { apiVersion: string; kind: string; object: Json }
     { apiVersion: av, kind: 'ValidatingWebhookConfiguration', object: { metadata: { name: 'v', generation: 1 }, webhooks: [webhook, byService] } },
     { apiVersion: av, kind: 'MutatingWebhookConfiguration', object: { metadata: { name: 'm', generation: 1 }, webhooks: [{ ...webhook, reinvocationPolicy: 'IfNeeded' }, byService] } },
     ...policyFixtures(av),
+    ...mutatingPolicyFixtures(),
+  ];
+}
+
+/** MutatingAdmissionPolicy (v1alpha1): both patch types, parameters, and a binding. */
+function mutatingPolicyFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'admissionregistration.svc.io/v1alpha1';
+  const rules = { resourceRules: [{ operations: ['CREATE', 'UPDATE'], apiGroups: [''], apiVersions: ['v1'], resources: ['configmaps'], scope: 'Namespaced' }], matchPolicy: 'Equivalent' };
+  return [
+    {
+      apiVersion: av,
+      kind: 'MutatingAdmissionPolicy',
+      object: {
+        metadata: { name: 'm', generation: 1 },
+        spec: {
+          paramKind: { apiVersion: 'v1', kind: 'ConfigMap' },
+          matchConstraints: rules,
+          variables: [{ name: 'n', expression: 'object.data.size()' }],
+          mutations: [
+            { patchType: 'ApplyConfiguration', applyConfiguration: { expression: 'Object{metadata: Object.metadata{labels: {"m": "1"}}}' } },
+            { patchType: 'JSONPatch', jsonPatch: { expression: "[JSONPatch{op: 'add', path: '/data/x', value: 'y'}]" } },
+          ],
+          failurePolicy: 'Fail',
+          matchConditions: [{ name: 'has-data', expression: 'has(object.data)' }],
+          reinvocationPolicy: 'IfNeeded',
+        },
+      },
+    },
+    {
+      apiVersion: av,
+      kind: 'MutatingAdmissionPolicyBinding',
+      object: { metadata: { name: 'mb', generation: 1 }, spec: { policyName: 'm', paramRef: { name: 'limits', namespace: 'ns1', parameterNotFoundAction: 'Allow' }, matchResources: { namespaceSelector: { matchLabels: { env: 'prod' } } } } },
+    },
   ];
 }
 

@@ -53,6 +53,26 @@ const kinds: { kind: string; apiVersion: string; path: string; object: (name: st
     path: '/apis/coordination.svc.io/v1/namespaces/default/leases',
     object: (name) => ({ metadata: { name }, spec: { holderIdentity: 'node-1', leaseDurationSeconds: 15, renewTime: '2024-05-06T07:08:09.123456Z' } }),
   },
+  // rules are embedded structs (inlined in JSON, nested on the wire); they match nothing served here
+  ...(['Validating', 'Mutating'] as const).map((which) => ({
+    kind: `${which}WebhookConfiguration`,
+    apiVersion: 'admissionregistration.svc.io/v1',
+    path: `/apis/admissionregistration.svc.io/v1/${which.toLowerCase()}webhookconfigurations`,
+    object: (name: string) => ({
+      metadata: { name },
+      webhooks: [
+        {
+          name: 'check.example.com',
+          clientConfig: { url: 'https://127.0.0.1:1/check', caBundle: 'AAEC' },
+          rules: [{ operations: ['CREATE'], apiGroups: ['x.example.com'], apiVersions: ['v1'], resources: ['nothing', 'nothing/status'], scope: 'Namespaced' }],
+          failurePolicy: 'Ignore',
+          sideEffects: 'None',
+          admissionReviewVersions: ['v1'],
+          matchConditions: [{ name: 'always', expression: 'true' }],
+        },
+      ],
+    }),
+  })),
 ];
 
 interface Format {

@@ -22,7 +22,7 @@ import { TransformError } from '../../core/storage/value-transform.js';
 import { effectiveStorageMediaType, openStore, storageFlagError, type StorageFlags } from '../../core/storage/factory.js';
 import { MediaTypeCodec, type StorageForm } from '../../core/storage/media-type.js';
 import { LmdbStore } from '../../core/storage/lmdb/store.js';
-import { jsonOnlyFixtures, resourceFixtures, type Json } from '../helpers/kind-fixtures.js';
+import { resourceFixtures, type Json } from '../helpers/kind-fixtures.js';
 import { decodeStoredProtobuf, PROTOBUF_PREFIX } from '../helpers/stored-values.js';
 import { runStorageConformance } from './conformance.js';
 
@@ -46,7 +46,7 @@ const crdFixture: Json = {
 
 function fixtureOf(rt: ResourceType): Json | undefined {
   if (rt.kind === 'CustomResourceDefinition') return crdFixture;
-  return [...resourceFixtures, ...jsonOnlyFixtures].find((f) => f.kind === rt.kind && f.apiVersion === apiVersionOf(rt))?.object;
+  return resourceFixtures.find((f) => f.kind === rt.kind && f.apiVersion === apiVersionOf(rt))?.object;
 }
 
 /** What the registry stores for a fixture: canonical JSON without TypeMeta and resourceVersion, and its key. */

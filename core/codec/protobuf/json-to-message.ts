@@ -119,6 +119,11 @@ function fromJson(type: protobuf.Type, json: unknown): WireMessage {
   if (!isPlainObject(json)) return fail('an object', json);
   const out: WireMessage = {};
   for (const f of plan.fields) {
+    // an embedded struct reads its fields from this same object, and is always written (as Go does)
+    if (f.inline) {
+      out[f.name] = fromJson(f.message!, json);
+      continue;
+    }
     const v = json[f.key];
     if (v === undefined || !Object.hasOwn(json, f.key)) continue;
     if (v === null) {

@@ -139,6 +139,8 @@ const nullHasWireForm = new Set([`${META_V1}.Time`, `${META_V1}.MicroTime`]);
 
 interface FieldWriter {
   key: string;
+  /** An embedded struct: written from the enclosing JSON object itself, always (as Go does). */
+  inline: boolean;
   id: number;
   write: ValueWriter;
   /** The tag written for a JSON null, when null has a wire form (times); undefined: null is left out. */
@@ -179,6 +181,10 @@ function compiled(type: protobuf.Type): MessageWriter {
     const inPlanOrder: MessageWriter = (json, w) => {
       const o = json as Record<string, unknown>;
       for (const f of fields) {
+        if (f.inline) {
+          if (!f.write(o, w)) return false;
+          continue;
+        }
         const v = o[f.key];
         if (v === undefined || !Object.hasOwn(o, f.key)) continue;
         if (!writeField(f, v, w)) return false;
@@ -187,6 +193,8 @@ function compiled(type: protobuf.Type): MessageWriter {
     };
     write = (json, w) => {
       if (!isPlainObject(json)) return false;
+      // with an embedded struct, the object's keys are not the message's fields: walk the fields
+      if (plan.hasInline) return inPlanOrder(json, w);
       // Objects as stored list their fields in Go's declaration order, which is (almost always) field
       // number order: walking the object's own keys is much cheaper than probing it field by field.
       // Keys out of number order start the message again in number order.
@@ -207,7 +215,7 @@ function compiled(type: protobuf.Type): MessageWriter {
     writers.set(type, write);
     for (const f of plan.fields) {
       const nullTag = !f.map && !f.repeated && f.message && nullHasWireForm.has(planOf(f.message).name) ? tagOf(f.field.id, 2) : undefined;
-      const fw: FieldWriter = { key: f.key, id: f.field.id, write: fieldWriter(f), nullTag };
+      const fw: FieldWriter = { key: f.key, inline: f.inline, id: f.field.id, write: fieldWriter(f), nullTag };
       fields.push(fw);
       byKey.set(f.key, fw);
     }

@@ -105,7 +105,10 @@ export function messageToJson(type: protobuf.Type, msg: WireMessage, ctx: ToJson
   for (const f of plan.fields) {
     const v = msg[f.name];
     if (v === null || v === undefined || !Object.hasOwn(msg, f.name)) continue;
-    if (f.map) {
+    if (f.inline) {
+      const inner = messageToJson(f.message!, v as WireMessage, ctx);
+      if (inner && typeof inner === 'object' && !Array.isArray(inner)) Object.assign(out, inner);
+    } else if (f.map) {
       const keys = Object.keys(v as object);
       if (keys.length === 0) continue;
       const m: JsonObject = {};

@@ -5,7 +5,7 @@
  * parents on every access, far too slow to do per field per object.
  */
 import protobuf from 'protobufjs';
-import { isStringListWrapper, jsonKey, typeName } from './proto-root.js';
+import { isInlineField, isStringListWrapper, jsonKey, typeName } from './proto-root.js';
 
 export interface FieldPlan {
   field: protobuf.Field;
@@ -13,6 +13,8 @@ export interface FieldPlan {
   name: string;
   /** The Kubernetes JSON key. */
   key: string;
+  /** An embedded struct: its fields are the enclosing JSON object's (the key is unused). */
+  inline: boolean;
   map: boolean;
   repeated: boolean;
   /** The element type: a message, an enum, or a scalar type name. */
@@ -26,6 +28,8 @@ export interface TypePlan {
   name: string;
   stringList: boolean;
   fields: FieldPlan[];
+  /** Whether some field is inline (the JSON object's keys are then not all fields). */
+  hasInline: boolean;
 }
 
 const plans = new WeakMap<protobuf.Type, TypePlan>();
@@ -35,12 +39,12 @@ export function planOf(type: protobuf.Type): TypePlan {
   if (plan) return plan;
   const fields = [...type.fieldsArray].sort((a, b) => a.id - b.id).map((f): FieldPlan => {
     const rt = f.resolvedType;
-    const p: FieldPlan = { field: f, name: f.name, key: jsonKey(f), map: f.map, repeated: f.repeated, scalar: f.type };
+    const p: FieldPlan = { field: f, name: f.name, key: jsonKey(f), inline: isInlineField(f), map: f.map, repeated: f.repeated, scalar: f.type };
     if (rt instanceof protobuf.Type) p.message = rt;
     else if (rt instanceof protobuf.Enum) p.enumType = rt;
     return p;
   });
-  plan = { name: typeName(type), stringList: isStringListWrapper(type), fields };
+  plan = { name: typeName(type), stringList: isStringListWrapper(type), fields, hasInline: fields.some((f) => f.inline) };
   plans.set(type, plan);
   return plan;
 }

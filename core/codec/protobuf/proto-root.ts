@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 
 /** Our .proto files, dependencies first. */
-export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'resource.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto', 'authentication-v1.proto', 'authorization-v1.proto', 'rbac-v1.proto'] as const;
+export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'resource.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto', 'authentication-v1.proto', 'authorization-v1.proto', 'rbac-v1.proto', 'admissionregistration-v1.proto', 'admissionregistration-v1alpha1.proto'] as const;
 
 /** The bytes every enveloped protobuf body starts with ("k8s\0"). */
 export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);
@@ -59,7 +59,27 @@ export const isStringListWrapper = (t: protobuf.Type): boolean => t.name === 'Ex
 /** Fields whose JSON key is not their protobuf name (upstream's Go JSON tags). */
 const jsonKeyOverrides: Readonly<Record<string, string>> = {
   'svc.io.api.authentication.v1.BoundObjectReference.uID': 'uid',
+  'svc.io.api.admissionregistration.v1.ValidatingWebhookConfiguration.Webhooks': 'webhooks',
+  'svc.io.api.admissionregistration.v1.MutatingWebhookConfiguration.Webhooks': 'webhooks',
+  'svc.io.api.admissionregistration.v1.Validation.Expression': 'expression',
+  'svc.io.api.admissionregistration.v1.Variable.Name': 'name',
+  'svc.io.api.admissionregistration.v1.Variable.Expression': 'expression',
+  'svc.io.api.admissionregistration.v1alpha1.Variable.Name': 'name',
+  'svc.io.api.admissionregistration.v1alpha1.Variable.Expression': 'expression',
 };
+
+/**
+ * Fields that hold an embedded Go struct (`json:",inline"`): on the wire a message of their own, in
+ * JSON the message's fields sit in the enclosing object.
+ */
+const inlineFields: ReadonlySet<string> = new Set([
+  'svc.io.api.admissionregistration.v1.RuleWithOperations.rule',
+  'svc.io.api.admissionregistration.v1.NamedRuleWithOperations.ruleWithOperations',
+  'svc.io.api.admissionregistration.v1alpha1.NamedRuleWithOperations.ruleWithOperations',
+]);
+
+/** Whether a message field is an embedded struct whose fields JSON inlines. */
+export const isInlineField = (field: protobuf.Field): boolean => !!field.parent && inlineFields.has(`${field.parent.fullName.replace(/^\./, '')}.${field.name}`);
 
 /** The JSON key of a message field. */
 export function jsonKey(field: protobuf.Field): string {

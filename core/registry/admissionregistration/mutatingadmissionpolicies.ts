@@ -201,6 +201,7 @@ const bspec = (o: ApiObject): MutatingAdmissionPolicyBinding['spec'] => (o as Mu
 export const mutatingAdmissionPolicies: ResourceType = {
   group: ADMISSIONREGISTRATION_GROUP,
   version: 'v1alpha1',
+  protobufPackage: 'svc.io.api.admissionregistration.v1alpha1',
   kind: 'MutatingAdmissionPolicy',
   plural: 'mutatingadmissionpolicies',
   singular: 'mutatingadmissionpolicy',
@@ -228,6 +229,7 @@ export const mutatingAdmissionPolicies: ResourceType = {
 export const mutatingAdmissionPolicyBindings: ResourceType = {
   group: ADMISSIONREGISTRATION_GROUP,
   version: 'v1alpha1',
+  protobufPackage: 'svc.io.api.admissionregistration.v1alpha1',
   kind: 'MutatingAdmissionPolicyBinding',
   plural: 'mutatingadmissionpolicybindings',
   singular: 'mutatingadmissionpolicybinding',

@@ -20,6 +20,7 @@ export const mutatingWebhookConfigurationSchema = objectSchema(
 export const mutatingWebhookConfigurations: ResourceType = {
   group: ADMISSIONREGISTRATION_GROUP,
   version: 'v1',
+  protobufPackage: 'svc.io.api.admissionregistration.v1',
   kind: 'MutatingWebhookConfiguration',
   plural: 'mutatingwebhookconfigurations',
   singular: 'mutatingwebhookconfiguration',

@@ -363,6 +363,7 @@ export const paramKindColumn: TableColumn = {
 export const validatingAdmissionPolicies: ResourceType = {
   group: ADMISSIONREGISTRATION_GROUP,
   version: 'v1',
+  protobufPackage: 'svc.io.api.admissionregistration.v1',
   kind: 'ValidatingAdmissionPolicy',
   plural: 'validatingadmissionpolicies',
   singular: 'validatingadmissionpolicy',

@@ -129,6 +129,7 @@ function paramRefCell(pr: ParamRef | null | undefined): string {
 export const validatingAdmissionPolicyBindings: ResourceType = {
   group: ADMISSIONREGISTRATION_GROUP,
   version: 'v1',
+  protobufPackage: 'svc.io.api.admissionregistration.v1',
   kind: 'ValidatingAdmissionPolicyBinding',
   plural: 'validatingadmissionpolicybindings',
   singular: 'validatingadmissionpolicybinding',

@@ -20,6 +20,7 @@ export const validatingWebhookConfigurationSchema = objectSchema(
 export const validatingWebhookConfigurations: ResourceType = {
   group: ADMISSIONREGISTRATION_GROUP,
   version: 'v1',
+  protobufPackage: 'svc.io.api.admissionregistration.v1',
   kind: 'ValidatingWebhookConfiguration',
   plural: 'validatingwebhookconfigurations',
   singular: 'validatingwebhookconfiguration',
