@@ -3,13 +3,15 @@
  * and serves. The primary process serves no request: it holds the data directory, makes the generated
  * certificates once, starts the acceptors with node:cluster (which shares the listening socket among
  * them and hands each new connection to the next, round robin), relays what must be answered as one
- * server (a /metrics scrape, the audit log file), replaces an acceptor that dies, and drains them all
- * on SIGTERM.
+ * server (a /metrics scrape, the audit log file), makes every write of the embedded store (the one
+ * writer of the machine: core/storage/lmdb/write-channel.ts), replaces an acceptor that dies, and
+ * drains them all on SIGTERM.
  *
  * Each acceptor is a whole ApiServer over the same store (the embedded store's directory is opened by
  * every acceptor: LMDB is built for many processes on one mapped file). What makes them one server:
- * - one commit sequence: revisions are allocated inside LMDB's write transaction, so every acceptor's
- *   watch cache follows the same log in the same order and continue tokens work on any of them;
+ * - one commit sequence: the primary commits every acceptor's writes, allocating revisions inside
+ *   LMDB's write transaction, so every acceptor's watch cache follows the same log in the same order
+ *   and continue tokens work on any of them; an acceptor killed mid-write holds no lock;
  * - consistent reads ask the store's revision (a read of the mapped meta page), so a write
  *   acknowledged by one acceptor is seen by the next read on any other;
  * - the controllers and the store's housekeeping (compaction, event TTL) run in acceptor 0, which the
@@ -25,7 +27,9 @@ import { resolve } from 'node:path';
 import { ensureGeneratedTls } from './certs.js';
 import { lockDataDir } from './data-dir-lock.js';
 import type { AcceptorRole, ServerOptions } from './options.js';
-import { ownsDataDir } from '../storage/factory.js';
+import { ownsDataDir, storageOptionsFrom } from '../storage/factory.js';
+import { LmdbStore } from '../storage/lmdb/store.js';
+import { serveWrites } from '../storage/lmdb/write-channel.js';
 import { logBackendOptions } from '../audit/auditor.js';
 import { type LineSink, openLineSink } from '../audit/log-backend.js';
 
@@ -136,6 +140,8 @@ export class AcceptorGroup {
     private readonly say: (line: string) => void,
     /** The audit log file (--audit-log-path), opened by the primary: one writer rotates it. */
     private readonly auditLog?: LineSink,
+    /** The embedded store, written here for every acceptor (the one writer of the machine). */
+    private readonly store?: LmdbStore,
   ) {}
 
   private audit(m: Member, id: number, lines: string): void {
@@ -187,6 +193,8 @@ export class AcceptorGroup {
     };
     forwardLines(worker.process.stdout!, out(process.stdout));
     forwardLines(worker.process.stderr!, out(process.stderr));
+    const store = this.store;
+    if (store) serveWrites(worker, (op) => store.applyWrite(op));
     worker.on('message', (msg: unknown) => {
       if (!isAcceptorMessage(msg)) return;
       if (msg.svc === 'ready') {
@@ -262,9 +270,10 @@ export class AcceptorGroup {
     }, ACCEPTOR_STOP_BACKSTOP_MS);
     const clean = (await Promise.all(exits)).every(Boolean);
     clearTimeout(backstop);
-    // the acceptors' last audit lines were written before they could exit
+    // the acceptors' last audit lines and writes were made before they could exit
     await this.auditWrites;
     this.auditLog?.close();
+    await this.store?.close();
     return clean;
   }
 }
@@ -277,16 +286,20 @@ export async function startAcceptors(o: ServerOptions, count: number, say: (line
   o.dataDir = resolve(o.dataDir);
   mkdirSync(o.dataDir, { recursive: true });
   const release = ownsDataDir(o.storageBackend) ? lockDataDir(o.dataDir) : () => undefined;
+  let store: LmdbStore | undefined;
   try {
     if (!o.tlsCertFile) ensureGeneratedTls(o.dataDir, o.bindAddress, 0);
     // a log path that cannot be opened stops the start here, once, as it would a lone server
     const auditOptions = logBackendOptions(o);
     const auditLog = auditOptions && openLineSink(auditOptions);
-    cluster.setupPrimary({ exec: process.argv[1]!, args: process.argv.slice(2), silent: true });
-    const group = new AcceptorGroup(count, say, auditLog);
+    // the store's writes carry bytes: the structured-clone serialization keeps them bytes
+    cluster.setupPrimary({ exec: process.argv[1]!, args: process.argv.slice(2), silent: true, serialization: 'advanced' });
+    store = o.storageBackend === 'lmdb' ? new LmdbStore({ path: storageOptionsFrom(o).path, sharedByProcesses: true }) : undefined;
+    const group = new AcceptorGroup(count, say, auditLog, store);
     const ready = await group.start();
     return { group, ready, release };
   } catch (e) {
+    await store?.close();
     release();
     throw e;
   }

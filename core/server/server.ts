@@ -282,7 +282,11 @@ export class ApiServer {
     }
     const { featureGates } = config;
     const storage: StorageOptions = storageOptionsFrom(o);
-    if (o.acceptor) storage.sharedByProcesses = true;
+    if (o.acceptor) {
+      // one writer per machine: the primary (core/storage/lmdb/write-channel.ts)
+      storage.sharedByProcesses = true;
+      storage.writesViaPrimary = true;
+    }
     if (o.encryptionProviderConfig) storage.encryptionConfig = readFileSync(o.encryptionProviderConfig, 'utf8');
     if (o.encryptionProviderConfig && o.encryptionProviderConfigAutomaticReload) storage.encryptionConfigReloadPath = resolve(o.encryptionProviderConfig);
     this.store = new TimedStore(openStore(storage, { encryptionReloads: this.encryptionConfigStatus }), { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });

@@ -29,8 +29,10 @@ export interface StorageOptions {
   backend: StorageBackend;
   /** The embedded store's directory (lmdb). */
   path: string;
-  /** The embedded store's directory is written by several processes of one server (its acceptors). */
+  /** The embedded store's directory is read by several processes of one server (its acceptors). */
   sharedByProcesses?: boolean;
+  /** The embedded store's writes are made by the server's primary process (an acceptor's threads). */
+  writesViaPrimary?: boolean;
   /** etcd's endpoints and credentials (etcd3). */
   etcd?: EtcdOptions;
   /** Deadline of one call to a remote store, in ms. */
@@ -137,7 +139,7 @@ function openEncrypted(o: StorageOptions, hooks: StoreHooks): Store {
 function openBackend(o: StorageOptions): Store {
   switch (o.backend) {
     case 'lmdb':
-      return new LmdbStore({ path: o.path, sharedByProcesses: o.sharedByProcesses === true });
+      return new LmdbStore({ path: o.path, sharedByProcesses: o.sharedByProcesses === true, writesViaPrimary: o.writesViaPrimary === true });
     case 'etcd3': {
       const e = o.etcd!;
       return new Etcd3Store({

@@ -147,6 +147,55 @@ t.test('two acceptors serve as one server', async (t) => {
     t.same(names, all, 'the pages walked across both acceptors make the whole list, once each, in order');
   });
 
+  await t.test('an acceptor stopped (SIGSTOP) in the middle of its writes holds no write lock: the other acceptor writes on', async (t) => {
+    // the primary makes every write (core/storage/lmdb/write-channel.ts): a frozen acceptor's writes
+    // wait for it at the primary, they never hold LMDB's writer lock in the frozen process
+    let stop = false;
+    let acked = 0;
+    const failures: string[] = [];
+    const writer = (via: Pinned, prefix: string, count: boolean) =>
+      (async () => {
+        for (let i = 0; !stop; i++) {
+          const r = await via.client.post(CM, { metadata: { name: `${prefix}-${i}` } });
+          if (r.status !== 201) failures.push(`${r.status} ${r.text}`);
+          else if (count) acked++;
+        }
+      })();
+    const loads = [writer(a, 'frozen', false), writer(b, 'free', true)];
+    let stalled = 0;
+    for (let round = 0; round < 6; round++) {
+      await sleep(100 + 37 * round);
+      process.kill(a.pid, 'SIGSTOP');
+      const before = acked;
+      await sleep(1000);
+      if (acked === before) stalled++;
+      process.kill(a.pid, 'SIGCONT');
+    }
+    stop = true;
+    await Promise.all(loads);
+    t.equal(stalled, 0, 'the other acceptor acknowledged writes while the first was stopped, every time');
+    t.same(failures, [], 'every write on both acceptors succeeded');
+  });
+
+  await t.test('the primary makes every write: while it is stopped reads are answered and writes wait, then are acknowledged', async (t) => {
+    // (a stopped primary hands out no new connection: the pinned ones carry a write and a read)
+    const primary = srv.proc.pid!;
+    process.kill(primary, 'SIGSTOP');
+    let answered = false;
+    const write = b.client.post(CM, { metadata: { name: 'while-primary-stopped' } }).finally(() => (answered = true));
+    try {
+      await sleep(300);
+      const read = await a.client.get(`${CM}/rw-0`);
+      t.equal(read.status, 200, 'an acceptor reads the store itself');
+      await sleep(400);
+      t.notOk(answered, 'no write is acknowledged while the writer is stopped');
+    } finally {
+      process.kill(primary, 'SIGCONT');
+    }
+    t.equal((await write).status, 201, 'the write is made once it continues');
+    t.equal((await a.client.get(`${CM}/while-primary-stopped`)).status, 200, 'and read on the other acceptor');
+  });
+
   await t.test('an acceptor killed with SIGKILL mid-write is replaced; clients of the other see nothing; no acknowledged write is lost', async (t) => {
     const acked: string[] = [];
     const failures: string[] = [];

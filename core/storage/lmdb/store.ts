@@ -15,10 +15,11 @@
  * overlappingSync off so a commit is synced before it resolves and before readers see it. Callbacks
  * check every condition before their first put: a callback that throws does not undo earlier puts.
  * Several threads of one process may open the same directory; LMDB's writer lock orders them. With
- * `sharedByProcesses` several processes of one server (its acceptors) do too: each commit's revision
- * is still allocated inside the write transaction, so the log stays one gap-free sequence, and a
- * process learns of another's commits from the kernel (inotify on the data file, which LMDB writes
- * with pwrite, meta page last) rather than from a message through a third process.
+ * `sharedByProcesses` several processes of one server (its acceptors) read it too, and with
+ * `writesViaPrimary` their writes are made by the server's primary process, the one writer of the
+ * machine (write-channel.ts): each commit's revision is allocated inside the write transaction, so
+ * the log stays one gap-free sequence, and a process learns of the commits it did not ask for from
+ * the kernel (inotify on the data file, which LMDB writes with pwrite, meta page last).
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { type FSWatcher, watch as watchFile } from 'node:fs';
@@ -35,6 +36,7 @@ import {
   type WriteResult,
   type GetOptions,
 } from '../interface.js';
+import { acceptorWriteChannel, outcomeOf, type WriteChannel, type WriteOp, type WriteOutcome } from './write-channel.js';
 
 interface LogEntry {
   /** 0 = put, 1 = delete */
@@ -68,6 +70,8 @@ export interface LmdbStoreOptions {
   pollIntervalMs?: number;
   /** Other processes write the directory too (a server's acceptors): reads ask the store's revision. */
   sharedByProcesses?: boolean;
+  /** Writes are made by the server's primary process, not here (an acceptor: write-channel.ts). */
+  writesViaPrimary?: boolean;
 }
 
 export class LmdbStore implements Store {
@@ -83,6 +87,8 @@ export class LmdbStore implements Store {
   private readonly feeds = new Set<LogFeed>();
   private pollTimer: NodeJS.Timeout | undefined;
   private readonly pollIntervalMs: number;
+  /** Where writes go when this process is not the writer. */
+  private readonly writer: { channel: WriteChannel; close: () => void } | undefined;
 
   constructor(opts: LmdbStoreOptions) {
     // one whole-file map (lmdb-js's remapChunks crashed a pool-mode server with SIGSEGV under load)
@@ -93,6 +99,7 @@ export class LmdbStore implements Store {
     this.pollIntervalMs = opts.pollIntervalMs ?? 20;
     this.singleProcess = !opts.sharedByProcesses;
     this.path = opts.path;
+    if (opts.writesViaPrimary) this.writer = acceptorWriteChannel(opts.path);
   }
 
   // ---- reads ---------------------------------------------------------------------------------
@@ -192,6 +199,33 @@ export class LmdbStore implements Store {
 
   // ---- writes --------------------------------------------------------------------------------
 
+  /** A write: in this process, or sent to the server's one writer (write-channel.ts). */
+  private async commit<T>(op: WriteOp): Promise<T> {
+    if (!this.writer) return (await this.runLocal(op)) as T;
+    const out = (await this.writer.channel.write(op)) as T;
+    this.schedulePull();
+    return out;
+  }
+
+  /** Runs a write here (the primary runs its acceptors' writes with it, through applyWrite). */
+  private runLocal(op: WriteOp): Promise<unknown> {
+    switch (op.op) {
+      case 'create':
+        return this.write(() => this.createTxn(op.key, op.value));
+      case 'update':
+        return this.write(() => this.updateTxn(op.key, op.expected, op.value));
+      case 'delete':
+        return this.write(() => this.deleteTxn(op.key, op.expected));
+      case 'compact':
+        return this.compactHere(op.revision);
+    }
+  }
+
+  /** The primary's side of the write channel: a write of an acceptor, run here, and its outcome. */
+  applyWrite(op: WriteOp): Promise<WriteOutcome> {
+    return outcomeOf(() => this.runLocal(op));
+  }
+
   private async write<T>(fn: () => TxnOutcome<T>): Promise<T> {
     const out = await this.root.transaction(fn);
     if ('err' in out) throw out.err;
@@ -207,39 +241,44 @@ export class LmdbStore implements Store {
   }
 
   create(key: string, value: Uint8Array): Promise<WriteResult> {
-    return this.write<WriteResult>(() => {
-      const e = this.kv.getEntry(key);
-      if (e && e.value.length > 0) return { err: new StoreError('KeyExists', `key ${key} exists`, e.version) };
-      const revision = this.nextRevision();
-      this.kv.put(key, value, revision);
-      this.log.put(revision, { t: 0, k: key, v: value, p: e ? e.version! : 0 });
-      return { ok: { revision } };
-    });
+    return this.commit({ op: 'create', key, value });
   }
 
   update(key: string, expectedRevision: number, value: Uint8Array): Promise<WriteResult> {
-    return this.write<WriteResult>(() => {
-      const e = this.kv.getEntry(key);
-      if (!e || e.value.length === 0) return { err: new StoreError('NotFound', `key ${key} not found`) };
-      if (e.version !== expectedRevision) return { err: new StoreError('Conflict', `key ${key} has revision ${e.version}`, e.version) };
-      const revision = this.nextRevision();
-      this.kv.put(key, value, revision);
-      this.log.put(revision, { t: 0, k: key, v: value, p: e.version });
-      return { ok: { revision } };
-    });
+    return this.commit({ op: 'update', key, expected: expectedRevision, value });
   }
 
   delete(key: string, expectedRevision?: number): Promise<DeleteResult> {
-    return this.write<DeleteResult>(() => {
-      const e = this.kv.getEntry(key);
-      if (!e || e.value.length === 0) return { err: new StoreError('NotFound', `key ${key} not found`) };
-      if (expectedRevision !== undefined && e.version !== expectedRevision)
-        return { err: new StoreError('Conflict', `key ${key} has revision ${e.version}`, e.version) };
-      const revision = this.nextRevision();
-      this.kv.put(key, EMPTY, revision);
-      this.log.put(revision, { t: 1, k: key, p: e.version! });
-      return { ok: { revision, prev: { key, value: e.value, modRevision: e.version! } } };
-    });
+    return this.commit(expectedRevision === undefined ? { op: 'delete', key } : { op: 'delete', key, expected: expectedRevision });
+  }
+
+  private createTxn(key: string, value: Uint8Array): TxnOutcome<WriteResult> {
+    const e = this.kv.getEntry(key);
+    if (e && e.value.length > 0) return { err: new StoreError('KeyExists', `key ${key} exists`, e.version) };
+    const revision = this.nextRevision();
+    this.kv.put(key, value, revision);
+    this.log.put(revision, { t: 0, k: key, v: value, p: e ? e.version! : 0 });
+    return { ok: { revision } };
+  }
+
+  private updateTxn(key: string, expectedRevision: number, value: Uint8Array): TxnOutcome<WriteResult> {
+    const e = this.kv.getEntry(key);
+    if (!e || e.value.length === 0) return { err: new StoreError('NotFound', `key ${key} not found`) };
+    if (e.version !== expectedRevision) return { err: new StoreError('Conflict', `key ${key} has revision ${e.version}`, e.version) };
+    const revision = this.nextRevision();
+    this.kv.put(key, value, revision);
+    this.log.put(revision, { t: 0, k: key, v: value, p: e.version });
+    return { ok: { revision } };
+  }
+
+  private deleteTxn(key: string, expectedRevision: number | undefined): TxnOutcome<DeleteResult> {
+    const e = this.kv.getEntry(key);
+    if (!e || e.value.length === 0) return { err: new StoreError('NotFound', `key ${key} not found`) };
+    if (expectedRevision !== undefined && e.version !== expectedRevision) return { err: new StoreError('Conflict', `key ${key} has revision ${e.version}`, e.version) };
+    const revision = this.nextRevision();
+    this.kv.put(key, EMPTY, revision);
+    this.log.put(revision, { t: 1, k: key, p: e.version! });
+    return { ok: { revision, prev: { key, value: e.value, modRevision: e.version! } } };
   }
 
   // ---- history and feed ----------------------------------------------------------------------
@@ -329,8 +368,12 @@ export class LmdbStore implements Store {
     for (const f of this.feeds) f.pull();
   }
 
+  compact(revision: number): Promise<void> {
+    return this.commit({ op: 'compact', revision });
+  }
+
   /** Compacts in bounded transactions so the writer lock is never held for long. */
-  async compact(revision: number): Promise<void> {
+  private async compactHere(revision: number): Promise<void> {
     const batch = 5000;
     for (;;) {
       const done = await this.root.transaction(() => {
@@ -354,6 +397,7 @@ export class LmdbStore implements Store {
   }
 
   async close(): Promise<void> {
+    this.writer?.close();
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.fileWatch?.close();
     this.feeds.clear();
