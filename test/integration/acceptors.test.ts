@@ -261,16 +261,21 @@ t.test('two acceptors serve as one server', async (t) => {
   b.client.close();
 });
 
-t.test('acceptors stop when their primary is killed, and a restart keeps every acknowledged write', async (t) => {
+t.test('acceptors stop when their primary is killed, and a restart keeps every acknowledged write, those of their pools too', async (t) => {
   const dataDir = tempDir('svc-acceptors-');
   const port = await freePort();
-  const srv = await spawnServer(dataDir, port, ['--acceptors=2', '--workers=0']);
+  const srv = await spawnServer(dataDir, port, ['--acceptors=2', '--workers=1']);
   t.teardown(() => srv.kill('SIGKILL'));
   const pids = childPids(srv.proc.pid!);
   await srv.admin.post('/api/v1/namespaces', { metadata: { name: NS } });
   const acked: string[] = [];
   for (let i = 0; i < 20; i++) {
-    const r = await srv.admin.post(CM, { metadata: { name: `p-${i}` } });
+    // every other write is an apply, which an acceptor's pool thread makes (through the primary)
+    const r =
+      i % 2
+        ? await srv.admin.patch(`${CM}/p-${i}?fieldManager=acc`, `apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: p-${i}\ndata:\n  applied: "yes"\n`, 'application/apply-patch+yaml')
+        : await srv.admin.post(CM, { metadata: { name: `p-${i}` } });
+    t.equal(r.status, 201, `p-${i} ${i % 2 ? 'applied' : 'created'}`);
     if (r.status === 201) acked.push(`p-${i}`);
   }
   await srv.kill('SIGKILL');
