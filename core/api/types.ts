@@ -57,8 +57,16 @@ export interface UserInfo {
   extra?: Record<string, string[]>;
 }
 
-/** RFC 3339 with whole seconds, as metav1.Time writes it. */
+let formattedSecond = NaN;
+let formatted = '';
+
+/** RFC 3339 with whole seconds, as metav1.Time writes it (each write asks it twice or more: the text is kept per second). */
 export function nowRFC3339(d = new Date()): string {
-  return d.toISOString().replace(/\.\d{3}Z$/, 'Z');
+  const second = Math.floor(d.getTime() / 1000);
+  if (second !== formattedSecond) {
+    formatted = new Date(second * 1000).toISOString().replace(/\.\d{3}Z$/, 'Z');
+    formattedSecond = second;
+  }
+  return formatted;
 }
 
