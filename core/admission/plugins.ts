@@ -48,10 +48,10 @@ export const ALL_ORDERED_PLUGINS: readonly PluginInfo[] = [
   elsewhere('OwnerReferencesPermissionEnforcement', false, 'owner references, with the garbage collector'),
   elsewhere('PersistentVolumeClaimResize', true, 'persistent volume claims'),
   elsewhere('RuntimeClass', true, 'pods'),
-  elsewhere('CertificateApproval', true, 'certificate signing requests'),
-  elsewhere('CertificateSigning', true, 'certificate signing requests'),
+  served('CertificateApproval', true),
+  served('CertificateSigning', true),
   elsewhere('ClusterTrustBundleAttest', true, 'cluster trust bundles'),
-  elsewhere('CertificateSubjectRestriction', true, 'certificate signing requests'),
+  served('CertificateSubjectRestriction', true),
   elsewhere('DefaultIngressClass', true, 'ingresses'),
   elsewhere('DenyServiceExternalIPs', false, 'services'),
   // webhooks, policies, quota and AlwaysDeny run last, in this order

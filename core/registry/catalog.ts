@@ -14,6 +14,7 @@ import { localSubjectAccessReviews } from './authorization/localsubjectaccessrev
 import { selfSubjectAccessReviews } from './authorization/selfsubjectaccessreviews.js';
 import { selfSubjectRulesReviews } from './authorization/selfsubjectrulesreviews.js';
 import { subjectAccessReviews } from './authorization/subjectaccessreviews.js';
+import { certificateSigningRequests } from './certificates/certificatesigningrequests.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
 import { events } from './core/events.js';
@@ -52,6 +53,7 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   mutatingWebhookConfigurations,
   validatingAdmissionPolicies,
   validatingAdmissionPolicyBindings,
+  certificateSigningRequests,
 ];
 
 /**

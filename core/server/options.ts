@@ -4,6 +4,7 @@
  * `--storage-backend`, `--watch-cache-size`). One table drives parsing, defaults and --help.
  */
 import { type AuditOptions, auditFlagError, auditFlags } from '../audit/options.js';
+import { certificateFlagError, certificateFlags, type CertificateSigningOptions } from '../certificates/options.js';
 import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationFlagError, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
@@ -11,6 +12,7 @@ import { type StorageBackend, type StorageFlags, storageFlagError } from '../sto
 import { MetricsFlagError, showHiddenMetricsFor } from '../metrics/registry.js';
 import { type LoggingFormat, loggingFormats } from '../log/logger.js';
 import type { SweepClock } from './endpoints/watch.js';
+import type { ControllerClock } from '../controllers/csr-cleaner.js';
 
 /** What an acceptor process is told by the primary that started it. */
 export interface AcceptorRole {
@@ -20,7 +22,7 @@ export interface AcceptorRole {
   count: number;
 }
 
-export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions, StorageFlags {
+export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions, StorageFlags, CertificateSigningOptions {
   securePort: number;
   /** Port of the gRPC API (svc.api.v1.Resources); 0: not served. */
   grpcPort: number;
@@ -92,6 +94,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   upstreamGroupAliases: boolean;
   /** No flag: a test's own clock for the stuck-watch sweep, whose looks it then runs itself (endpoints/watch.ts). */
   watchSweepClock?: SweepClock;
+  /** No flag: a test's own clock for the certificate controllers, whose cleaner passes it then runs itself. */
+  certificatesClock?: ControllerClock;
 }
 
 /**
@@ -199,6 +203,7 @@ const flags: FlagSpec[] = [
   { name: 'service-account-jwks-uri', key: 'serviceAccountJwksUri', kind: 'string', def: '', help: 'jwks_uri of the issuer discovery document. Default: https://<this server>/openid/v1/jwks.' },
   { name: 'service-account-max-token-expiration', key: 'serviceAccountMaxTokenExpirationMs', kind: 'duration', def: 0, help: 'Longest lifetime of an issued service account token; longer requests are shortened (with a warning). 0: no limit.' },
   ...auditFlags,
+  ...certificateFlags,
 ];
 
 export class FlagError extends Error {}
@@ -318,6 +323,8 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   if (authzError) throw new FlagError(authzError);
   const auditError = auditFlagError(opts);
   if (auditError) throw new FlagError(auditError);
+  const certificateError = certificateFlagError(opts);
+  if (certificateError) throw new FlagError(certificateError);
   const maxTokenMs = opts.serviceAccountMaxTokenExpirationMs;
   if (maxTokenMs !== 0 && (maxTokenMs < 3_600_000 || maxTokenMs > 2 ** 32 * 1000)) {
     throw new FlagError('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');
