@@ -334,6 +334,7 @@ export const certificateSigningRequests: ResourceType = {
   singular: 'certificatesigningrequest',
   namespaced: false,
   shortNames: ['csr'],
+  protobufPackage: 'svc.io.api.certificates.v1',
   schema: csrSchema,
   // upstream does not care what requests are called
   nameRule: 'path-segment',
