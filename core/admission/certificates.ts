@@ -7,7 +7,9 @@
  * - CertificateSigning: an update through `certificatesigningrequests/status` that changes
  *   status.certificate needs `sign` on the signer the same way;
  * - CertificateSubjectRestriction: a request for the kube-apiserver-client signer may not ask for
- *   the system:masters group.
+ *   the system:masters group;
+ * - ClusterTrustBundleAttest: writing a ClusterTrustBundle for a signer needs `attest` on it (an
+ *   update that changes neither the signer nor the bundle needs nothing).
  *
  * A built-in signer is checked under both its spellings (`svc.io/...` and upstream's
  * `kubernetes.io/...`), so roles written for upstream grant the same as roles written for this server.
@@ -19,11 +21,13 @@ import { isPromise } from '../api/maybe-async.js';
 import { builtinSigner, KUBE_APISERVER_CLIENT } from '../certificates/signers.js';
 import { parseCertificateRequestPem } from '../certificates/x509.js';
 import { certificateSigningRequests, CERTIFICATES_GROUP, type Csr } from '../registry/certificates/certificatesigningrequests.js';
+import type { ClusterTrustBundle } from '../registry/certificates/clustertrustbundles.js';
 import { groupResourceOf, type ResourceType } from '../registry/resource-type.js';
 import type { AdmissionAttributes, AdmissionPlugin } from './attributes.js';
 import type { PluginMaker } from './factory.js';
 
 const isCsr = (rt: ResourceType): boolean => rt.group === CERTIFICATES_GROUP && rt.plural === certificateSigningRequests.plural;
+const isTrustBundle = (rt: ResourceType): boolean => rt.group === CERTIFICATES_GROUP && rt.plural === 'clustertrustbundles';
 
 /** The names a signer answers to: itself, and a built-in signer's other spelling. */
 function signerNames(name: string): string[] {
@@ -46,10 +50,12 @@ async function allowed(authz: Authorizer, user: UserInfo, verb: string, name: st
 }
 
 /** upstream's IsAuthorizedForSignerName, refusing with its message when the user is not. */
-async function requireSignerVerb(a: AdmissionAttributes, authorizer: Authorizer | undefined, verb: 'approve' | 'sign'): Promise<void> {
+async function requireSignerVerb(a: AdmissionAttributes, authorizer: Authorizer | undefined, verb: 'approve' | 'sign' | 'attest'): Promise<void> {
   const signer = (a.object as Csr | undefined)?.spec?.signerName ?? '';
   if (authorizer && (await allowed(authorizer, a.user, verb, signer))) return;
-  throw errors.forbidden(groupResourceOf(a.rt), a.name, `user not permitted to ${verb} requests with signerName ${JSON.stringify(signer)}`);
+  // upstream's wording: `approve requests`, `sign requests`, but `attest for`
+  const what = verb === 'attest' ? 'attest for' : `${verb} requests with`;
+  throw errors.forbidden(groupResourceOf(a.rt), a.name, `user not permitted to ${what} signerName ${JSON.stringify(signer)}`);
 }
 
 export const certificateApproval: PluginMaker = (d) => ({
@@ -83,5 +89,20 @@ export const certificateSubjectRestriction: PluginMaker = (): AdmissionPlugin =>
       throw errors.forbidden(groupResourceOf(a.rt), a.name, (e as Error).message);
     }
     if (orgs.includes('system:masters')) throw errors.forbidden(groupResourceOf(a.rt), a.name, `use of ${csr!.spec!.signerName} signer with system:masters group is not allowed`);
+  },
+});
+
+export const clusterTrustBundleAttest: PluginMaker = (d) => ({
+  name: 'ClusterTrustBundleAttest',
+  // with the gate off the kind is not served, and the plugin does nothing (upstream)
+  handles: (op, rt, sub) => (op === 'CREATE' || op === 'UPDATE') && sub === '' && isTrustBundle(rt) && d.featureGates.ClusterTrustBundle === true,
+  async validate(a) {
+    const next = a.object as ClusterTrustBundle | undefined;
+    const signer = next?.spec?.signerName ?? '';
+    if (!signer) return;
+    const old = a.oldObject as ClusterTrustBundle | undefined;
+    // storage migration and garbage collection rewrite a bundle without changing what it says
+    if (a.operation === 'UPDATE' && old && old.spec?.signerName === signer && old.spec?.trustBundle === next?.spec?.trustBundle) return;
+    await requireSignerVerb(a, d.authorizer(), 'attest');
   },
 });

@@ -50,7 +50,7 @@ export const ALL_ORDERED_PLUGINS: readonly PluginInfo[] = [
   elsewhere('RuntimeClass', true, 'pods'),
   served('CertificateApproval', true),
   served('CertificateSigning', true),
-  elsewhere('ClusterTrustBundleAttest', true, 'cluster trust bundles'),
+  served('ClusterTrustBundleAttest', true),
   served('CertificateSubjectRestriction', true),
   elsewhere('DefaultIngressClass', true, 'ingresses'),
   elsewhere('DenyServiceExternalIPs', false, 'services'),

@@ -15,6 +15,7 @@ import { selfSubjectAccessReviews } from './authorization/selfsubjectaccessrevie
 import { selfSubjectRulesReviews } from './authorization/selfsubjectrulesreviews.js';
 import { subjectAccessReviews } from './authorization/subjectaccessreviews.js';
 import { certificateSigningRequests } from './certificates/certificatesigningrequests.js';
+import { CLUSTER_TRUST_BUNDLE_GATE, clusterTrustBundles } from './certificates/clustertrustbundles.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
 import { events } from './core/events.js';
@@ -63,4 +64,5 @@ export const builtinResourceTypes: readonly ResourceType[] = [
 export const alphaResourceTypes: readonly { rt: ResourceType; gate: string }[] = [
   { rt: mutatingAdmissionPolicies, gate: MUTATING_ADMISSION_POLICY_GATE },
   { rt: mutatingAdmissionPolicyBindings, gate: MUTATING_ADMISSION_POLICY_GATE },
+  { rt: clusterTrustBundles, gate: CLUSTER_TRUST_BUNDLE_GATE },
 ];
