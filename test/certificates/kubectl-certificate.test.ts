@@ -47,6 +47,10 @@ t.test('kubectl certificate approve and deny', async (t) => {
   t.not(twice.code, 0, 'a denied request cannot be approved');
   t.match(twice.stderr, 'certificate signing request "to-deny" is already Denied');
 
+  const described = await kubectl(['describe', 'certificatesigningrequests.certificates.k8s.io', 'to-approve']);
+  t.equal(described.code, 0, described.stderr);
+  t.match(described.stdout, /Requesting User:\s+admin\nSigner:\s+svc\.io\/kube-apiserver-client\nStatus:\s+Approved,Issued\nSubject:\n\s+Common Name:\s+to-approve/, 'upstream\'s CSR describer');
+
   const bare = await kubectl(['certificate', 'approve', 'bare']);
   t.not(bare.code, 0, 'the bare name resolves to certificates.svc.io first');
   t.match(bare.stderr, 'can only handle CertificateSigningRequest.certificates.k8s.io objects, got CertificateSigningRequest.certificates.svc.io');
