@@ -39,5 +39,5 @@ t.test('the certificate controllers share one role, bound to their account', asy
 
 t.test('without the certificates API the roles narrow away', async (t) => {
   const p = bootstrapPolicy(builtinResourceTypes.filter((rt) => rt.group !== 'certificates.svc.io'), []);
-  t.notOk(p.clusterRoles.some((r) => /certificates|node-bootstrapper/.test(r.metadata.name)));
+  t.notOk(p.clusterRoles.some((r) => /certificates|node-bootstrapper/.test(r.metadata.name ?? '')));
 });
