@@ -45,9 +45,9 @@ export function rsaCsr(subject: CsrSubject): MadeCsr {
   return { pem: forge.pki.certificationRequestToPem(csr), keyPem };
 }
 
-/** An ECDSA P-256 request made by openssl (the kind of key kubelets generate). */
-export function ecCsr(subject: CsrSubject): MadeCsr {
-  const key = generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey;
+/** An ECDSA P-256 request made by openssl (the kind of key kubelets generate); or an Ed25519 one. */
+export function ecCsr(subject: CsrSubject, keyType: 'ec' | 'ed25519' = 'ec'): MadeCsr {
+  const key = keyType === 'ec' ? generateKeyPairSync('ec', { namedCurve: 'prime256v1' }).privateKey : generateKeyPairSync('ed25519').privateKey;
   const keyPem = key.export({ type: 'pkcs8', format: 'pem' }).toString();
   const subj = `${(subject.orgs ?? []).map((o) => `/O=${o}`).join('')}/CN=${subject.cn}`;
   const san = [...(subject.dns ?? []).map((d) => `DNS:${d}`), ...(subject.ips ?? []).map((i) => `IP:${i}`)];
