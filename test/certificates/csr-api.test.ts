@@ -227,6 +227,10 @@ t.test('per-signer CA files: each signer signs with its own, the others not at a
   await decide(s.admin, 'no-ca');
   t.notOk(await waitFor(async () => !!(await getCsr(s.admin, 'no-ca')).status.certificate, 800), 'a signer without files does not sign');
 
+  const { startServer } = await import('../helpers/server.js');
+  await t.rejects(startServer([`--cluster-signing-cert-file=${join(dir, 'missing.crt')}`, `--cluster-signing-key-file=${join(dir, 'ca.key')}`]), { message: new RegExp(`error reading CA cert file "${join(dir, 'missing.crt')}"`) }, 'an unreadable CA file stops the start, named');
+  writeFileSync(join(dir, 'other.key'), makeCA('other').key);
+  await t.rejects(startServer([`--cluster-signing-cert-file=${join(dir, 'ca.crt')}`, `--cluster-signing-key-file=${join(dir, 'other.key')}`]), { message: /error reading CA key file ".*other\.key": the private key does not match the certificate/ }, 'a key of another certificate stops the start');
   const { parseFlags, FlagError } = await import('../../core/server/options.js');
   t.throws(() => parseFlags(['--cluster-signing-cert-file=a', '--cluster-signing-kubelet-serving-cert-file=b']), new FlagError('cannot specify default and per controller certs at the same time'));
 });

@@ -47,6 +47,10 @@ t.test('kubectl certificate approve and deny', async (t) => {
   t.not(twice.code, 0, 'a denied request cannot be approved');
   t.match(twice.stderr, 'certificate signing request "to-deny" is already Denied');
 
+  const explained = await kubectl(['explain', 'csr.spec.expirationSeconds']);
+  t.equal(explained.code, 0, explained.stderr);
+  t.match(explained.stdout, /GROUP:\s+certificates.svc.io\nKIND:\s+CertificateSigningRequest\n[\s\S]*FIELD: expirationSeconds <integer>[\s\S]*The validity asked for, in seconds/, 'kubectl explain reads the OpenAPI document');
+
   const described = await kubectl(['describe', 'certificatesigningrequests.certificates.k8s.io', 'to-approve']);
   t.equal(described.code, 0, described.stderr);
   t.match(described.stdout, /Requesting User:\s+admin\nSigner:\s+svc\.io\/kube-apiserver-client\nStatus:\s+Approved,Issued\nSubject:\n\s+Common Name:\s+to-approve/, 'upstream\'s CSR describer');
