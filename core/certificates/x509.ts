@@ -414,13 +414,26 @@ export interface SigningCA {
   key: import('node:crypto').KeyObject;
 }
 
-/** The DER of the subject Name of a certificate (the issuer of what it signs). */
-function subjectOf(cert: X509Certificate): Buffer {
-  const outer = readTlv(cert.raw, 0);
-  const tbs = children(outer.content)[0]!;
+/** The parts of a certificate's TBSCertificate, the version's explicit tag skipped. */
+function tbsParts(cert: X509Certificate): Tlv[] {
+  const tbs = children(readTlv(cert.raw, 0).content)[0]!;
   const parts = children(tbs.content);
-  const offset = parts[0]!.tag === 0xa0 ? 1 : 0;
-  return parts[offset + 4]!.raw;
+  return parts[0]!.tag === 0xa0 ? parts.slice(1) : parts;
+}
+
+/** The DER of the subject Name of a certificate (the issuer of what it signs). */
+const subjectOf = (cert: X509Certificate): Buffer => tbsParts(cert)[4]!.raw;
+
+/** The certificate's subject key identifier, when it has one (what an issued certificate names as its authority key). */
+function subjectKeyIdOf(cert: X509Certificate): Buffer | undefined {
+  const exts = tbsParts(cert).find((p) => p.tag === 0xa3);
+  if (!exts) return undefined;
+  for (const ext of children(readTlv(exts.content, 0).content)) {
+    const parts = children(ext.content);
+    if (decodeOid(parts[0]!.content) !== '2.5.29.14') continue;
+    return Buffer.from(readTlv(parts[parts.length - 1]!.content, 0).content);
+  }
+  return undefined;
 }
 
 function signatureAlgorithmFor(key: KeyObject): { id: Buffer; hash: string | null } {
@@ -453,6 +466,9 @@ export function issueCertificate(ca: SigningCA, req: CertificateRequest, o: { us
   if (keyUsage) exts.push(extension('2.5.29.15', true, keyUsage));
   if (extKeyUsage) exts.push(extension('2.5.29.37', false, extKeyUsage));
   exts.push(extension('2.5.29.19', true, seq()));
+  // as Go's CreateCertificate: the issuer's subject key identifier as the authority key identifier
+  const authorityKeyId = subjectKeyIdOf(ca.cert);
+  if (authorityKeyId) exts.push(extension('2.5.29.35', false, seq(tlv(0x80, authorityKeyId))));
   // an empty subject makes the alternative names critical (RFC 5280 4.2.1.6)
   const emptySubject = readTlv(req.rawSubject, 0).content.length === 0;
   if (req.rawSubjectAltName) exts.push(extension(OID_SAN, emptySubject, req.rawSubjectAltName));

@@ -62,6 +62,8 @@ t.test('certificates issued by CAs of every key type verify under openssl', asyn
     t.match(text, /X509v3 Extended Key Usage:\s+TLS Web Server Authentication, TLS Web Client Authentication/, `${rule}: extended key usages`);
     t.match(text, /X509v3 Basic Constraints: critical\s+CA:FALSE/, `${rule}: not a CA`);
     t.match(text, /DNS:n1\.example, IP Address:10\.0\.0\.7/, `${rule}: the request's alternative names`);
+    const caKeyId = /X509v3 Subject Key Identifier:\s+([0-9A-F:]+)/.exec(openssl('x509', '-in', 'ca.pem', '-noout', '-text'))?.[1];
+    if (caKeyId) t.match(text, new RegExp(`X509v3 Authority Key Identifier:\\s+(keyid:)?${caKeyId}`), `${rule}: the CA's key identifier as the authority's`);
     const cert = new X509Certificate(pem);
     t.equal(new Date(cert.validFrom).toISOString(), notBefore.toISOString(), `${rule}: notBefore`);
     t.equal(new Date(cert.validTo).toISOString(), notAfter.toISOString(), `${rule}: notAfter`);
