@@ -1,12 +1,41 @@
 /**
- * The X.509 pieces the certificates API needs, read and written as DER directly: PEM blocks as Go's
- * encoding/pem finds them, PKCS#10 certificate requests (subject, public key, requested subject
- * alternative names) with their self-signature checked as Go's CheckSignature does, and leaf
- * certificates issued from a request by a CA, as upstream's local signer issues them. Keys are
- * node:crypto's (RSA, ECDSA, Ed25519 alike: node-forge reads RSA keys only, and kubelets ask with
- * ECDSA ones); certificates are read with node:crypto's X509Certificate.
+ * The X.509 pieces the certificates API needs: PEM blocks as Go's encoding/pem finds them, PKCS#10
+ * certificate requests (subject, public key, requested subject alternative names) with their
+ * self-signature checked as Go's CheckSignature does, and leaf certificates issued from a request by a
+ * CA, as upstream's local signer issues them. The DER is read and written by PeculiarVentures' ASN.1
+ * schemas (RFC 2986 and RFC 5280 as classes); keys, signing and verifying are node:crypto's (RSA,
+ * ECDSA and Ed25519 alike: kubelets ask with ECDSA keys).
  */
 import { createPublicKey, type KeyObject, randomBytes, sign as cryptoSign, verify as cryptoVerify, X509Certificate } from 'node:crypto';
+import { isIP } from 'node:net';
+import { CertificationRequest, CertificationRequestInfo } from '@peculiar/asn1-csr';
+import { AsnAnyConverter, AsnConvert, AsnParser, AsnProp, AsnSchemaValidationError, type IAsnConvertible, OctetString } from '@peculiar/asn1-schema';
+import {
+  AlgorithmIdentifier,
+  AuthorityKeyIdentifier,
+  BasicConstraints,
+  Certificate,
+  ExtendedKeyUsage,
+  Extension,
+  Extensions,
+  id_ce_authorityKeyIdentifier,
+  id_ce_basicConstraints,
+  id_ce_extKeyUsage,
+  id_ce_keyUsage,
+  id_ce_subjectAltName,
+  id_ce_subjectKeyIdentifier,
+  KeyIdentifier,
+  KeyUsage,
+  Name,
+  SubjectAlternativeName,
+  SubjectKeyIdentifier,
+  SubjectPublicKeyInfo,
+  TBSCertificate,
+  Time,
+  Validity,
+  Version,
+} from '@peculiar/asn1-x509';
+import { fromBER } from 'asn1js';
 
 // ---- PEM -------------------------------------------------------------------------------------------
 
@@ -19,7 +48,11 @@ export interface PemBlock {
 const PEM_BLOCK = /-----BEGIN ([^\r\n-]*)-----\r?\n([\s\S]*?)-----END \1-----/g;
 const BASE64_BODY = /^[A-Za-z0-9+/=\s]*$/;
 
-/** Every well-formed PEM block of `text`, in order (malformed ones are skipped, as Go's pem.Decode does). */
+/**
+ * Every well-formed PEM block of `text`, in order (malformed ones are skipped, as Go's pem.Decode does).
+ * Read here rather than by a library: the PEM readers at hand throw on the first malformed block or
+ * read headers differently, and the API's answers depend on Go's rules.
+ */
 export function pemBlocks(text: string): PemBlock[] {
   const out: PemBlock[] = [];
   for (const m of text.matchAll(PEM_BLOCK)) {
@@ -42,117 +75,86 @@ export function pemBlocks(text: string): PemBlock[] {
 
 export const toPem = (type: string, der: Buffer): string => `-----BEGIN ${type}-----\n${der.toString('base64').replace(/(.{64})/g, '$1\n').replace(/\n$/, '')}\n-----END ${type}-----\n`;
 
-// ---- DER -------------------------------------------------------------------------------------------
+// ---- DER ----------------------------------------------------------------------------------------
 
 export class DerError extends Error {}
 
-interface Tlv {
-  tag: number;
-  /** The whole element (header and content). */
-  raw: Buffer;
-  content: Buffer;
+// Go copies a request's subject and key, and its CA's subject, into what it issues byte for byte
+// (RawSubject, RawSubjectPublicKeyInfo): these schemas keep the DER of those fields beside the parsed value.
+class RequestInfoDer extends CertificationRequestInfo {
+  declare subjectRaw?: ArrayBuffer;
+  declare subjectPKInfoRaw?: ArrayBuffer;
 }
+AsnProp({ type: Name, raw: true })(RequestInfoDer.prototype, 'subject');
+AsnProp({ type: SubjectPublicKeyInfo, raw: true })(RequestInfoDer.prototype, 'subjectPKInfo');
 
-function readTlv(buf: Buffer, at: number): Tlv {
-  if (at + 2 > buf.length) throw new DerError('asn1: syntax error: data truncated');
-  const tag = buf[at]!;
-  if ((tag & 0x1f) === 0x1f) throw new DerError('asn1: syntax error: high-tag-number form is not supported');
-  let len = buf[at + 1]!;
-  let header = 2;
-  if (len & 0x80) {
-    const n = len & 0x7f;
-    if (n === 0 || n > 4 || at + 2 + n > buf.length) throw new DerError('asn1: syntax error: invalid length');
-    len = 0;
-    for (let i = 0; i < n; i++) len = len * 256 + buf[at + 2 + i]!;
-    header += n;
+class RequestDer extends CertificationRequest {
+  declare certificationRequestInfo: RequestInfoDer;
+}
+AsnProp({ type: RequestInfoDer, raw: true })(RequestDer.prototype, 'certificationRequestInfo');
+
+class TbsCertificateDer extends TBSCertificate {
+  declare subjectRaw?: ArrayBuffer;
+}
+AsnProp({ type: Name, raw: true })(TbsCertificateDer.prototype, 'subject');
+
+class CertificateDer extends Certificate {
+  declare tbsCertificate: TbsCertificateDer;
+}
+AsnProp({ type: TbsCertificateDer, raw: true })(CertificateDer.prototype, 'tbsCertificate');
+
+/** A field written as the DER it was read as (a Name copied from a request or a CA certificate). */
+class VerbatimDer implements IAsnConvertible {
+  constructor(private readonly der: Buffer) {}
+  toASN() {
+    return AsnAnyConverter.toASN(arrayBuffer(this.der));
   }
-  const end = at + header + len;
-  if (end > buf.length) throw new DerError('asn1: syntax error: data truncated');
-  return { tag, raw: buf.subarray(at, end), content: buf.subarray(at + header, end) };
-}
-
-function children(content: Buffer): Tlv[] {
-  const out: Tlv[] = [];
-  for (let at = 0; at < content.length; ) {
-    const t = readTlv(content, at);
-    out.push(t);
-    at += t.raw.length;
+  fromASN(): this {
+    throw new Error('VerbatimDer is written only');
   }
-  return out;
-}
-
-function expect(t: Tlv | undefined, tag: number, what: string): Tlv {
-  if (!t || t.tag !== tag) throw new DerError(`x509: malformed ${what}`);
-  return t;
-}
-
-function decodeOid(content: Buffer): string {
-  const parts: number[] = [];
-  let v = 0;
-  for (const b of content) {
-    v = v * 128 + (b & 0x7f);
-    if (!(b & 0x80)) {
-      if (!parts.length) parts.push(v < 80 ? Math.floor(v / 40) : 2, v < 80 ? v % 40 : v - 80);
-      else parts.push(v);
-      v = 0;
-    }
+  toSchema(): never {
+    throw new Error('VerbatimDer is written only');
   }
-  return parts.join('.');
+}
+const verbatim = <T>(der: Buffer): T => new VerbatimDer(der) as unknown as T;
+
+const arrayBuffer = (b: Buffer): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
+
+/** The part of a request an error names, by the schema that could not read it (innermost first). */
+const SCHEMA_PARTS: Readonly<Record<string, string>> = {
+  AlgorithmIdentifier: 'signature algorithm',
+  Name: 'subject',
+  RelativeDistinguishedName: 'subject',
+  AttributeTypeAndValue: 'subject',
+  SubjectPublicKeyInfo: 'public key',
+  Attribute: 'attribute',
+  Extensions: 'extensions',
+  Extension: 'extension',
+  SubjectAlternativeName: 'subject alternative name',
+  GeneralName: 'subject alternative name',
+};
+
+/** asn1js's reason for not reading an element, as Go's encoding/asn1 words it. */
+function berError(reason: string, what: string): string {
+  if (/end of input|zero (buffer )?length/i.test(reason)) return 'asn1: syntax error: data truncated';
+  if (/length|too big/i.test(reason)) return 'asn1: syntax error: invalid length';
+  return `x509: malformed ${what}`;
 }
 
-const STRING_TAGS = new Set([0x0c, 0x13, 0x16, 0x14, 0x1e, 0x1c, 0x12]);
-
-function decodeString(t: Tlv): string {
-  if (t.tag === 0x1e) {
-    // BMPString: UTF-16BE
-    const b = Buffer.from(t.content);
-    return b.swap16().toString('utf16le');
+/** `der` read as one `target` (no trailing bytes), the library's errors worded as Go's asn1 and x509 word them. */
+function parseDer<T>(der: Buffer, target: new () => T, what: string, whole = true): T {
+  const read = fromBER(arrayBuffer(der));
+  if (read.offset === -1) throw new DerError(berError(read.result.error, what));
+  // the outer element's type is checked before its length, as Go reads a tag before a length
+  const { tagClass, tagNumber, isConstructed } = read.result.idBlock;
+  if (tagClass !== 1 || tagNumber !== 16 || !isConstructed) throw new DerError(`x509: malformed ${what}`);
+  if (whole && read.offset !== der.length) throw new DerError(`x509: trailing data after X.509 ${what}`);
+  try {
+    return AsnParser.fromASN(read.result, target);
+  } catch (e) {
+    const part = e instanceof AsnSchemaValidationError ? e.schemas.map((s) => SCHEMA_PARTS[s]).find(Boolean) : undefined;
+    throw new DerError(`x509: malformed ${part ?? what}`);
   }
-  return t.content.toString(t.tag === 0x0c ? 'utf8' : 'latin1');
-}
-
-function len(n: number): Buffer {
-  if (n < 0x80) return Buffer.from([n]);
-  const bytes: number[] = [];
-  for (let v = n; v > 0; v = Math.floor(v / 256)) bytes.unshift(v & 0xff);
-  return Buffer.from([0x80 | bytes.length, ...bytes]);
-}
-
-const tlv = (tag: number, content: Buffer): Buffer => Buffer.concat([Buffer.from([tag]), len(content.length), content]);
-const seq = (...items: Buffer[]): Buffer => tlv(0x30, Buffer.concat(items));
-const octets = (b: Buffer): Buffer => tlv(0x04, b);
-const bool = (v: boolean): Buffer => tlv(0x01, Buffer.from([v ? 0xff : 0]));
-const nullValue = (): Buffer => Buffer.from([0x05, 0x00]);
-
-function oid(text: string): Buffer {
-  const parts = text.split('.').map(Number);
-  const bytes: number[] = [parts[0]! * 40 + parts[1]!];
-  for (const p of parts.slice(2)) {
-    const chunk: number[] = [p & 0x7f];
-    for (let v = Math.floor(p / 128); v > 0; v = Math.floor(v / 128)) chunk.unshift((v & 0x7f) | 0x80);
-    bytes.push(...chunk);
-  }
-  return tlv(0x06, Buffer.from(bytes));
-}
-
-/** A non-negative INTEGER from big-endian magnitude bytes. */
-function unsignedInteger(b: Buffer): Buffer {
-  let i = 0;
-  while (i < b.length - 1 && b[i] === 0) i++;
-  const trimmed = b.subarray(i);
-  return tlv(0x02, trimmed[0]! & 0x80 ? Buffer.concat([Buffer.from([0]), trimmed]) : trimmed);
-}
-
-function time(d: Date): Buffer {
-  const iso = d.toISOString();
-  const digits = `${iso.slice(0, 4)}${iso.slice(5, 7)}${iso.slice(8, 10)}${iso.slice(11, 13)}${iso.slice(14, 16)}${iso.slice(17, 19)}Z`;
-  const year = d.getUTCFullYear();
-  // RFC 5280: UTCTime through 2049, GeneralizedTime from 2050
-  return year >= 1950 && year < 2050 ? tlv(0x17, Buffer.from(digits.slice(2))) : tlv(0x18, Buffer.from(digits));
-}
-
-function bitString(bytes: Buffer, unusedBits = 0): Buffer {
-  return tlv(0x03, Buffer.concat([Buffer.from([unusedBits]), bytes]));
 }
 
 // ---- certificate requests --------------------------------------------------------------------------
@@ -182,50 +184,36 @@ export class CertificateRequestError extends Error {}
 const OID_CN = '2.5.4.3';
 const OID_O = '2.5.4.10';
 const OID_EXTENSION_REQUEST = '1.2.840.113549.1.9.14';
-const OID_SAN = '2.5.29.17';
 
-function parseName(name: Tlv): { commonName: string; organizations: string[] } {
+function nameParts(name: Name): { commonName: string; organizations: string[] } {
   let commonName = '';
   const organizations: string[] = [];
-  for (const rdn of children(name.content)) {
-    for (const atv of children(rdn.content)) {
-      const [type, value] = children(atv.content);
-      if (!type || type.tag !== 0x06 || !value) throw new DerError('x509: malformed subject');
-      const id = decodeOid(type.content);
-      if (!STRING_TAGS.has(value.tag)) continue;
-      if (id === OID_CN) commonName = decodeString(value);
-      else if (id === OID_O) organizations.push(decodeString(value));
+  for (const rdn of name) {
+    for (const { type, value } of rdn) {
+      // string values only (a value of another type is no name, as Go skips it)
+      const text = value.utf8String ?? value.printableString ?? value.ia5String ?? value.teletexString ?? value.bmpString ?? value.universalString;
+      if (text === undefined) continue;
+      if (type === OID_CN) commonName = text;
+      else if (type === OID_O) organizations.push(text);
     }
   }
   return { commonName, organizations };
 }
 
-function ipText(b: Buffer): string {
-  if (b.length === 4) return [...b].join('.');
-  if (b.length === 16) {
-    const groups: string[] = [];
-    for (let i = 0; i < 16; i += 2) groups.push(b.readUInt16BE(i).toString(16));
-    return groups.join(':').replace(/(^|:)0(:0)+(:|$)/, '::');
-  }
-  throw new DerError(`x509: cannot parse IP address of length ${b.length}`);
+/** The length of the address a GeneralName iPAddress held, from the library's text of it (4 and 16 bytes read as addresses). */
+function ipLength(text: string): number {
+  if (text.includes('/')) return text.includes(':') ? 32 : 8;
+  return text.length / 2;
 }
 
-function parseSubjectAltName(value: Buffer, out: CertificateRequest): void {
-  const names = readTlv(value, 0);
-  for (const n of children(expect(names, 0x30, 'subject alternative name').content)) {
-    switch (n.tag) {
-      case 0x81:
-        out.emailAddresses.push(n.content.toString('latin1'));
-        break;
-      case 0x82:
-        out.dnsNames.push(n.content.toString('latin1'));
-        break;
-      case 0x86:
-        out.uris.push(n.content.toString('latin1'));
-        break;
-      case 0x87:
-        out.ipAddresses.push(ipText(n.content));
-        break;
+function addSubjectAltNames(value: Buffer, out: CertificateRequest): void {
+  for (const n of parseDer(value, SubjectAlternativeName, 'subject alternative name', false)) {
+    if (n.rfc822Name !== undefined) out.emailAddresses.push(n.rfc822Name);
+    else if (n.dNSName !== undefined) out.dnsNames.push(n.dNSName);
+    else if (n.uniformResourceIdentifier !== undefined) out.uris.push(n.uniformResourceIdentifier);
+    else if (n.iPAddress !== undefined) {
+      if (!isIP(n.iPAddress)) throw new DerError(`x509: cannot parse IP address of length ${ipLength(n.iPAddress)}`);
+      out.ipAddresses.push(n.iPAddress);
     }
   }
 }
@@ -233,43 +221,30 @@ function parseSubjectAltName(value: Buffer, out: CertificateRequest): void {
 /** Reads a DER PKCS#10 request (x509.ParseCertificateRequest); the signature is not checked here. */
 export function parseCertificateRequestDer(der: Buffer): CertificateRequest {
   try {
-    const outer = expect(readTlv(der, 0), 0x30, 'certificate request');
-    if (outer.raw.length !== der.length) throw new DerError('x509: trailing data after X.509 certificate request');
-    const [info, sigAlg, sig] = children(outer.content);
-    expect(info, 0x30, 'certificate request');
-    expect(sigAlg, 0x30, 'signature algorithm');
-    expect(sig, 0x03, 'signature');
-    const [version, subject, spki, attributes] = children(info!.content);
-    expect(version, 0x02, 'version');
-    expect(subject, 0x30, 'subject');
-    expect(spki, 0x30, 'public key');
+    const csr = parseDer(der, RequestDer, 'certificate request');
+    // the schemas read BER and let a mistagged field pass; Go reads DER only: written back, a request must be what was sent
+    if (!Buffer.from(AsnConvert.serialize(csr)).equals(der)) throw new DerError('x509: malformed certificate request');
+    const info = csr.certificationRequestInfo;
     const out: CertificateRequest = {
       raw: der,
-      rawInfo: info!.raw,
-      rawSubject: subject!.raw,
-      rawPublicKey: spki!.raw,
-      subject: parseName(subject!),
+      rawInfo: Buffer.from(csr.certificationRequestInfoRaw!),
+      rawSubject: Buffer.from(info.subjectRaw!),
+      rawPublicKey: Buffer.from(info.subjectPKInfoRaw!),
+      subject: nameParts(info.subject),
       dnsNames: [],
       ipAddresses: [],
       emailAddresses: [],
       uris: [],
-      signatureAlgorithm: decodeOid(expect(children(sigAlg!.content)[0], 0x06, 'signature algorithm').content),
-      signature: sig!.content.subarray(1),
+      signatureAlgorithm: csr.signatureAlgorithm.algorithm,
+      signature: Buffer.from(csr.signature),
     };
-    if (attributes && attributes.tag === 0xa0) {
-      for (const attr of children(attributes.content)) {
-        const [type, values] = children(expect(attr, 0x30, 'attribute').content);
-        if (!type || decodeOid(expect(type, 0x06, 'attribute').content) !== OID_EXTENSION_REQUEST || !values) continue;
-        for (const exts of children(values.content)) {
-          for (const ext of children(expect(exts, 0x30, 'extensions').content)) {
-            const parts = children(expect(ext, 0x30, 'extension').content);
-            const id = decodeOid(expect(parts[0], 0x06, 'extension').content);
-            const value = expect(parts[parts.length - 1], 0x04, 'extension');
-            if (id === OID_SAN) {
-              out.rawSubjectAltName = Buffer.from(value.content);
-              parseSubjectAltName(value.content, out);
-            }
-          }
+    for (const attr of info.attributes ?? []) {
+      if (attr.type !== OID_EXTENSION_REQUEST) continue;
+      for (const value of attr.values) {
+        for (const ext of parseDer(Buffer.from(value), Extensions, 'extensions', false)) {
+          if (ext.extnID !== id_ce_subjectAltName) continue;
+          out.rawSubjectAltName = Buffer.from(ext.extnValue.buffer);
+          addSubjectAltNames(out.rawSubjectAltName, out);
         }
       }
     }
@@ -379,7 +354,7 @@ const EXT_KEY_USAGES: Readonly<Record<string, string>> = {
   'netscape sgc': '2.16.840.1.113730.4.1',
 };
 
-function keyUsageExtension(usages: readonly string[]): { keyUsage?: Buffer; extKeyUsage?: Buffer } {
+function keyUsageExtensions(usages: readonly string[]): { keyUsage?: KeyUsage; extKeyUsage?: ExtendedKeyUsage } {
   let bits = 0;
   const ext = new Set<string>();
   const unknown: string[] = [];
@@ -389,68 +364,54 @@ function keyUsageExtension(usages: readonly string[]): { keyUsage?: Buffer; extK
     else unknown.push(u);
   }
   if (unknown.length) throw new Error(`unrecognized usage values: ${JSON.stringify(unknown.sort())}`);
-  const out: { keyUsage?: Buffer; extKeyUsage?: Buffer } = {};
-  if (bits) {
-    // bit 0 is the high bit of the first byte; trailing zero bits are dropped (DER)
-    const bytes = Buffer.from([0, 0]);
-    let last = 0;
-    for (let i = 0; i < 9; i++) {
-      if (bits & (1 << i)) {
-        bytes[i >> 3]! |= 0x80 >> (i & 7);
-        last = i;
-      }
-    }
-    const used = (last >> 3) + 1;
-    out.keyUsage = bitString(bytes.subarray(0, used), 7 - (last & 7));
-  }
-  if (ext.size) out.extKeyUsage = seq(...[...ext].sort().map(oid));
-  return out;
+  return { ...(bits ? { keyUsage: new KeyUsage(bits) } : {}), ...(ext.size ? { extKeyUsage: new ExtendedKeyUsage([...ext].sort()) } : {}) };
 }
 
-const extension = (id: string, critical: boolean, value: Buffer): Buffer => seq(oid(id), ...(critical ? [bool(true)] : []), octets(value));
+const extension = (extnID: string, critical: boolean, value: unknown): Extension => new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
 
 export interface SigningCA {
   cert: X509Certificate;
   key: import('node:crypto').KeyObject;
 }
 
-/** The parts of a certificate's TBSCertificate, the version's explicit tag skipped. */
-function tbsParts(cert: X509Certificate): Tlv[] {
-  const tbs = children(readTlv(cert.raw, 0).content)[0]!;
-  const parts = children(tbs.content);
-  return parts[0]!.tag === 0xa0 ? parts.slice(1) : parts;
+/** The CA certificate's subject (DER, the issuer of what it signs) and subject key identifier, when it has one. */
+function issuerOf(cert: X509Certificate): { subject: Buffer; keyId?: Buffer } {
+  const tbs = AsnParser.parse(cert.raw, CertificateDer).tbsCertificate;
+  const ski = tbs.extensions?.find((e) => e.extnID === id_ce_subjectKeyIdentifier);
+  return { subject: Buffer.from(tbs.subjectRaw!), ...(ski ? { keyId: Buffer.from(AsnConvert.parse(ski.extnValue, SubjectKeyIdentifier).buffer) } : {}) };
 }
 
-/** The DER of the subject Name of a certificate (the issuer of what it signs). */
-const subjectOf = (cert: X509Certificate): Buffer => tbsParts(cert)[4]!.raw;
-
-/** The certificate's subject key identifier, when it has one (what an issued certificate names as its authority key). */
-function subjectKeyIdOf(cert: X509Certificate): Buffer | undefined {
-  const exts = tbsParts(cert).find((p) => p.tag === 0xa3);
-  if (!exts) return undefined;
-  for (const ext of children(readTlv(exts.content, 0).content)) {
-    const parts = children(ext.content);
-    if (decodeOid(parts[0]!.content) !== '2.5.29.14') continue;
-    return Buffer.from(readTlv(parts[parts.length - 1]!.content, 0).content);
-  }
-  return undefined;
-}
-
-function signatureAlgorithmFor(key: KeyObject): { id: Buffer; hash: string | null } {
+function signatureAlgorithmFor(key: KeyObject): { id: AlgorithmIdentifier; hash: string | null } {
   switch (key.asymmetricKeyType) {
     case 'rsa':
-      return { id: seq(oid('1.2.840.113549.1.1.11'), nullValue()), hash: 'sha256' };
+      return { id: new AlgorithmIdentifier({ algorithm: '1.2.840.113549.1.1.11', parameters: null /* NULL, as RFC 4055 asks */ }), hash: 'sha256' };
     case 'ec': {
       const curve = key.asymmetricKeyDetails?.namedCurve;
-      if (curve === 'secp384r1') return { id: seq(oid('1.2.840.10045.4.3.3')), hash: 'sha384' };
-      if (curve === 'secp521r1') return { id: seq(oid('1.2.840.10045.4.3.4')), hash: 'sha512' };
-      return { id: seq(oid('1.2.840.10045.4.3.2')), hash: 'sha256' };
+      if (curve === 'secp384r1') return { id: new AlgorithmIdentifier({ algorithm: '1.2.840.10045.4.3.3' }), hash: 'sha384' };
+      if (curve === 'secp521r1') return { id: new AlgorithmIdentifier({ algorithm: '1.2.840.10045.4.3.4' }), hash: 'sha512' };
+      return { id: new AlgorithmIdentifier({ algorithm: '1.2.840.10045.4.3.2' }), hash: 'sha256' };
     }
     case 'ed25519':
-      return { id: seq(oid('1.3.101.112')), hash: null };
+      return { id: new AlgorithmIdentifier({ algorithm: '1.3.101.112' }), hash: null };
     default:
       throw new Error(`unsupported signing key type ${key.asymmetricKeyType}`);
   }
+}
+
+/** RFC 5280: UTCTime through 2049, GeneralizedTime before 1950 and from 2050; whole seconds. */
+function time(d: Date): Time {
+  const at = new Date(Math.floor(d.getTime() / 1000) * 1000);
+  const year = at.getUTCFullYear();
+  return new Time(year >= 1950 && year < 2050 ? { utcTime: at } : { generalTime: at });
+}
+
+/** A positive serial of 127 random bits, its INTEGER minimally encoded. */
+function randomSerial(): ArrayBuffer {
+  const serial = randomBytes(16);
+  serial[0]! &= 0x7f;
+  let i = 0;
+  while (i < serial.length - 1 && serial[i] === 0 && serial[i + 1]! < 0x80) i++;
+  return arrayBuffer(serial.subarray(i));
 }
 
 /**
@@ -459,29 +420,29 @@ function signatureAlgorithmFor(key: KeyObject): { id: Buffer; hash: string | nul
  */
 export function issueCertificate(ca: SigningCA, req: CertificateRequest, o: { usages: readonly string[]; notBefore: Date; notAfter: Date }): Buffer {
   const alg = signatureAlgorithmFor(ca.key);
-  const { keyUsage, extKeyUsage } = keyUsageExtension(o.usages);
-  const serial = randomBytes(16);
-  serial[0]! &= 0x7f;
-  const exts: Buffer[] = [];
-  if (keyUsage) exts.push(extension('2.5.29.15', true, keyUsage));
-  if (extKeyUsage) exts.push(extension('2.5.29.37', false, extKeyUsage));
-  exts.push(extension('2.5.29.19', true, seq()));
+  const { keyUsage, extKeyUsage } = keyUsageExtensions(o.usages);
+  const issuer = issuerOf(ca.cert);
+  const exts: Extension[] = [];
+  if (keyUsage) exts.push(extension(id_ce_keyUsage, true, keyUsage));
+  if (extKeyUsage) exts.push(extension(id_ce_extKeyUsage, false, extKeyUsage));
+  exts.push(extension(id_ce_basicConstraints, true, new BasicConstraints()));
   // as Go's CreateCertificate: the issuer's subject key identifier as the authority key identifier
-  const authorityKeyId = subjectKeyIdOf(ca.cert);
-  if (authorityKeyId) exts.push(extension('2.5.29.35', false, seq(tlv(0x80, authorityKeyId))));
+  if (issuer.keyId) exts.push(extension(id_ce_authorityKeyIdentifier, false, new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(issuer.keyId) })));
   // an empty subject makes the alternative names critical (RFC 5280 4.2.1.6)
-  const emptySubject = readTlv(req.rawSubject, 0).content.length === 0;
-  if (req.rawSubjectAltName) exts.push(extension(OID_SAN, emptySubject, req.rawSubjectAltName));
-  const tbs = seq(
-    tlv(0xa0, tlv(0x02, Buffer.from([2]))),
-    unsignedInteger(serial),
-    alg.id,
-    subjectOf(ca.cert),
-    seq(time(o.notBefore), time(o.notAfter)),
-    req.rawSubject,
-    req.rawPublicKey,
-    tlv(0xa3, seq(...exts)),
-  );
-  const signature = cryptoSign(alg.hash, tbs, ca.key);
-  return seq(tbs, alg.id, bitString(signature));
+  if (req.rawSubjectAltName) {
+    const emptySubject = AsnConvert.parse(req.rawSubject, Name).length === 0;
+    exts.push(new Extension({ extnID: id_ce_subjectAltName, critical: emptySubject, extnValue: new OctetString(req.rawSubjectAltName) }));
+  }
+  const tbs = new TBSCertificate({
+    version: Version.v3,
+    serialNumber: randomSerial(),
+    signature: alg.id,
+    issuer: verbatim<Name>(issuer.subject),
+    validity: Object.assign(new Validity(), { notBefore: time(o.notBefore), notAfter: time(o.notAfter) }),
+    subject: verbatim<Name>(req.rawSubject),
+    subjectPublicKeyInfo: verbatim<SubjectPublicKeyInfo>(req.rawPublicKey),
+    extensions: new Extensions(exts),
+  });
+  const signature = cryptoSign(alg.hash, Buffer.from(AsnConvert.serialize(tbs)), ca.key);
+  return Buffer.from(AsnConvert.serialize(new Certificate({ tbsCertificate: tbs, signatureAlgorithm: alg.id, signatureValue: arrayBuffer(signature) })));
 }
