@@ -45,6 +45,8 @@ ensureDebianPackage('python3-kubernetes', '/usr/bin/python3 -c "import kubernete
 ensureDebianPackage('python3-prometheus-client', '/usr/bin/python3 -c "import prometheus_client"');
 // the etcd3 storage tests start a real etcd (bookworm's etcd-server 3.4 installs /usr/bin/etcd)
 ensureDebianPackage('etcd-server', 'command -v etcd');
+// the certificates tests make ECDSA and Ed25519 requests and CAs with the openssl command, and check issued certificates with it
+ensureDebianPackage('openssl', 'command -v openssl');
 ensureClientModules();
 
 const files = process.argv.slice(2);

@@ -15,6 +15,7 @@ import { groupResourceOf } from '../registry/resource-type.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
 import type { Store } from '../storage/interface.js';
 import type { AdmissionPlugin } from './attributes.js';
+import { certificateApproval, certificateSigning, certificateSubjectRestriction, clusterTrustBundleAttest } from './certificates.js';
 import { makeMutatingAdmissionPolicy } from './policy/mutating.js';
 import { makeValidatingAdmissionPolicy } from './policy/validating.js';
 import type { AdmissionConfiguration } from './config.js';
@@ -94,4 +95,8 @@ export const pluginMakers: Readonly<Record<string, PluginMaker>> = {
   ValidatingAdmissionPolicy: makeValidatingAdmissionPolicy,
   MutatingAdmissionPolicy: makeMutatingAdmissionPolicy,
   ResourceQuota: resourceQuotaPlugin,
+  CertificateApproval: certificateApproval,
+  CertificateSigning: certificateSigning,
+  CertificateSubjectRestriction: certificateSubjectRestriction,
+  ClusterTrustBundleAttest: clusterTrustBundleAttest,
 };

@@ -18,6 +18,11 @@ import { NamespaceController, namespaceControllerIdentity } from './namespace.js
 import { ResourceQuotaController, resourceQuotaControllerIdentity } from './resourcequota.js';
 import { ServiceAccountController, serviceAccountControllerIdentity } from './serviceaccounts.js';
 import { TokenCleaner, tokenCleanerIdentity } from './tokencleaner.js';
+import { CsrApprovingController } from './csr-approving.js';
+import { type ControllerClock, CsrCleaner } from './csr-cleaner.js';
+import { certificateControllerIdentity, CsrSigningController } from './csr-signing.js';
+import type { Authorizer } from '../authz/authorizer.js';
+import type { SignerConfig } from '../certificates/options.js';
 import { controllerManagerIdentity, type LeaderElectionTiming, LeaderElector } from './leader-election.js';
 
 /** What a controller is given when it starts. */
@@ -30,7 +35,16 @@ export interface ControllerContext {
   syncConsistent(): MaybePromise<unknown>;
   /** This server's URL and CA, once the listener is bound (for cluster-info). */
   serving: Promise<ServingInfo>;
+  /** The request authorizer (the CSR approver asks it as a SubjectAccessReview would). */
+  authorizer?: () => Authorizer | undefined;
+  /** The built-in signers' CAs and duration (core/certificates/options.ts). */
+  signers?: SignerConfig;
+  /** The certificate controllers' clock (a test's own; the real one when unset). */
+  certificatesClock?: ControllerClock;
 }
+
+/** The CertificateSigningRequest type when served (controllers of CSRs have nothing to do otherwise). */
+const csrType = (ctx: ControllerContext): ResourceType | undefined => ctx.types.all().find((t) => t.group === 'certificates.svc.io' && t.plural === 'certificatesigningrequests');
 
 /** A served core/v1 type by plural (controllers of core kinds look theirs up). */
 const coreType = (ctx: ControllerContext, plural: string): ResourceType => {
@@ -115,6 +129,39 @@ export const controllerCatalog: readonly ControllerSpec[] = [
     start: (ctx) => {
       const secrets = coreType(ctx, 'secrets');
       const c = new TokenCleaner(ctx.client.as(tokenCleanerIdentity), ctx.listers.for(secrets), secrets);
+      c.start();
+      return c;
+    },
+  },
+  {
+    name: 'certificatesigningrequest-signing-controller',
+    aliases: ['csrsigning'],
+    start: (ctx) => {
+      const rt = csrType(ctx);
+      if (!rt || !ctx.signers || !Object.keys(ctx.signers.cas).length) return { stop: () => undefined };
+      const c = new CsrSigningController(ctx.client.as(certificateControllerIdentity), ctx.listers.for(rt), rt, ctx.signers, ctx.certificatesClock?.now);
+      c.start();
+      return c;
+    },
+  },
+  {
+    name: 'certificatesigningrequest-approving-controller',
+    aliases: ['csrapproving'],
+    start: (ctx) => {
+      const rt = csrType(ctx);
+      if (!rt) return { stop: () => undefined };
+      const c = new CsrApprovingController(ctx.client.as(certificateControllerIdentity), ctx.listers.for(rt), rt, ctx.authorizer ?? (() => undefined), ctx.certificatesClock?.now);
+      c.start();
+      return c;
+    },
+  },
+  {
+    name: 'certificatesigningrequest-cleaner-controller',
+    aliases: ['csrcleaner'],
+    start: (ctx) => {
+      const rt = csrType(ctx);
+      if (!rt) return { stop: () => undefined };
+      const c = new CsrCleaner(ctx.client.as(certificateControllerIdentity), ctx.listers.for(rt), rt, ctx.certificatesClock);
       c.start();
       return c;
     },

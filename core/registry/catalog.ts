@@ -14,6 +14,8 @@ import { localSubjectAccessReviews } from './authorization/localsubjectaccessrev
 import { selfSubjectAccessReviews } from './authorization/selfsubjectaccessreviews.js';
 import { selfSubjectRulesReviews } from './authorization/selfsubjectrulesreviews.js';
 import { subjectAccessReviews } from './authorization/subjectaccessreviews.js';
+import { certificateSigningRequests } from './certificates/certificatesigningrequests.js';
+import { CLUSTER_TRUST_BUNDLE_GATE, clusterTrustBundles } from './certificates/clustertrustbundles.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
 import { events } from './core/events.js';
@@ -52,6 +54,7 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   mutatingWebhookConfigurations,
   validatingAdmissionPolicies,
   validatingAdmissionPolicyBindings,
+  certificateSigningRequests,
 ];
 
 /**
@@ -61,4 +64,5 @@ export const builtinResourceTypes: readonly ResourceType[] = [
 export const alphaResourceTypes: readonly { rt: ResourceType; gate: string }[] = [
   { rt: mutatingAdmissionPolicies, gate: MUTATING_ADMISSION_POLICY_GATE },
   { rt: mutatingAdmissionPolicyBindings, gate: MUTATING_ADMISSION_POLICY_GATE },
+  { rt: clusterTrustBundles, gate: CLUSTER_TRUST_BUNDLE_GATE },
 ];

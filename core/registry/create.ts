@@ -54,7 +54,7 @@ export async function createObject(
   if (adm && attrs) tracked = (await admitObject(adm, req, attrs, 'early')).object ?? tracked;
   if (ctx.inlineAdmission.namespaceLifecycle) await admitCreate(ctx.store, rt, tracked, req.namespaceSeen);
   if (adm && attrs) tracked = (await admitObject(adm, req, attrs, 'late')).object ?? tracked;
-  const prepared = beforeCreate(rt, tracked, ctx.now());
+  const prepared = beforeCreate(rt, tracked, ctx.now(), req.user);
   warnings.push(...prepared.warnings);
   if (ctx.inlineAdmission.nodeRestriction) admitNodeCreate(req.user, rt, prepared.object);
   const obj = prepared.object;

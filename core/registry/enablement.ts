@@ -25,6 +25,7 @@ export const knownFeatureGates: Readonly<Record<string, GateSpec>> = {
   AuthorizeNodeWithSelectors: { stage: 'BETA', default: true },
   AuthorizeWithSelectors: { stage: 'BETA', default: true },
   CBORServingAndStorage: { stage: 'ALPHA', default: false },
+  ClusterTrustBundle: { stage: 'ALPHA', default: false },
   CoordinatedLeaderElection: { stage: 'ALPHA', default: false },
   MutatingAdmissionPolicy: { stage: 'ALPHA', default: false },
   RemoteRequestHeaderUID: { stage: 'ALPHA', default: false },

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import type { FieldError } from '../api/field-errors.js';
 import { generateNameSuffix, inheritSystemMetadata, validateObjectMeta, validateObjectMetaUpdate } from '../api/objectmeta.js';
 import { errors } from '../api/status.js';
-import { type ApiObject, nowRFC3339 } from '../api/types.js';
+import { type ApiObject, nowRFC3339, type UserInfo } from '../api/types.js';
 import { jsonEqual } from '../api/validation.js';
 import { canonicalize } from '../schema/structural.js';
 import { groupKindOf, type ResourceType } from './resource-type.js';
@@ -42,14 +42,14 @@ function invalid(rt: ResourceType, obj: ApiObject, errs: FieldError[]): never {
 /** Canonical field order and Go-tag shape for `rt` (after hooks added fields in any order). */
 export const canonicalObject = (rt: ResourceType, obj: ApiObject): ApiObject => canonicalize(obj, rt.schema);
 
-export function beforeCreate(rt: ResourceType, obj: ApiObject, now: Date): { object: ApiObject; warnings: string[] } {
+export function beforeCreate(rt: ResourceType, obj: ApiObject, now: Date, user?: UserInfo): { object: ApiObject; warnings: string[] } {
   const meta = obj.metadata;
   if (meta.resourceVersion) throw errors.badRequest('resourceVersion should not be set on objects to be created');
   delete meta.deletionTimestamp;
   delete meta.deletionGracePeriodSeconds;
   delete meta.selfLink;
   if (meta.generateName && !meta.name) meta.name = meta.generateName + generateNameSuffix();
-  rt.prepareForCreate?.(obj);
+  rt.prepareForCreate?.(obj, user);
   meta.uid = randomUUID();
   meta.creationTimestamp = nowRFC3339(now);
   if (rt.generationOf) meta.generation = 1;

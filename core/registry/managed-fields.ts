@@ -19,7 +19,7 @@ export function resetFieldsOf(rt: ResourceType, subresource: string): FieldSet |
   if (!m) resetSets.set(rt, (m = new Map()));
   if (!m.has(subresource)) {
     const names = rt.resetFields?.[subresource];
-    m.set(subresource, names?.length ? FieldSet.of(...names.map((n) => [fieldPE(n)])) : undefined);
+    m.set(subresource, names?.length ? FieldSet.of(...names.map((n) => n.split('.').map(fieldPE))) : undefined);
   }
   return m.get(subresource);
 }

@@ -11,7 +11,7 @@
  */
 import type { FieldError } from '../api/field-errors.js';
 import type { NameValidator } from '../api/validation.js';
-import type { ApiObject } from '../api/types.js';
+import type { ApiObject, UserInfo } from '../api/types.js';
 import type { StructSchema } from '../schema/schema.js';
 
 export type Verb = 'create' | 'delete' | 'deletecollection' | 'get' | 'list' | 'patch' | 'update' | 'watch';
@@ -88,8 +88,11 @@ export interface ResourceType {
 
   /** Fills unset fields with defaults (upstream's defaulting, applied on every decode of a write). */
   defaults?(obj: ApiObject): void;
-  /** Clears or sets server-owned fields on create (status reset, generation = 1, ...). */
-  prepareForCreate?(obj: ApiObject): void;
+  /**
+   * Clears or sets server-owned fields on create (status reset, generation = 1, ...); `user` is who
+   * asked (upstream's strategies read it from the request context: CSRs record their requester).
+   */
+  prepareForCreate?(obj: ApiObject, user?: UserInfo): void;
   /** Carries server-owned fields over from the stored object on update (status, spec.finalizers, ...). */
   prepareForUpdate?(next: ApiObject, old: ApiObject): void;
   /** Kind-specific validation on create; the generic ObjectMeta rules run before it. */
@@ -151,8 +154,9 @@ export interface ResourceType {
   };
 
   /**
-   * Top-level fields a write through an endpoint ('' for the main resource, or a subresource name)
-   * never changes and so never owns (upstream's reset fields): e.g. status on the main resource.
+   * Fields a write through an endpoint ('' for the main resource, or a subresource name) never
+   * changes and so never owns (upstream's reset fields): e.g. status on the main resource; a dotted
+   * name is a nested field (`status.conditions`).
    */
   resetFields?: Readonly<Record<string, readonly string[]>>;
 

@@ -19,6 +19,7 @@ import type { ServiceAccountKeys } from '../authn/service-account-keys.js';
 import type { Auditor } from '../audit/auditor.js';
 import type { LineSink } from '../audit/log-backend.js';
 import type { Authorizer } from '../authz/authorizer.js';
+import type { SignerConfig } from '../certificates/options.js';
 import type { ConfigReloadStatus } from '../api/config-reload-status.js';
 import type { AuthenticationConfigStatus } from '../authn/oidc-config.js';
 import type { ServingInfo } from '../controllers/bootstrapsigner.js';
@@ -42,6 +43,8 @@ export interface FeatureShared {
   authenticator?: Authenticator;
   serviceAccountKeys?: ServiceAccountKeys;
   authorizer?: Authorizer;
+  /** The built-in certificate signers' CAs (the certificates feature). */
+  certificateSigners?: SignerConfig;
 }
 
 /** What a feature has before anything is opened. */

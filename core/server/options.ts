@@ -4,6 +4,7 @@
  * `--storage-backend`, `--watch-cache-size`). One table drives parsing, defaults and --help.
  */
 import { type AuditOptions, auditFlagError, auditFlags } from '../audit/options.js';
+import { certificateFlagError, certificateFlags, type CertificateSigningOptions } from '../certificates/options.js';
 import type { AuthenticationOptions } from '../authn/factory.js';
 import { type AuthorizationOptions, authorizationFlagError, authorizationModes } from '../authz/factory.js';
 import { ControllersFlagError, selectControllers } from '../controllers/manager.js';
@@ -11,6 +12,7 @@ import { type StorageBackend, type StorageFlags, storageFlagError } from '../sto
 import { MetricsFlagError, showHiddenMetricsFor } from '../metrics/registry.js';
 import { type LoggingFormat, loggingFormats } from '../log/logger.js';
 import type { SweepClock } from './endpoints/watch.js';
+import type { ControllerClock } from '../controllers/csr-cleaner.js';
 
 /** What an acceptor process is told by the primary that started it. */
 export interface AcceptorRole {
@@ -20,7 +22,7 @@ export interface AcceptorRole {
   count: number;
 }
 
-export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions, StorageFlags {
+export interface ServerOptions extends AuthenticationOptions, AuthorizationOptions, AuditOptions, StorageFlags, CertificateSigningOptions {
   securePort: number;
   /** Port of the gRPC API (svc.api.v1.Resources); 0: not served. */
   grpcPort: number;
@@ -92,6 +94,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   upstreamGroupAliases: boolean;
   /** No flag: a test's own clock for the stuck-watch sweep, whose looks it then runs itself (endpoints/watch.ts). */
   watchSweepClock?: SweepClock;
+  /** No flag: a test's own clock for the certificate controllers, whose cleaner passes it then runs itself. */
+  certificatesClock?: ControllerClock;
 }
 
 /**
@@ -165,7 +169,7 @@ const flags: FlagSpec[] = [
   { name: 'leader-elect-renew-deadline', key: 'leaderElectRenewDeadlineMs', kind: 'duration', def: 10_000, help: 'How long the leader keeps trying to renew before it stops leading. Less than the lease duration.' },
   { name: 'leader-elect-retry-period', key: 'leaderElectRetryPeriodMs', kind: 'duration', def: 2_000, help: 'How often servers try to take or renew the lease.' },
   { name: 'controllers', key: 'controllers', kind: 'list', def: ['*'], help: 'Controllers to run beside the API: "*" runs every controller on by default, "foo" turns one on, "-foo" turns one off. Off by default: bootstrapsigner, tokencleaner.' },
-  { name: 'enable-admission-plugins', key: 'enableAdmissionPlugins', kind: 'list', def: [], help: 'Admission plugins to turn on beside the default set (NamespaceLifecycle, NodeRestriction, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota, and those for kinds this server does not serve). They run in upstream\'s order whatever the order here.' },
+  { name: 'enable-admission-plugins', key: 'enableAdmissionPlugins', kind: 'list', def: [], help: 'Admission plugins to turn on beside the default set (NamespaceLifecycle, NodeRestriction, MutatingAdmissionWebhook, ValidatingAdmissionPolicy, ValidatingAdmissionWebhook, ResourceQuota, CertificateApproval, CertificateSigning, CertificateSubjectRestriction, ClusterTrustBundleAttest, and those for kinds this server does not serve). They run in upstream\'s order whatever the order here.' },
   { name: 'disable-admission-plugins', key: 'disableAdmissionPlugins', kind: 'list', def: [], help: 'Admission plugins to turn off, even when on by default.' },
   { name: 'admission-control-config-file', key: 'admissionControlConfigFile', kind: 'string', def: '', help: 'File with an AdmissionConfiguration (apiserver.config.svc.io/v1): per-plugin configuration, such as the kubeconfig the admission webhooks use to reach their servers.' },
   { name: 'max-request-body-bytes', key: 'maxRequestBodyBytes', kind: 'int', def: 3 * 1024 * 1024, help: 'Largest request body accepted; larger bodies are answered 413.' },
@@ -199,6 +203,7 @@ const flags: FlagSpec[] = [
   { name: 'service-account-jwks-uri', key: 'serviceAccountJwksUri', kind: 'string', def: '', help: 'jwks_uri of the issuer discovery document. Default: https://<this server>/openid/v1/jwks.' },
   { name: 'service-account-max-token-expiration', key: 'serviceAccountMaxTokenExpirationMs', kind: 'duration', def: 0, help: 'Longest lifetime of an issued service account token; longer requests are shortened (with a warning). 0: no limit.' },
   ...auditFlags,
+  ...certificateFlags,
 ];
 
 export class FlagError extends Error {}
@@ -318,6 +323,8 @@ export function parseFlags(argv: readonly string[]): ServerOptions {
   if (authzError) throw new FlagError(authzError);
   const auditError = auditFlagError(opts);
   if (auditError) throw new FlagError(auditError);
+  const certificateError = certificateFlagError(opts);
+  if (certificateError) throw new FlagError(certificateError);
   const maxTokenMs = opts.serviceAccountMaxTokenExpirationMs;
   if (maxTokenMs !== 0 && (maxTokenMs < 3_600_000 || maxTokenMs > 2 ** 32 * 1000)) {
     throw new FlagError('the service-account-max-token-expiration must be between 1 hour and 2^32 seconds');

@@ -158,6 +158,25 @@ export const resourceQuota: Json = {
   status: { hard: { 'count/configmaps': '5', memory: '1Gi' }, used: { 'count/configmaps': '0', memory: '512Mi' } },
 };
 
+/** A CertificateSigningRequest with every field (request and certificate are bytes: base64 in JSON). */
+export const certificateSigningRequest: Json = {
+  metadata: { name: 'node-csr-1' },
+  spec: {
+    request: Buffer.from('-----BEGIN CERTIFICATE REQUEST-----\nMIIB\n-----END CERTIFICATE REQUEST-----\n').toString('base64'),
+    signerName: 'svc.io/kube-apiserver-client-kubelet',
+    expirationSeconds: 3600,
+    usages: ['digital signature', 'client auth'],
+    username: 'system:bootstrap:abcdef',
+    uid: 'u-1',
+    groups: ['system:bootstrappers', 'system:authenticated'],
+    extra: { scopes: ['a', 'b'] },
+  },
+  status: {
+    conditions: [{ type: 'Approved', status: 'True', reason: 'AutoApproved', message: 'ok', lastUpdateTime: '2024-01-02T03:04:05Z', lastTransitionTime: '2024-01-02T03:04:05Z' }],
+    certificate: Buffer.from('-----BEGIN CERTIFICATE-----\nMIIC\n-----END CERTIFICATE-----\n').toString('base64'),
+  },
+};
+
 export const resourceFixtures: { apiVersion: string; kind: string; object: Json }[] = [
   { apiVersion: 'v1', kind: 'ConfigMap', object: configMap },
   { apiVersion: 'v1', kind: 'Secret', object: secret },
@@ -167,6 +186,9 @@ export const resourceFixtures: { apiVersion: string; kind: string; object: Json 
   { apiVersion: 'v1', kind: 'ResourceQuota', object: resourceQuota },
   { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: csiDriver },
   { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', object: lease },
+  { apiVersion: 'certificates.svc.io/v1', kind: 'CertificateSigningRequest', object: certificateSigningRequest },
+  // alpha, behind the ClusterTrustBundle gate
+  { apiVersion: 'certificates.svc.io/v1alpha1', kind: 'ClusterTrustBundle', object: { metadata: { name: 'example.com:signer:roots' }, spec: { signerName: 'example.com/signer', trustBundle: '-----BEGIN CERTIFICATE-----\nAAEC\n-----END CERTIFICATE-----\n' } } },
   ...rbacFixtures(),
   ...admissionFixtures(),
 ];

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import type { Test } from 'tap';
 import type { Client } from './client.js';
 import { seededDir } from './fixtures.js';
+import type { ServerOptions } from '../../core/server/options.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from './server.js';
 
 export const G = 'rbac.authorization.svc.io';
@@ -24,13 +25,13 @@ export interface RbacServer extends TestServer {
 }
 
 /** Starts a server with RBAC (the product default) and a token file holding `users` and the admin. */
-export async function startRbacServer(users: readonly TestUser[], flags: string[] = []): Promise<RbacServer> {
+export async function startRbacServer(users: readonly TestUser[], flags: string[] = [], more: Partial<ServerOptions> = {}): Promise<RbacServer> {
   const dir = seededDir('svc-rbac-');
   const tokens = join(dir, 'rbac-tokens.csv');
   const line = (u: TestUser) => `token-${u.name.replace(/[^a-z0-9]/gi, '-')},${u.name},uid-${u.name}${u.groups?.length ? `,"${u.groups.join(',')}"` : ''}`;
   writeFileSync(tokens, [`${ADMIN_TOKEN},admin,uid-admin,"system:masters"`, ...users.map(line)].join('\n') + '\n');
   // the later --token-auth-file wins over the helper's own
-  const s = await startServer([...flags, `--token-auth-file=${tokens}`], dir);
+  const s = await startServer([...flags, `--token-auth-file=${tokens}`], dir, more);
   const clients = new Map<string, Client>();
   return {
     ...s,

@@ -28,6 +28,7 @@ import { GrpcStatusError, ResourceClient } from '../../core/grpc/client.js';
 import { type Attrs, type Binding, type ModelUser, RbacModel, routeAnswer, type Rule, type ServedKind, type ServedTypes, upstreamAttributes } from '../helpers/authz-model.js';
 import { H2Client, pool, table } from '../helpers/h2-requests.js';
 import { G, startRbacServer, type TestUser, waitFor } from '../helpers/rbac.js';
+import { b64, rsaCsr } from '../helpers/csr.js';
 import { ADMIN_TOKEN, freePort } from '../helpers/server.js';
 
 // about 15-20 s on two cores when the server is right; one that serves what it should refuse can take longer
@@ -177,6 +178,9 @@ const canaryName = (k: ServedKind) => (k.resource === 'customresourcedefinitions
 /** A fresh name for `k` (a CRD's name is its plural and group). */
 const freshName = (k: ServedKind, n: string) => (k.resource === 'customresourcedefinitions' ? `${n}s.matrix.example.com` : n);
 
+/** One certificate request every CertificateSigningRequest of the matrix carries. */
+const MATRIX_CSR = rsaCsr({ cn: 'matrix' }).pem;
+
 /** A new object of kind `k` as the path spelled its group, valid for a create. */
 function newObject(k: ServedKind, spelling: string, name: string, ns: string, labels: Record<string, string> = {}): Record<string, unknown> {
   const metadata: Record<string, unknown> = { name, ...(k.namespaced && ns ? { namespace: ns } : {}), labels };
@@ -225,6 +229,9 @@ function newObject(k: ServedKind, spelling: string, name: string, ns: string, la
       return { ...base, spec: { policyName: 'matrix-no-such-policy', validationActions: ['Deny'] } };
     case 'resourcequotas':
       return { ...base, spec: { hard: {} } };
+    case 'certificatesigningrequests':
+      // a signer nobody here answers: no controller touches the request
+      return { ...base, spec: { request: b64(MATRIX_CSR), signerName: 'matrix.example.com/signer', usages: ['client auth'] } };
     case 'selfsubjectreviews':
       return { apiVersion: base.apiVersion, kind: k.kind };
     case 'tokenreviews':

@@ -29,6 +29,7 @@ t.test('the catalog lists every served kind once', async (t) => {
       'admissionregistration.svc.io/v1 MutatingWebhookConfiguration mutatingwebhookconfigurations',
       'admissionregistration.svc.io/v1 ValidatingAdmissionPolicy validatingadmissionpolicies',
       'admissionregistration.svc.io/v1 ValidatingAdmissionPolicyBinding validatingadmissionpolicybindings',
+      'certificates.svc.io/v1 CertificateSigningRequest certificatesigningrequests',
     ],
   );
 });

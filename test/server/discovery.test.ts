@@ -11,7 +11,7 @@ t.test('autoregister-completion: every served group version is listed by discove
     builtinResourceTypes.filter((rt) => rt.group === ''),
     '127.0.0.1:6443',
   );
-  t.same(unlistedGroupVersions(coreOnly, builtinResourceTypes), ['v1.admissionregistration.svc.io', 'v1.apiextensions.svc.io', 'v1.authentication.svc.io', 'v1.authorization.svc.io', 'v1.coordination.svc.io', 'v1.rbac.authorization.svc.io', 'v1.storage.svc.io'], 'named as APIServices, sorted');
+  t.same(unlistedGroupVersions(coreOnly, builtinResourceTypes), ['v1.admissionregistration.svc.io', 'v1.apiextensions.svc.io', 'v1.authentication.svc.io', 'v1.authorization.svc.io', 'v1.certificates.svc.io', 'v1.coordination.svc.io', 'v1.rbac.authorization.svc.io', 'v1.storage.svc.io'], 'named as APIServices, sorted');
   const withoutSecrets = buildDiscovery(
     builtinResourceTypes.filter((rt) => rt.plural !== 'secrets'),
     '127.0.0.1:6443',
@@ -29,6 +29,7 @@ t.test('discovery entries carry upstream v1.32 short names and no categories for
     ['/api/v1', 'events', ['ev']],
     ['/apis/storage.svc.io/v1', 'csidrivers', undefined],
     ['/apis/coordination.svc.io/v1', 'leases', undefined],
+    ['/apis/certificates.svc.io/v1', 'certificatesigningrequests', ['csr']],
   ];
   for (const [path, name, shortNames] of expected) {
     const list = docs.byPath.get(path) as { resources: Record<string, unknown>[] };

@@ -33,6 +33,7 @@ const AUTHENTICATION = 'authentication.svc.io';
 const AUTHORIZATION = 'authorization.svc.io';
 const DISCOVERY = 'discovery.svc.io';
 const EVENTS = 'events.svc.io';
+const CERTIFICATES = 'certificates.svc.io';
 const NETWORKING = 'networking.svc.io';
 const APPS = 'apps';
 const AUTOSCALING = 'autoscaling';
@@ -127,7 +128,50 @@ export const controllerPolicies: Readonly<Record<string, { account: string; rule
     account: 'token-cleaner',
     rules: [rule(['delete', 'get', 'list', 'watch'], [CORE], ['secrets'])],
   },
+  // upstream's three certificate controllers share one account and role
+  'certificatesigningrequest-signing-controller': { account: 'certificate-controller', rules: certificateControllerRules() },
+  'certificatesigningrequest-approving-controller': { account: 'certificate-controller', rules: certificateControllerRules() },
+  'certificatesigningrequest-cleaner-controller': { account: 'certificate-controller', rules: certificateControllerRules() },
 };
+
+/** A built-in signer's names: this server's spelling, then upstream's. */
+function signerNames(...names: string[]): string[] {
+  return names.flatMap((n) => [`svc.io/${n}`, `kubernetes.io/${n}`]);
+}
+
+function certificateControllerRules(): PolicyRule[] {
+  return [
+    rule(['get', 'list', 'watch', 'delete'], [CERTIFICATES], ['certificatesigningrequests']),
+    rule(['update'], [CERTIFICATES], ['certificatesigningrequests/status', 'certificatesigningrequests/approval']),
+    rule(['approve'], [CERTIFICATES], ['signers'], signerNames('kube-apiserver-client-kubelet')),
+    rule(['sign'], [CERTIFICATES], ['signers'], signerNames('legacy-unknown', 'kube-apiserver-client', 'kube-apiserver-client-kubelet', 'kubelet-serving')),
+    rule(['create'], [AUTHORIZATION], ['subjectaccessreviews']),
+  ];
+}
+
+/**
+ * Names RBAC rules use that are no served resource of their own, each with the served resource that
+ * brings it: a signer (verbs approve and sign) and the node client permissions the CSR approver asks
+ * about (upstream's authorization-only names).
+ */
+const AUTHORIZATION_ONLY: Readonly<Record<string, readonly string[]>> = {
+  [`${CERTIFICATES}/certificatesigningrequests`]: [`${CERTIFICATES}/signers`, `${CERTIFICATES}/certificatesigningrequests/nodeclient`, `${CERTIFICATES}/certificatesigningrequests/selfnodeclient`],
+};
+
+/** upstream's certificate roles: bootstrapping nodes, node client approvals, approvers per signer. */
+function certificateRoles(served: ReadonlySet<string>): RoleObject[] {
+  const prefix = 'system:certificates.svc.io:';
+  const approver = (signer: string): RoleObject => clusterRole(`${prefix}${signer}-approver`, narrow([rule(['approve'], [CERTIFICATES], ['signers'], signerNames(signer))], served));
+  return [
+    clusterRole('system:node-bootstrapper', narrow([rule(['create', 'get', 'list', 'watch'], [CERTIFICATES], ['certificatesigningrequests'])], served)),
+    clusterRole(`${prefix}certificatesigningrequests:nodeclient`, narrow([rule(['create'], [CERTIFICATES], ['certificatesigningrequests/nodeclient'])], served)),
+    clusterRole(`${prefix}certificatesigningrequests:selfnodeclient`, narrow([rule(['create'], [CERTIFICATES], ['certificatesigningrequests/selfnodeclient'])], served)),
+    approver('kube-apiserver-client'),
+    approver('kube-apiserver-client-kubelet'),
+    approver('kubelet-serving'),
+    approver('legacy-unknown'),
+  ].filter((r) => r.rules?.length);
+}
 
 /** What the server serves, for narrowing rules: `group/resource` and `group/resource/subresource`. */
 export function servedResourceSet(types: readonly ResourceType[]): ReadonlySet<string> {
@@ -135,6 +179,7 @@ export function servedResourceSet(types: readonly ResourceType[]): ReadonlySet<s
   for (const t of types) {
     out.add(`${t.group}/${t.plural}`);
     for (const sub of Object.keys(t.subresources ?? {})) out.add(`${t.group}/${t.plural}/${sub}`);
+    for (const name of AUTHORIZATION_ONLY[`${t.group}/${t.plural}`] ?? []) out.add(name);
   }
   return out;
 }
@@ -227,6 +272,7 @@ export function bootstrapPolicy(types: readonly ResourceType[], controllers: rea
     clusterRole('system:service-account-issuer-discovery', [
       urls(['get'], ['/.well-known/openid-configuration', '/.well-known/openid-configuration/', '/openid/v1/jwks', '/openid/v1/jwks/']),
     ]),
+    ...certificateRoles(served),
   ];
   const bindings: BindingObject[] = [
     clusterBinding('cluster-admin', [group('system:masters')]),
@@ -239,6 +285,8 @@ export function bootstrapPolicy(types: readonly ResourceType[], controllers: rea
   for (const name of controllers) {
     const p = controllerPolicies[name] ?? { account: name, rules: [] };
     const roleName = `${CONTROLLER_ROLE_PREFIX}${p.account}`;
+    // controllers sharing an account share its role
+    if (roles.some((r) => r.metadata.name === roleName)) continue;
     roles.push(clusterRole(roleName, [...narrow(p.rules, served), ...narrow([eventsRule], served)]));
     bindings.push(clusterBinding(roleName, [{ kind: 'ServiceAccount', name: p.account, namespace: CONTROLLER_NAMESPACE }]));
   }

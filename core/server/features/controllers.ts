@@ -31,7 +31,16 @@ export function controllersFeature(): ServerFeature & { readonly leading: boolea
       // runs them (and stands for the server in that election): the primary replaces it when it dies
       const ownStore = c.store.singleProcess || (o.acceptor !== undefined && ownsDataDir(o.storageBackend));
       const starter = o.acceptor && o.acceptor.index !== 0 ? controllersInFirstAcceptor : ownStore || !o.leaderElect ? startControllers : electedControllers(leaderElection(o));
-      running = await starter(selectControllers(o.controllers), { client: c.client, listers: c.lister(), types: c.types, syncConsistent: () => c.cacher.syncConsistent(), serving: c.serving }, (name, done) => c.addPostStartHook(name, done));
+      running = await starter(selectControllers(o.controllers), {
+          client: c.client,
+          listers: c.lister(),
+          types: c.types,
+          syncConsistent: () => c.cacher.syncConsistent(),
+          serving: c.serving,
+          authorizer: () => c.shared.authorizer,
+          ...(c.shared.certificateSigners ? { signers: c.shared.certificateSigners } : {}),
+          ...(o.certificatesClock ? { certificatesClock: o.certificatesClock } : {}),
+        }, (name, done) => c.addPostStartHook(name, done));
       // custom resource definitions: names, establishing (their types join the registry), cleanup on delete
       if (c.types.has('apiextensions.svc.io/v1/customresourcedefinitions')) {
         definitions = new DefinitionController({ client: c.client, listers: c.lister(), types: c.types });

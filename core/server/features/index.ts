@@ -8,6 +8,7 @@ import { auditFeature } from './audit.js';
 import { authenticationFeature } from './authentication.js';
 import { authorizationFeature } from './authorization.js';
 import { rbacBootstrapFeature, systemNamespacesFeature } from './bootstrap.js';
+import { certificatesFeature } from './certificates.js';
 import { controllersFeature } from './controllers.js';
 import { housekeepingFeature } from './housekeeping.js';
 import { identityFeature } from './identity.js';
@@ -23,6 +24,7 @@ export function serverFeatures(): ServerFeature[] {
     // after the server's own bootstrap writes (a webhook or AlwaysDeny cannot keep it from starting),
     // before the controllers write; after authorization (policies may ask the authorizer)
     admissionFeature(),
+    certificatesFeature(),
     controllersFeature(),
     housekeepingFeature(),
     identityFeature(),

@@ -45,7 +45,7 @@ const UNQUALIFIED: Record<string, Record<string, string>> = {
     validatingadmissionpolicies: 'validatingadmissionpolicies',
     validatingadmissionpolicybindings: 'validatingadmissionpolicybindings',
   },
-  'certificates.svc.io': { certificatesigningrequests: 'certificatesigningrequests' },
+  'certificates.svc.io': { certificatesigningrequests: 'certificatesigningrequests', clustertrustbundles: 'clustertrustbundles' },
   'discovery.svc.io': { endpointslices: 'endpointslices' },
   'flowcontrol.apiserver.svc.io': { flowschemas: 'flowschemas', prioritylevelconfigurations: 'prioritylevelconfigurations' },
   'node.svc.io': { runtimeclasses: 'runtimeclasses' },
