@@ -173,9 +173,9 @@ const isReview = (k: ServedKind) => REVIEWS.has(k.resource);
 
 const prefix = (k: ServedKind, spelling: string) => (k.group === '' ? `/api/${k.version}` : `/apis/${spelling}/${k.version}`);
 const apiVersionOf = (k: ServedKind, spelling: string) => (k.group === '' ? k.version : `${spelling}/${k.version}`);
-const canaryName = (k: ServedKind) => (k.resource === 'customresourcedefinitions' ? CRD_NAME : 'x');
+const canaryName = (k: ServedKind) => (k.resource === 'customresourcedefinitions' ? CRD_NAME : k.resource === 'apiservices' ? 'x.matrix.example.com' : 'x');
 /** A fresh name for `k` (a CRD's name is its plural and group). */
-const freshName = (k: ServedKind, n: string) => (k.resource === 'customresourcedefinitions' ? `${n}s.matrix.example.com` : n);
+const freshName = (k: ServedKind, n: string) => (k.resource === 'customresourcedefinitions' ? `${n}s.matrix.example.com` : k.resource === 'apiservices' ? `${n}.matrix.example.com` : n);
 
 /** A new object of kind `k` as the path spelled its group, valid for a create. */
 function newObject(k: ServedKind, spelling: string, name: string, ns: string, labels: Record<string, string> = {}): Record<string, unknown> {
@@ -225,6 +225,13 @@ function newObject(k: ServedKind, spelling: string, name: string, ns: string, la
       return { ...base, spec: { policyName: 'matrix-no-such-policy', validationActions: ['Deny'] } };
     case 'resourcequotas':
       return { ...base, spec: { hard: {} } };
+    case 'endpoints':
+      return { ...base, subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 443 }] }] };
+    case 'apiservices': {
+      // a local group version nothing serves: valid, and no request is proxied for it
+      const [version, ...group] = name.split('.');
+      return { ...base, spec: { group: group.join('.'), version, groupPriorityMinimum: 1, versionPriority: 1 } };
+    }
     case 'selfsubjectreviews':
       return { apiVersion: base.apiVersion, kind: k.kind };
     case 'tokenreviews':
