@@ -100,7 +100,12 @@ export class AggregatorProxy {
         } else s.sink.abort();
         resolve();
       };
-      s.sink.onClose(() => req.destroy());
+      // a client gone before the backend's answer is complete stops the backend request; a finished
+      // exchange leaves the connection to the agent's pool
+      let complete = false;
+      s.sink.onClose(() => {
+        if (!complete) req.destroy();
+      });
       req.on('error', fail);
       req.on('response', (res: IncomingMessage) => {
         const code = res.statusCode ?? 502;
@@ -113,6 +118,7 @@ export class AggregatorProxy {
           res.on('data', (c: Buffer) => chunks.push(c));
           res.on('end', () => {
             if (!res.complete) return fail(new Error('the backend closed the answer before its end'));
+            complete = true;
             s.sink.send(code, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), extra);
             resolve();
           });
@@ -128,6 +134,7 @@ export class AggregatorProxy {
         });
         res.on('end', () => {
           // an answer cut short by the backend is cut short here too (the client sees the stream break)
+          complete = res.complete;
           if (res.complete) s.sink.end();
           else s.sink.abort();
           resolve();
