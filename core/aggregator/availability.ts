@@ -125,7 +125,7 @@ export class AvailabilityController {
     const url = `https://${target.host}${path}`;
     try {
       const headers = [['accept', 'application/json'] as [string, string], ...identityHeaders(this.d.names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, this.d.instanceId] as [string, string]];
-      const r = await fetchFrom(this.d.transports.agentFor(a), target, path, headers, DISCOVERY_TIMEOUT_MS);
+      const r = await fetchFrom(this.d.transports.agentFor(a, target.serverName), target, path, headers, DISCOVERY_TIMEOUT_MS);
       if (r.status < 200 || r.status >= 300) return { status: 'False', reason: 'FailedDiscoveryCheck', message: `failing or missing response from ${url}: bad status from ${url}: ${r.status}` };
       return { status: 'True', reason: 'Passed', message: 'all checks passed', discovery: r.body };
     } catch (e) {

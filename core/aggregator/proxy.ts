@@ -9,20 +9,18 @@
  * reached, refuses the TLS handshake or answers what is not HTTP. A request that comes back to this
  * server through its own proxy (an APIService pointing at this server) is answered 503 at once.
  */
-import { request } from 'node:https';
-import type { IncomingMessage } from 'node:http';
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { APIService } from '../registry/apiregistration/apiservices.js';
 import { isAvailable } from '../registry/apiregistration/apiservices.js';
 import type { DeepReadonly, Lister } from '../registry/lister.js';
 import type { RequestScope } from '../request/scope.js';
 import { ResolveError, type ServiceResolver } from './resolver.js';
-import { HOP_HEADER, type IdentityHeaderNames, identityHeaders, type Transports } from './transport.js';
+import { describeError, HOP_HEADER, type IdentityHeaderNames, identityHeaders, type Transports } from './transport.js';
 
 /** Answers up to this size with a length are relayed whole; longer ones, and those without a length, are piped. */
 const WHOLE_ANSWER_BYTES = 1024 * 1024;
 
-const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length', 'accept-encoding', 'authorization', HOP_HEADER]);
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'expect', 'host', 'content-length', 'accept-encoding', 'authorization', HOP_HEADER]);
 const RESPONSE_DROPPED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'content-type', 'audit-id', 'date', 'trailer', 'upgrade', 'proxy-connection']);
 
 export interface ProxyDeps {
@@ -84,67 +82,66 @@ export class AggregatorProxy {
       throw e;
     }
     const body = s.method === 'GET' || s.method === 'HEAD' ? undefined : await s.readBody(this.d.maxRequestBodyBytes);
-    const headers = [...this.forwardedHeaders(s), ...identityHeaders(this.d.names, s.user), [HOP_HEADER, this.d.instanceId] as [string, string]];
-    if (body) headers.push(['content-length', String(body.byteLength)]);
-    // a raw header list gets no Host of its own: the backend's address, as upstream's proxy sets it
-    const flat: string[] = ['host', target.host];
-    for (const [k, v] of headers) flat.push(k, v);
+    const flat: string[] = [];
+    for (const [k, v] of this.forwardedHeaders(s)) flat.push(k, v);
+    for (const [k, v] of identityHeaders(this.d.names, s.user)) flat.push(k, v);
+    flat.push(HOP_HEADER, this.d.instanceId);
     const path = s.rawQuery ? `${s.path}?${s.rawQuery}` : s.path;
-    const stream = s.info.verb === 'watch';
-    return new Promise<void>((resolve) => {
-      const req = request({ agent: this.d.transports.agentFor(a), host: target.hostname, port: target.port, servername: target.serverName, method: s.method, path, headers: flat as never });
-      const fail = (err: Error) => {
-        if (!s.sink.started) {
-          this.d.onBackendError(name);
-          sendPlainError(s, 503, err.message);
-        } else s.sink.abort();
-        resolve();
-      };
-      // a client gone before the backend's answer is complete stops the backend request; a finished
-      // exchange leaves the connection to the agent's pool
-      let complete = false;
-      s.sink.onClose(() => {
-        if (!complete) req.destroy();
-      });
-      req.on('error', fail);
-      req.on('response', (res: IncomingMessage) => {
-        const code = res.statusCode ?? 502;
-        const contentType = String(res.headers['content-type'] ?? 'application/octet-stream');
-        const extra: Record<string, string> = {};
-        for (const [k, v] of Object.entries(res.headers)) if (v !== undefined && !RESPONSE_DROPPED.has(k)) extra[k] = Array.isArray(v) ? v.join(', ') : v;
-        const length = Number(res.headers['content-length'] ?? NaN);
-        if (!stream && Number.isFinite(length) && length <= WHOLE_ANSWER_BYTES) {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            if (!res.complete) return fail(new Error('the backend closed the answer before its end'));
-            complete = true;
-            s.sink.send(code, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), extra);
-            resolve();
-          });
-          res.on('error', fail);
-          return;
+    // a client gone before the backend's answer is complete stops the backend request; a finished
+    // exchange leaves the connection to the agent's pool
+    const abort = new AbortController();
+    let complete = false;
+    s.sink.onClose(() => {
+      if (!complete) abort.abort();
+    });
+    let res;
+    try {
+      res = await this.d.transports.agentFor(a, target.serverName).request({ origin: `https://${target.host}`, path, method: s.method as 'GET', headers: flat, body: body ?? null, signal: abort.signal });
+    } catch (e) {
+      if (s.sink.closed) return;
+      this.d.onBackendError(name);
+      return sendPlainError(s, 503, describeError(e));
+    }
+    const code = res.statusCode;
+    const h = res.headers;
+    const contentType = String(h['content-type'] ?? 'application/octet-stream');
+    const extra: Record<string, string> = {};
+    for (const k in h) {
+      const v = h[k];
+      if (v !== undefined && !RESPONSE_DROPPED.has(k)) extra[k] = Array.isArray(v) ? v.join(', ') : v;
+    }
+    const length = Number(h['content-length'] ?? NaN);
+    const stream = res.body;
+    if (s.info.verb !== 'watch' && Number.isFinite(length) && length <= WHOLE_ANSWER_BYTES) {
+      const chunks: Buffer[] = [];
+      try {
+        for await (const c of stream) chunks.push(c as Buffer);
+      } catch (e) {
+        if (!s.sink.closed) sendPlainError(s, 503, describeError(e));
+        return;
+      }
+      complete = true;
+      s.sink.send(code, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), extra);
+      return;
+    }
+    s.sink.openStream(contentType, code, extra);
+    await new Promise<void>((resolve) => {
+      stream.on('data', (c: Buffer) => {
+        if (!s.sink.write(c)) {
+          stream.pause();
+          void s.sink.drained().then((ok) => (ok ? stream.resume() : stream.destroy()));
         }
-        s.sink.openStream(contentType, code, extra);
-        res.on('data', (c: Buffer) => {
-          if (!s.sink.write(c)) {
-            res.pause();
-            void s.sink.drained().then((ok) => (ok ? res.resume() : res.destroy()));
-          }
-        });
-        res.on('end', () => {
-          // an answer cut short by the backend is cut short here too (the client sees the stream break)
-          complete = res.complete;
-          if (res.complete) s.sink.end();
-          else s.sink.abort();
-          resolve();
-        });
-        res.on('error', () => {
-          s.sink.abort();
-          resolve();
-        });
       });
-      req.end(body);
+      stream.on('end', () => {
+        complete = true;
+        s.sink.end();
+        resolve();
+      });
+      // an answer cut short by the backend is cut short here too (the client sees the stream break)
+      stream.on('error', () => {
+        s.sink.abort();
+        resolve();
+      });
     });
   }
 }

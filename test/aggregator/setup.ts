@@ -29,7 +29,7 @@ export async function startAggregated(extraFlags: string[] = []): Promise<Aggreg
   const proxyCA = makeCA('front-proxy-ca');
   const proxyClient = proxyCA.issue({ cn: 'aggregator', client: true });
   const extCA = makeCA('wardle-ca');
-  const serving = extCA.issue({ cn: 'api.wardle.svc', hosts: ['api.wardle.svc', '127.0.0.1'], server: true });
+  const serving = extCA.issue({ cn: 'api.wardle.svc', hosts: ['api.wardle.svc'], server: true });
   const file = (name: string, text: string) => {
     const p = join(dir, name);
     writeFileSync(p, text);

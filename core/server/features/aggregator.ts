@@ -82,7 +82,7 @@ export function aggregatorFeature(): ServerFeature {
         const name = a.metadata.name!;
         if (!documents.wantsOpenApi(name)) return;
         const target = resolver.resolve(a.spec.service!);
-        const agent = transports.agentFor(a);
+        const agent = transports.agentFor(a, target.serverName);
         const headers = [['accept', 'application/json'] as [string, string], ...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId] as [string, string]];
         const index = await fetchFrom(agent, target, '/openapi/v3', headers, 5000);
         if (index.status !== 200) return;
