@@ -18,7 +18,7 @@ import { AggregatorProxy } from '../../aggregator/proxy.js';
 import { ServiceResolver } from '../../aggregator/resolver.js';
 import { fetchFrom, HOP_HEADER, type IdentityHeaderNames, identityHeaders, type ProxyClientCertificate, readProxyClientCertificate, Transports } from '../../aggregator/transport.js';
 import { StatusError } from '../../api/status.js';
-import type { APIService } from '../../registry/apiregistration/apiservices.js';
+import { type APIService, isAvailable } from '../../registry/apiregistration/apiservices.js';
 import type { Endpoints } from '../../registry/core/endpoints.js';
 import type { DeepReadonly } from '../../registry/lister.js';
 import type { Aggregation, ServerFeature } from '../feature.js';
@@ -92,7 +92,37 @@ export function aggregatorFeature(): ServerFeature {
         const doc = await fetchFrom(agent, target, url, headers, 5000);
         if (doc.status === 200) documents.openApiRead(name, JSON.parse(doc.body.toString('utf8')) as Record<string, unknown>);
       };
-      if (!c.housekeeping) return;
+      if (!c.housekeeping) {
+        // another acceptor: the controllers run in the first one; this one reads the remote documents itself
+        const refresh = async (a: DeepReadonly<APIService>): Promise<void> => {
+          if (!a.spec.service || !isAvailable(a as APIService)) return documents.discovered(a, undefined);
+          const path = `/apis/${a.spec.group}/${a.spec.version}`;
+          try {
+            const target = resolver.resolve(a.spec.service);
+            const headers = [['accept', 'application/json'] as [string, string], ...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId] as [string, string]];
+            const r = await fetchFrom(transports.agentFor(a, target.serverName), target, path, headers, 5000);
+            documents.discovered(a, r.status >= 200 && r.status < 300 ? r.body : undefined);
+            if (r.status >= 200 && r.status < 300) await readOpenApi(a);
+          } catch {
+            documents.discovered(a, undefined);
+          }
+        };
+        const refreshAll = () => {
+          for (const a of apiServices.list()) if (a.spec.service) void refresh(a);
+        };
+        stops.push(
+          apiServices.onChange((ev) => {
+            if (ev.type !== 'DELETED') return void refresh(ev.object);
+            documents.forget(ev.object.metadata.name!);
+            transports.drop(ev.object.metadata.name!);
+          }),
+        );
+        const timer = setInterval(refreshAll, o.aggregatorRecheckMs ?? RECHECK_MS);
+        timer.unref();
+        stops.push(() => clearInterval(timer));
+        refreshAll();
+        return;
+      }
       const writer = c.client.as(aggregatorIdentity);
       availability = new AvailabilityController({
         client: writer,
