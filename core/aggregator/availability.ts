@@ -78,7 +78,7 @@ export class AvailabilityController {
     this.queue = new WorkQueue('apiservice-availability', (name) => this.sync(name));
   }
 
-  start(): void {
+  async start(): Promise<void> {
     this.unsubscribe.push(
       this.d.apiServices.onChange((ev) => {
         const name = ev.object.metadata.name!;
@@ -98,7 +98,18 @@ export class AvailabilityController {
         }),
       );
     }
-    for (const a of this.d.apiServices.list()) this.queue.add(a.metadata.name!);
+    // Local ones are settled before the server counts as started (no writes of its own once it serves)
+    for (const a of this.d.apiServices.list()) {
+      if (a.spec.service) {
+        this.queue.add(a.metadata.name!);
+        continue;
+      }
+      try {
+        await this.sync(a.metadata.name!);
+      } catch {
+        this.queue.add(a.metadata.name!);
+      }
+    }
   }
 
   /** Looks again at once (a proxied request could not reach the backend). */

@@ -168,15 +168,16 @@ export const resourceFixtures: { apiVersion: string; kind: string; object: Json 
   { apiVersion: 'storage.svc.io/v1', kind: 'CSIDriver', object: csiDriver },
   { apiVersion: 'coordination.svc.io/v1', kind: 'Lease', object: lease },
   ...rbacFixtures(),
+  ...aggregationFixtures(),
 ];
 
 /**
  * Kinds served without a protobuf form (their upstream field numbers are not in the project's
  * reference): JSON, YAML and CBOR only.
  */
-export const jsonOnlyFixtures = [...admissionFixtures(), ...aggregationFixtures()];
+export const jsonOnlyFixtures = admissionFixtures();
 
-/** Endpoints and APIService (served JSON-only here): every field, a remote APIService with its status. */
+/** Endpoints and APIService: every field, a remote APIService with its status. */
 function aggregationFixtures(): { apiVersion: string; kind: string; object: Json }[] {
   return [
     {

@@ -173,6 +173,7 @@ export const apiServices: ResourceType = {
   singular: 'apiservice',
   namespaced: false,
   categories: ['api-extensions'],
+  protobufPackage: 'svc.io.kube_aggregator.pkg.apis.apiregistration.v1',
   schema: apiServiceSchema,
   nameRule: 'path-segment',
   defaults(obj) {

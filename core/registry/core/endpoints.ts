@@ -180,6 +180,7 @@ export const endpoints: ResourceType = {
   singular: 'endpoints',
   namespaced: true,
   shortNames: ['ep'],
+  protobufPackage: 'svc.io.api.core.v1',
   schema: endpointsSchema,
   defaults(obj) {
     for (const ss of (obj as Endpoints).subsets ?? []) for (const p of ss.ports ?? []) p.protocol ??= 'TCP';

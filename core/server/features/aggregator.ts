@@ -152,8 +152,9 @@ export function aggregatorFeature(): ServerFeature {
       c.addPostStartHook('apiservice-registration-controller', registered);
       c.addPostStartHook('kube-apiserver-autoregistration', registered);
       await registered;
-      availability.start();
-      c.addPostStartHook('apiservice-status-available-controller', Promise.resolve());
+      const settled = availability.start();
+      c.addPostStartHook('apiservice-status-available-controller', settled);
+      await settled;
       // the ConfigMap extension servers read to trust this server's proxy, and who may read it
       const cmType = c.types.get(CONFIGMAPS);
       if (cmType) {
