@@ -144,17 +144,40 @@ export class AvailabilityController {
     }
   }
 
+  /** Remote checks under way (true: asked again meanwhile); they run side by side, a slow backend holding up no other. */
+  private readonly checking = new Map<string, boolean>();
+
   private async sync(name: string): Promise<void> {
     const a = this.d.apiServices.get('', name);
     if (!a) return;
-    const out = await this.check(a);
-    if (a.spec.service) {
+    if (!a.spec.service) return this.settle(name, await this.check(a));
+    if (this.checking.has(name)) {
+      this.checking.set(name, true);
+      return;
+    }
+    this.checking.set(name, false);
+    void this.check(a)
+      .then((out) => this.settle(name, out))
+      .catch((e: Error) => {
+        console.warn(`svc-apiserver: apiservice-availability: ${name}: ${e.message}`);
+        this.queue.addAfter(name, 1000);
+      })
+      .finally(() => {
+        const again = this.checking.get(name);
+        this.checking.delete(name);
+        if (again) this.queue.add(name);
+      });
+  }
+
+  /** Records a check's outcome: metrics, discovery, the next look, and the condition when it changed. */
+  private async settle(name: string, out: Outcome): Promise<void> {
+    const now = this.d.apiServices.get('', name);
+    if (!now) return;
+    if (now.spec.service) {
       this.d.onDiscovery(name, out.discovery);
       this.queue.addAfter(name, this.d.recheckMs);
     }
     this.d.metrics.unavailable.with(name).set(out.status === 'True' ? 0 : 1);
-    const now = this.d.apiServices.get('', name);
-    if (!now) return;
     const old = availableCondition(now as APIService);
     if (old && old.status === out.status && old.reason === out.reason && old.message === out.message) return;
     const cond: APIServiceCondition = {

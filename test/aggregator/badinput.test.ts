@@ -27,6 +27,11 @@ t.test('a slow backend: the request timeout answers 504, the server keeps servin
   t.equal(r.json?.reason, 'Timeout');
   t.ok(Date.now() - started < 10_000, 'answered near the timeout');
   t.ok(await serving());
+  // checks run side by side: one stuck on the slow backend holds up no other APIService's
+  const other = { apiVersion: 'apiregistration.svc.io/v1', kind: 'APIService', metadata: { name: 'v1.elsewhere.example.com' }, spec: { group: 'elsewhere.example.com', version: 'v1', service: { namespace: 'wardle', name: 'nothing-here' }, insecureSkipTLSVerify: true, groupPriorityMinimum: 100, versionPriority: 10 } };
+  t.equal((await a.s.admin.post(APISERVICES, other)).status, 201);
+  t.ok(await waitAvailable(a, 'v1.elsewhere.example.com', 'False', 'MissingEndpoints', 3000), 'another APIService is judged meanwhile');
+  await a.s.admin.delete(`${APISERVICES}/v1.elsewhere.example.com`);
   a.ext.mode = 'ok';
 });
 
