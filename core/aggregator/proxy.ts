@@ -9,6 +9,7 @@
  * reached, refuses the TLS handshake or answers what is not HTTP. A request that comes back to this
  * server through its own proxy (an APIService pointing at this server) is answered 503 at once.
  */
+import { EventEmitter } from 'node:events';
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { APIService } from '../registry/apiregistration/apiservices.js';
 import { isAvailable } from '../registry/apiregistration/apiservices.js';
@@ -89,14 +90,15 @@ export class AggregatorProxy {
     const path = s.rawQuery ? `${s.path}?${s.rawQuery}` : s.path;
     // a client gone before the backend's answer is complete stops the backend request; a finished
     // exchange leaves the connection to the agent's pool
-    const abort = new AbortController();
+    // undici takes an emitter as the abort signal: cheaper per request than an AbortController
+    const abort = new EventEmitter();
     let complete = false;
     s.sink.onClose(() => {
-      if (!complete) abort.abort();
+      if (!complete) abort.emit('abort');
     });
     let res;
     try {
-      res = await this.d.transports.agentFor(a, target.serverName).request({ origin: `https://${target.host}`, path, method: s.method as 'GET', headers: flat, body: body ?? null, signal: abort.signal });
+      res = await this.d.transports.agentFor(a, target.serverName).request({ origin: `https://${target.host}`, path, method: s.method as 'GET', headers: flat, body: body ?? null, signal: abort });
     } catch (e) {
       if (s.sink.closed) return;
       this.d.onBackendError(name);
