@@ -9,7 +9,6 @@
  * reached, refuses the TLS handshake or answers what is not HTTP. A request that comes back to this
  * server through its own proxy (an APIService pointing at this server) is answered 503 at once.
  */
-import { EventEmitter } from 'node:events';
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { APIService } from '../registry/apiregistration/apiservices.js';
 import { isAvailable } from '../registry/apiregistration/apiservices.js';
@@ -88,62 +87,74 @@ export class AggregatorProxy {
     for (const [k, v] of identityHeaders(this.d.names, s.user)) flat.push(k, v);
     flat.push(HOP_HEADER, this.d.instanceId);
     const path = s.rawQuery ? `${s.path}?${s.rawQuery}` : s.path;
-    // a client gone before the backend's answer is complete stops the backend request; a finished
-    // exchange leaves the connection to the agent's pool
-    // undici takes an emitter as the abort signal: cheaper per request than an AbortController
-    const abort = new EventEmitter();
-    let complete = false;
-    s.sink.onClose(() => {
-      if (!complete) abort.emit('abort');
-    });
-    let res;
-    try {
-      res = await this.d.transports.agentFor(a, target.serverName).request({ origin: `https://${target.host}`, path, method: s.method as 'GET', headers: flat, body: body ?? null, signal: abort });
-    } catch (e) {
-      if (s.sink.closed) return;
-      this.d.onBackendError(name);
-      return sendPlainError(s, 503, describeError(e));
-    }
-    const code = res.statusCode;
-    const h = res.headers;
-    const contentType = String(h['content-type'] ?? 'application/octet-stream');
-    const extra: Record<string, string> = {};
-    for (const k in h) {
-      const v = h[k];
-      if (v !== undefined && !RESPONSE_DROPPED.has(k)) extra[k] = Array.isArray(v) ? v.join(', ') : v;
-    }
-    const length = Number(h['content-length'] ?? NaN);
-    const stream = res.body;
-    if (s.info.verb !== 'watch' && Number.isFinite(length) && length <= WHOLE_ANSWER_BYTES) {
-      const chunks: Buffer[] = [];
-      try {
-        for await (const c of stream) chunks.push(c as Buffer);
-      } catch (e) {
-        if (!s.sink.closed) sendPlainError(s, 503, describeError(e));
-        return;
-      }
-      complete = true;
-      s.sink.send(code, contentType, chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks), extra);
-      return;
-    }
-    s.sink.openStream(contentType, code, extra);
-    await new Promise<void>((resolve) => {
-      stream.on('data', (c: Buffer) => {
-        if (!s.sink.write(c)) {
-          stream.pause();
-          void s.sink.drained().then((ok) => (ok ? stream.resume() : stream.destroy()));
-        }
+    // undici's dispatch with our own handler: the answer's bytes go straight to the sink (no body
+    // stream or promise per chunk); a client gone before the answer is complete aborts the backend
+    // request, a finished exchange leaves the connection to the agent's pool
+    const streamed = s.info.verb === 'watch';
+    return new Promise<void>((resolve) => {
+      let abort: ((err?: Error) => void) | undefined;
+      let complete = false;
+      let started = false;
+      let whole: Buffer[] | undefined;
+      let code = 0;
+      let contentType = '';
+      const extra: Record<string, string> = {};
+      let resume: () => void = () => undefined;
+      s.sink.onClose(() => {
+        if (!complete) abort?.(new Error('the client went away'));
       });
-      stream.on('end', () => {
-        complete = true;
-        s.sink.end();
-        resolve();
-      });
-      // an answer cut short by the backend is cut short here too (the client sees the stream break)
-      stream.on('error', () => {
-        s.sink.abort();
-        resolve();
-      });
+      this.d.transports.agentFor(a, target.serverName).dispatch(
+        { origin: `https://${target.host}`, path, method: s.method as 'GET', headers: flat, body: body ?? null },
+        {
+          onConnect: (fn) => {
+            abort = fn;
+            if (s.sink.closed) fn(new Error('the client went away'));
+          },
+          onHeaders: (statusCode, raw, resumeFn) => {
+            code = statusCode;
+            resume = resumeFn;
+            let length = NaN;
+            for (let i = 0; i + 1 < raw.length; i += 2) {
+              const k = raw[i]!.toString('latin1').toLowerCase();
+              const v = raw[i + 1]!.toString('latin1');
+              if (k === 'content-type') contentType = v;
+              else if (k === 'content-length') length = Number(v);
+              else if (!RESPONSE_DROPPED.has(k)) extra[k] = extra[k] === undefined ? v : `${extra[k]}, ${v}`;
+            }
+            contentType ||= 'application/octet-stream';
+            if (!streamed && Number.isFinite(length) && length <= WHOLE_ANSWER_BYTES) whole = [];
+            else {
+              started = true;
+              s.sink.openStream(contentType, code, extra);
+            }
+            return true;
+          },
+          onData: (chunk) => {
+            if (whole) {
+              whole.push(chunk);
+              return true;
+            }
+            if (s.sink.write(chunk)) return true;
+            void s.sink.drained().then((ok) => (ok ? resume() : abort?.(new Error('the client went away'))));
+            return false;
+          },
+          onComplete: () => {
+            complete = true;
+            if (whole) s.sink.send(code, contentType, whole.length === 1 ? whole[0]! : Buffer.concat(whole), extra);
+            else s.sink.end();
+            resolve();
+          },
+          onError: (err) => {
+            // an answer cut short by the backend is cut short here too (the client sees the stream break)
+            if (started) s.sink.abort();
+            else if (!s.sink.closed) {
+              this.d.onBackendError(name);
+              sendPlainError(s, 503, describeError(err));
+            }
+            resolve();
+          },
+        },
+      );
     });
   }
 }
