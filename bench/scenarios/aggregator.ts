@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ExtensionApiServer } from '../../test/helpers/extension-apiserver.js';
 import { makeCA } from '../../test/helpers/pki.js';
-import { AUTH as auth, type LoadResult, load, median, type Mode, SetupClient, sleep, startApiServer } from '../lib.js';
+import { AUTH as auth, cpuSeconds, type LoadResult, load, median, type Mode, SetupClient, sleep, startApiServer, WARMUP_SECONDS } from '../lib.js';
 
 export interface AggregatorRow {
   mode: string;
@@ -19,6 +19,9 @@ export interface AggregatorRow {
   /** The same server's own GET of a ConfigMap of about the same size: what it costs to serve anything. */
   local: LoadResult;
   ratio: number;
+  /** The server's CPU per proxied request and per own GET, in microseconds. */
+  throughCpuUs: number;
+  localCpuUs: number;
 }
 
 export async function aggregatorCost(m: Mode, duration: number): Promise<AggregatorRow> {
@@ -52,17 +55,26 @@ export async function aggregatorCost(m: Mode, duration: number): Promise<Aggrega
     }
     await c.send('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'bench-1k' }, data: { reference: 'x'.repeat(900) } });
     c.close();
-    const local = await load({ url: `${s.url}/api/v1/namespaces/default/configmaps/bench-1k`, headers: auth, duration, tlsOptions: { ca: s.ca } });
+    const pid = s.proc.pid!;
+    const perRequestUs = async (run: () => Promise<LoadResult>): Promise<{ r: LoadResult; us: number }> => {
+      const before = cpuSeconds(pid);
+      const r = await run();
+      return { r, us: ((cpuSeconds(pid) - before) * 1e6) / Math.max(1, r.rps * (duration + WARMUP_SECONDS)) };
+    };
+    const local = await perRequestUs(() => load({ url: `${s.url}/api/v1/namespaces/default/configmaps/bench-1k`, headers: auth, duration, tlsOptions: { ca: s.ca } }));
     // three rounds, the two loads alternating, so the shared machine's drift hits both alike
     const directs: LoadResult[] = [];
     const throughs: LoadResult[] = [];
+    const cpu: number[] = [];
     for (let round = 0; round < 3; round++) {
-      throughs.push(await load({ url: `${s.url}${path}`, headers: auth, duration, tlsOptions: { ca: s.ca } }));
+      const t = await perRequestUs(() => load({ url: `${s.url}${path}`, headers: auth, duration, tlsOptions: { ca: s.ca } }));
+      throughs.push(t.r);
+      cpu.push(t.us);
       directs.push(await load({ url: `https://127.0.0.1:${ext.port}${path}`, duration, tlsOptions: { ca: extCA.cert, cert: client.cert, key: client.key } }));
     }
     const ratio = median(throughs.map((t, i) => (100 * t.rps) / Math.max(1, directs[i]!.rps)));
     const mid = (rs: LoadResult[]) => [...rs].sort((a, b) => a.rps - b.rps)[1]!;
-    return { mode: m.name, direct: mid(directs), through: mid(throughs), local, ratio };
+    return { mode: m.name, direct: mid(directs), through: mid(throughs), local: local.r, ratio, throughCpuUs: median(cpu), localCpuUs: local.us };
   } finally {
     await s.stop();
     await ext.stop();
