@@ -57,6 +57,7 @@ t.test('a custom resource group version gets an APIService (automanaged true) wh
 t.test('svc-system/extension-apiserver-authentication carries the request-header CA and names as JSON arrays, put back when changed', async (t) => {
   const path = '/api/v1/namespaces/svc-system/configmaps/extension-apiserver-authentication';
   const cm = (await a.s.admin.get(path)).json;
+  t.equal(cm.data['client-ca-file'], a.s.ca, 'the client CA (here the generated one)');
   t.equal(cm.data['requestheader-client-ca-file'], a.proxyCA.cert);
   t.equal(cm.data['requestheader-username-headers'], '["X-Remote-User"]');
   t.equal(cm.data['requestheader-group-headers'], '["X-Remote-Group"]');

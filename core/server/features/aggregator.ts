@@ -163,7 +163,8 @@ export function aggregatorFeature(): ServerFeature {
           cmType,
           c.lister().for(cmType),
           authenticationData({
-            clientCA: o.clientCAFile ? readFileSync(o.clientCAFile, 'utf8') : '',
+            // the bundle client certificates are verified against (--client-ca-file, or the generated CA)
+            clientCA: c.tls.clientCA,
             requestHeaderCA: o.requestheaderClientCAFile ? readFileSync(o.requestheaderClientCAFile, 'utf8') : '',
             usernameHeaders: o.requestheaderUsernameHeaders,
             uidHeaders: o.requestheaderUidHeaders,
