@@ -54,6 +54,14 @@ t.test('a custom resource group version gets an APIService (automanaged true) wh
   t.ok(await waitFor(async () => (await a.s.admin.get(`${APISERVICES}/${name}`)).status === 404, 20_000), 'gone with its definition');
 });
 
+t.test('an invalid APIService is refused 422 with upstream\'s causes', async (t) => {
+  const r = await a.s.admin.post(APISERVICES, { metadata: { name: 'wrong.name' }, spec: { group: 'g.example.com', version: 'v1', groupPriorityMinimum: 0, versionPriority: 1, service: { namespace: 'ns', name: 'api' }, caBundle: Buffer.from('x').toString('base64'), insecureSkipTLSVerify: true } });
+  t.equal(r.status, 422);
+  t.equal(r.json?.reason, 'Invalid');
+  t.same(r.json?.details?.causes?.map((c: { field: string }) => c.field), ['metadata.name', 'spec.groupPriorityMinimum', 'spec.insecureSkipTLSVerify']);
+  t.match(r.json?.message, /must be `spec.version\+"\."\+spec.group`: "v1\.g\.example\.com"/);
+});
+
 t.test('svc-system/extension-apiserver-authentication carries the request-header CA and names as JSON arrays, put back when changed', async (t) => {
   const path = '/api/v1/namespaces/svc-system/configmaps/extension-apiserver-authentication';
   const cm = (await a.s.admin.get(path)).json;

@@ -48,6 +48,16 @@ t.test('an authorized request reaches the extension with the caller\'s identity 
   alice.close();
 });
 
+t.test('an impersonated identity is the one forwarded, extras included; the Impersonate-* and Authorization headers are not', async (t) => {
+  // alice holds the grant of the test above, by name
+  const r = await a.s.admin.get(FLUNDERS, { headers: { 'Impersonate-User': 'alice', 'Impersonate-Group': 'readers', 'Impersonate-Extra-Scopes': 'wardle' } });
+  t.equal(r.status, 200, r.text);
+  const seen = a.ext.seen.filter((x) => x.user === 'alice').at(-1);
+  t.same(seen?.groups, ['readers', 'system:authenticated']);
+  t.same(seen?.extra, { scopes: ['wardle'] });
+  t.same(a.ext.seen.flatMap((x) => x.leaked ?? []), [], 'no credentials or impersonation headers reached the extension');
+});
+
 t.test('create, get and list go through; a watch streams events as they happen', async (t) => {
   const w = await a.s.admin.stream(`${FLUNDERS}?watch=true`);
   t.equal(w.status, 200);

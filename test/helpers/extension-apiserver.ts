@@ -18,6 +18,8 @@ export const WARDLE_VERSION = 'v1alpha1';
 const GV = `${WARDLE_GROUP}/${WARDLE_VERSION}`;
 
 export interface SeenIdentity {
+  /** Headers that must never reach an extension (the caller's credentials, impersonation requests). */
+  leaked?: string[];
   user: string;
   groups: string[];
   extra: Record<string, string[]>;
@@ -140,7 +142,8 @@ export class ExtensionApiServer {
       if (k.startsWith('x-remote-extra-')) extra[decodeURIComponent(k.slice('x-remote-extra-'.length))] = String(v).split(', ');
     }
     const groups = req.headersDistinct['x-remote-group'] ?? [];
-    this.seen.push({ user: String(req.headers['x-remote-user'] ?? ''), groups, extra, clientCN: cn, path: url.pathname });
+    const leaked = Object.keys(req.headers).filter((k) => k === 'authorization' || k.startsWith('impersonate-'));
+    this.seen.push({ user: String(req.headers['x-remote-user'] ?? ''), groups, extra, clientCN: cn, path: url.pathname, ...(leaked.length ? { leaked } : {}) });
     const accept = String(req.headers.accept ?? '');
     const path = url.pathname.replace(/\/$/, '');
     if (path === '/apis') {
