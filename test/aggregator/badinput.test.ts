@@ -26,6 +26,7 @@ t.test('a slow backend: the request timeout answers 504, the server keeps servin
   t.equal(r.status, 504);
   t.equal(r.json?.reason, 'Timeout');
   t.ok(Date.now() - started < 10_000, 'answered near the timeout');
+  t.ok(await waitFor(() => a.ext.abandoned.includes(FLUNDERS), 2000), 'the backend request was given up with the client\'s');
   t.ok(await serving());
   // checks run side by side: one stuck on the slow backend holds up no other APIService's
   const other = { apiVersion: 'apiregistration.svc.io/v1', kind: 'APIService', metadata: { name: 'v1.elsewhere.example.com' }, spec: { group: 'elsewhere.example.com', version: 'v1', service: { namespace: 'wardle', name: 'nothing-here' }, insecureSkipTLSVerify: true, groupPriorityMinimum: 100, versionPriority: 10 } };

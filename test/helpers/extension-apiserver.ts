@@ -83,6 +83,8 @@ export class ExtensionApiServer {
   readonly seen: SeenIdentity[] = [];
   /** Requests refused for lacking a trusted client certificate. */
   refused = 0;
+  /** Paths of requests held unanswered (slow) that the other side gave up on. */
+  readonly abandoned: string[] = [];
   private rv = 1;
   private readonly flunders = new Map<string, Flunder>();
   private readonly watchers = new Set<{ ns: string; res: ServerResponse }>();
@@ -123,7 +125,11 @@ export class ExtensionApiServer {
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {
-    if (this.mode === 'slow') return; // never answers
+    if (this.mode === 'slow') {
+      // never answers; counts the requests the other side gives up on
+      res.on('close', () => this.abandoned.push(new URL(req.url ?? '/', 'https://x').pathname));
+      return;
+    }
     if (this.mode === 'garbage') {
       req.socket.end('this is not HTTP at all\r\n\r\n');
       return;
