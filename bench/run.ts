@@ -21,6 +21,7 @@ import { storageMediaCost } from './scenarios/storage-media.js';
 import { grpcSection } from './scenarios/grpc.js';
 import { auditCost } from './scenarios/audit.js';
 import { admissionCost } from './scenarios/admission.js';
+import { aggregatorCost } from './scenarios/aggregator.js';
 import { threadShares } from './scenarios/threads.js';
 import { scale, scaleRows } from './scenarios/scale.js';
 import { acceptorCount } from '../core/server/acceptors.js';
@@ -235,6 +236,16 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario (admission)', 'mode', 'without req/s', 'with req/s', 'with p99', 'with / without (median of 3 rounds)', 'server CPU per request: without / with', 'target', 'errors'], rows));
+  }
+  if (want('aggregator')) {
+    const rows: string[][] = [];
+    for (const m of modes) {
+      const r = await aggregatorCost(m, duration);
+      console.log(`  aggregator [${r.mode}]: direct ${fmt(r.direct.rps)}, through ${fmt(r.through.rps)} req/s`);
+      const bad = r.through.errors + r.through.non2xx ? `${r.through.errors} errors, ${r.through.non2xx} non-2xx` : '';
+      rows.push(['GET 1 KB from a loopback extension', r.mode, fmt(r.direct.rps), fmt(r.through.rps), `${fmt(r.through.p99)} ms`, `${fmt(r.ratio)}%`, fmt(r.local.rps), `${fmt(r.throughCpuUs, 1)} / ${fmt(r.localCpuUs, 1)} us`, r.ratio >= 60 ? 'holds' : 'below 60%', bad]);
+    }
+    sections.push(table(['scenario (aggregator)', 'mode', 'direct req/s', 'through req/s', 'through p99', 'through / direct (median of 3 rounds)', 'same server, own 1 KB GET req/s', 'server CPU per request: proxied / own GET', 'target >= 60%', 'errors'], rows));
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards

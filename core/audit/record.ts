@@ -292,9 +292,9 @@ class AuditedSink implements ResponseSink {
     this.rec.answerBody(contentType, Buffer.concat(kept));
   }
 
-  openStream(contentType: string): void {
-    if (!this.inner.started) this.rec.answer(200, contentType, undefined, true);
-    this.inner.openStream(contentType);
+  openStream(contentType: string, code = 200, headers?: Readonly<Record<string, string>>): void {
+    if (!this.inner.started) this.rec.answer(code, contentType, undefined, true);
+    this.inner.openStream(contentType, code, headers);
   }
 
   write(frame: Uint8Array): boolean {

@@ -351,11 +351,13 @@ function labelsText(labels: Record<string, string | number> | undefined, shared:
  * declared without `_total` keeps its name and is of type `unknown` (OpenMetrics requires the
  * suffix of a counter). A histogram's series labels come before its `le`, as upstream writes them.
  */
-export function familyText(f: ExposedFamily, openMetrics: boolean): string {
+export function familyText(f: ExposedFamily, openMetrics: boolean, others: ReadonlySet<string> = new Set()): string {
   let type = f.type;
   let family = f.name;
   if (openMetrics && type === 'counter') {
-    if (family.endsWith('_total')) family = family.slice(0, -6);
+    // a counter whose family name would be another family's (aggregator_unavailable_apiservice_total
+    // beside the gauge aggregator_unavailable_apiservice) stays whole, of type unknown
+    if (family.endsWith('_total') && !others.has(family.slice(0, -6))) family = family.slice(0, -6);
     else type = 'unknown';
   }
   const lines = [`# HELP ${family} ${helpLineText(f.help, openMetrics)}`, `# TYPE ${family} ${type}`];
@@ -375,7 +377,8 @@ export function familyText(f: ExposedFamily, openMetrics: boolean): string {
 
 /** A whole exposition of these families: blank lines between them in the text format, `# EOF` last in OpenMetrics. */
 export function expositionText(families: readonly ExposedFamily[], openMetrics: boolean): string {
-  const texts = families.map((f) => familyText(f, openMetrics));
+  const names = new Set(families.map((f) => f.name));
+  const texts = families.map((f) => familyText(f, openMetrics, names));
   return openMetrics ? `${texts.join('\n')}\n# EOF\n` : `${texts.join('\n\n')}\n`;
 }
 

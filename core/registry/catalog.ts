@@ -7,6 +7,7 @@ import { validatingAdmissionPolicies } from './admissionregistration/validatinga
 import { validatingAdmissionPolicyBindings } from './admissionregistration/validatingadmissionpolicybindings.js';
 import { mutatingWebhookConfigurations } from './admissionregistration/mutatingwebhookconfigurations.js';
 import { validatingWebhookConfigurations } from './admissionregistration/validatingwebhookconfigurations.js';
+import { apiServices } from './apiregistration/apiservices.js';
 import { customResourceDefinitions } from './apiextensions/customresourcedefinitions.js';
 import { selfSubjectReviews } from './authentication/selfsubjectreviews.js';
 import { tokenReviews } from './authentication/tokenreviews.js';
@@ -18,6 +19,7 @@ import { certificateSigningRequests } from './certificates/certificatesigningreq
 import { CLUSTER_TRUST_BUNDLE_GATE, clusterTrustBundles } from './certificates/clustertrustbundles.js';
 import { leases } from './coordination/leases.js';
 import { configMaps } from './core/configmaps.js';
+import { endpoints } from './core/endpoints.js';
 import { events } from './core/events.js';
 import { namespaces } from './core/namespaces.js';
 import { resourceQuotas } from './core/resourcequotas.js';
@@ -55,6 +57,8 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   validatingAdmissionPolicies,
   validatingAdmissionPolicyBindings,
   certificateSigningRequests,
+  endpoints,
+  apiServices,
 ];
 
 /**

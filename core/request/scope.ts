@@ -22,8 +22,8 @@ export interface ResponseSink {
   readonly closed: boolean;
   send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void;
   sendChunks(code: number, contentType: string, chunks: Iterable<Uint8Array>, warnings?: readonly string[]): Promise<void>;
-  /** Starts a stream of frames (watch). */
-  openStream(contentType: string): void;
+  /** Starts a stream of frames (watch), or of a proxied answer with its own status and headers. */
+  openStream(contentType: string, code?: number, headers?: Readonly<Record<string, string>>): void;
   /** Writes one frame now, however full the buffer is; false when the buffer is past its mark (see drained()). */
   write(frame: Uint8Array): boolean;
   /** The status code of the answer once it has started (0 before); for metrics and audit. */

@@ -33,7 +33,11 @@ import type { TypeRegistry } from '../registry/type-registry.js';
 import type { NonResourceRoute, VirtualHandler } from '../request/routes.js';
 import type { Cacher } from '../storage/cacher.js';
 import type { Store } from '../storage/interface.js';
+import type { MaybePromise } from '../api/maybe-async.js';
+import type { RequestScope } from '../request/scope.js';
 import type { TlsMaterial } from './certs.js';
+import type { DiscoveryDocs } from './discovery.js';
+import type { OpenApiDocs } from './openapi.js';
 import type { Stage } from './chain.js';
 import type { ServerOptions } from './options.js';
 
@@ -92,6 +96,19 @@ export interface FeatureServing extends FeatureStart {
 /** Slots of the request path a feature may fill, in upstream's filter order (core/server/server.ts lists the whole chain). */
 export type StageSlot = 'authentication' | 'audit' | 'impersonation' | 'authorization';
 
+/**
+ * What the aggregation layer adds (features/aggregator.ts): requests it serves before routing (the
+ * group versions of extension API servers), and its additions to discovery and OpenAPI, which change
+ * with its generation.
+ */
+export interface Aggregation {
+  /** Serves the request when it is the aggregator's; undefined for every other request. */
+  intercept(s: RequestScope): MaybePromise<void> | undefined;
+  readonly generation: number;
+  discovery(local: DiscoveryDocs): DiscoveryDocs;
+  openApi(local: OpenApiDocs): OpenApiDocs;
+}
+
 export interface ServerFeature {
   readonly name: string;
   configure?(c: FeatureConfig): void;
@@ -100,6 +117,7 @@ export interface ServerFeature {
   stages?(c: FeatureStart): Partial<Record<StageSlot, Stage>>;
   virtualHandlers?(c: FeatureStart): Iterable<[string, VirtualHandler]>;
   routes?(c: FeatureStart): Iterable<[string, NonResourceRoute]>;
+  aggregation?(c: FeatureStart): Aggregation | undefined;
   stop?(): void | Promise<void>;
   /** Whether this process's controllers lead now (the controllers feature answers). */
   readonly leading?: boolean;

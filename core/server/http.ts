@@ -191,9 +191,11 @@ class HttpSink implements ResponseSink {
     return this.write(chunk) || this.drained();
   }
 
-  openStream(contentType: string): void {
-    this.code = 200;
-    this.res.writeHead(200, ['audit-id', this.auditID, 'cache-control', CACHE_CONTROL, 'content-type', contentType] as never);
+  openStream(contentType: string, code = 200, headers?: Readonly<Record<string, string>>): void {
+    this.code = code;
+    const h: (string | number)[] = ['audit-id', this.auditID, 'cache-control', headers?.['cache-control'] ?? CACHE_CONTROL, 'content-type', contentType];
+    if (headers) for (const k in headers) if (k !== 'cache-control') h.push(k, headers[k]!);
+    this.res.writeHead(code, h as never);
     (this.res as { flushHeaders?: () => void }).flushHeaders?.();
   }
 

@@ -92,6 +92,13 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   admissionControlConfigFile: string;
   /** Serve every svc.io group also under its upstream k8s.io spelling. */
   upstreamGroupAliases: boolean;
+  /** Client certificate and key the aggregator presents to extension API servers. */
+  proxyClientCertFile: string;
+  proxyClientKeyFile: string;
+  /** Resolve APIService service references through their Endpoints rather than `<name>.<namespace>.svc`. */
+  enableAggregatorRouting: boolean;
+  /** No flag: how often the aggregator checks a remote APIService's availability again (upstream: 30s). */
+  aggregatorRecheckMs?: number;
   /** No flag: a test's own clock for the stuck-watch sweep, whose looks it then runs itself (endpoints/watch.ts). */
   watchSweepClock?: SweepClock;
   /** No flag: a test's own clock for the certificate controllers, whose cleaner passes it then runs itself. */
@@ -202,6 +209,9 @@ const flags: FlagSpec[] = [
   { name: 'service-account-lookup', key: 'serviceAccountLookup', kind: 'bool', def: true, help: 'Rejects service account tokens whose ServiceAccount (or bound object) is gone or was recreated.' },
   { name: 'service-account-jwks-uri', key: 'serviceAccountJwksUri', kind: 'string', def: '', help: 'jwks_uri of the issuer discovery document. Default: https://<this server>/openid/v1/jwks.' },
   { name: 'service-account-max-token-expiration', key: 'serviceAccountMaxTokenExpirationMs', kind: 'duration', def: 0, help: 'Longest lifetime of an issued service account token; longer requests are shortened (with a warning). 0: no limit.' },
+  { name: 'proxy-client-cert-file', key: 'proxyClientCertFile', kind: 'string', def: '', help: 'Client certificate the aggregator presents to extension API servers it proxies to (they trust it through --requestheader-client-ca-file, published in svc-system/extension-apiserver-authentication).' },
+  { name: 'proxy-client-key-file', key: 'proxyClientKeyFile', kind: 'string', def: '', help: 'Private key of --proxy-client-cert-file.' },
+  { name: 'enable-aggregator-routing', key: 'enableAggregatorRouting', kind: 'bool', def: false, help: 'Route aggregator requests to an address of the Endpoints object of the APIService\'s service instead of <name>.<namespace>.svc.' },
   ...auditFlags,
   ...certificateFlags,
 ];

@@ -41,7 +41,7 @@ import type { AcceptorLink } from './acceptors.js';
 import { clientHost, ensureGeneratedTls, type TlsMaterial, writeAdminKubeconfig } from './certs.js';
 import { buildDiscovery, unlistedGroupVersions, versionInfo } from './discovery.js';
 import { buildChain, type Stage } from './chain.js';
-import type { FeatureConfig, FeatureShared, FeatureStart, ServerFeature, StageSlot } from './feature.js';
+import type { Aggregation, FeatureConfig, FeatureShared, FeatureStart, ServerFeature, StageSlot } from './feature.js';
 import { serverFeatures } from './features/index.js';
 import { nonResourceEndpoint, route } from './endpoints/non-resource.js';
 import { resourceEndpoint } from './endpoints/resource.js';
@@ -100,6 +100,27 @@ function clientCertificateCAs(clientCA: string, requestHeaderCAFile: string): { 
  */
 export function checkBeforeStart(o: ServerOptions): void {
   checkAuthorizationFiles(o, { featureGates: resolveFeatureGates(o.featureGates) });
+}
+
+/** The terminal handler behind the aggregator: its group versions first, everything else as routed. */
+function aggregated(aggregation: Aggregation, routed: ReturnType<typeof route>): ReturnType<typeof route> {
+  return (s) => aggregation.intercept(s) ?? routed(s);
+}
+
+/** A view of `base` rebuilt when it or the aggregation changes. */
+function mergedView<T, U>(base: () => T, aggregation: Aggregation, build: (b: T) => U): () => U {
+  let from: T | undefined;
+  let generation = -1;
+  let value!: U;
+  return () => {
+    const b = base();
+    if (b !== from || generation !== aggregation.generation) {
+      generation = aggregation.generation;
+      value = build(b);
+      from = b;
+    }
+    return value;
+  };
 }
 
 export class ApiServer {
@@ -358,7 +379,10 @@ export class ApiServer {
     // upstream's name for the in-flight limits when priority and fairness is off, as it is here
     this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
     const aliases = new GroupAliases(types, o.upstreamGroupAliases);
-    const discovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`, (g) => aliases.advertised(g)));
+    // the aggregation layer, when served: extension servers' group versions, and its view of discovery and OpenAPI
+    const aggregation = features.map((f) => f.aggregation?.(started)).find((a): a is Aggregation => a !== undefined);
+    const localDiscovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`, (g) => aliases.advertised(g)));
+    const discovery = aggregation ? mergedView(localDiscovery, aggregation, (d) => aggregation.discovery(d)) : localDiscovery;
     this.health.addBootSequenceCheck({
       name: 'autoregister-completion',
       check: () => {
@@ -407,7 +431,9 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...featureRoutes, ['/metrics', metricsRoute(metrics, gatherMetrics)]])),
+      routes: aggregation
+        ? mergedView(byGeneration(types, (all) => buildOpenApi(all, (g) => aliases.advertised(g))), aggregation, (docs) => new Map([...openApiRoutes(aggregation.openApi(docs)), ...featureRoutes, ['/metrics', metricsRoute(metrics, gatherMetrics)]]))
+        : byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...featureRoutes, ['/metrics', metricsRoute(metrics, gatherMetrics)]])),
     });
     // The request path, in the order upstream's filters run: the server's own stages and the slots
     // features fill (a feature's stage is declared in its file; a new stage of the server is one line here).
@@ -429,7 +455,7 @@ export class ApiServer {
         withMaxInFlight(this.inflight.readOnly, this.inflight.mutating),
         ...slot('authorization'),
       ],
-      route(resources, nonResources),
+      aggregation ? aggregated(aggregation, route(resources, nonResources)) : route(resources, nonResources),
     );
 
     this.serve = httpAdapter(chain, featureGates.APIResponseCompression === true);

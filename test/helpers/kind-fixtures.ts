@@ -191,7 +191,31 @@ export const resourceFixtures: { apiVersion: string; kind: string; object: Json 
   { apiVersion: 'certificates.svc.io/v1alpha1', kind: 'ClusterTrustBundle', object: { metadata: { name: 'example.com:signer:roots' }, spec: { signerName: 'example.com/signer', trustBundle: '-----BEGIN CERTIFICATE-----\nAAEC\n-----END CERTIFICATE-----\n' } } },
   ...rbacFixtures(),
   ...admissionFixtures(),
+  ...aggregationFixtures(),
 ];
+
+/** Endpoints and APIService: every field, a remote APIService with its status. */
+function aggregationFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  return [
+    {
+      apiVersion: 'v1',
+      kind: 'Endpoints',
+      object: {
+        metadata: { name: 'api', namespace: 'ns1' },
+        subsets: [{ addresses: [{ ip: '10.0.0.1', hostname: 'a', nodeName: 'n1', targetRef: { kind: 'Pod', namespace: 'ns1', name: 'p' } }], notReadyAddresses: [{ ip: 'fd00::1' }], ports: [{ name: 'https', port: 443, protocol: 'TCP', appProtocol: 'https' }] }],
+      },
+    },
+    {
+      apiVersion: 'apiregistration.svc.io/v1',
+      kind: 'APIService',
+      object: {
+        metadata: { name: 'v1alpha1.wardle.example.com' },
+        spec: { service: { namespace: 'ns1', name: 'api', port: 443 }, group: 'wardle.example.com', version: 'v1alpha1', caBundle: Buffer.from('bundle').toString('base64'), groupPriorityMinimum: 1000, versionPriority: 15 },
+        status: { conditions: [{ type: 'Available', status: 'False', lastTransitionTime: '2024-05-06T07:08:09Z', reason: 'MissingEndpoints', message: 'gone' }] },
+      },
+    },
+  ];
+}
 
 /** The admissionregistration kinds: webhooks with every field, a URL and a service reference. */
 function admissionFixtures(): { apiVersion: string; kind: string; object: Json }[] {

@@ -43,6 +43,12 @@ const CHECKS = [
   'poststarthook/crd-informer-synced',
   'poststarthook/start-event-ttl-controller',
   'poststarthook/start-compactor',
+  // the aggregator's, upstream's names
+  'poststarthook/start-kube-aggregator-informers',
+  'poststarthook/apiservice-registration-controller',
+  'poststarthook/kube-apiserver-autoregistration',
+  'poststarthook/apiservice-status-available-controller',
+  'poststarthook/start-cluster-authentication-info-controller',
   'poststarthook/max-in-flight-filter',
   'autoregister-completion',
 ];

@@ -174,9 +174,9 @@ const isReview = (k: ServedKind) => REVIEWS.has(k.resource);
 
 const prefix = (k: ServedKind, spelling: string) => (k.group === '' ? `/api/${k.version}` : `/apis/${spelling}/${k.version}`);
 const apiVersionOf = (k: ServedKind, spelling: string) => (k.group === '' ? k.version : `${spelling}/${k.version}`);
-const canaryName = (k: ServedKind) => (k.resource === 'customresourcedefinitions' ? CRD_NAME : 'x');
+const canaryName = (k: ServedKind) => (k.resource === 'customresourcedefinitions' ? CRD_NAME : k.resource === 'apiservices' ? 'x.matrix.example.com' : 'x');
 /** A fresh name for `k` (a CRD's name is its plural and group). */
-const freshName = (k: ServedKind, n: string) => (k.resource === 'customresourcedefinitions' ? `${n}s.matrix.example.com` : n);
+const freshName = (k: ServedKind, n: string) => (k.resource === 'customresourcedefinitions' ? `${n}s.matrix.example.com` : k.resource === 'apiservices' ? `${n}.matrix.example.com` : n);
 
 /** One certificate request every CertificateSigningRequest of the matrix carries. */
 const MATRIX_CSR = rsaCsr({ cn: 'matrix' }).pem;
@@ -232,6 +232,13 @@ function newObject(k: ServedKind, spelling: string, name: string, ns: string, la
     case 'certificatesigningrequests':
       // a signer nobody here answers: no controller touches the request
       return { ...base, spec: { request: b64(MATRIX_CSR), signerName: 'matrix.example.com/signer', usages: ['client auth'] } };
+    case 'endpoints':
+      return { ...base, subsets: [{ addresses: [{ ip: '10.0.0.1' }], ports: [{ port: 443 }] }] };
+    case 'apiservices': {
+      // a local group version nothing serves: valid, and no request is proxied for it
+      const [version, ...group] = name.split('.');
+      return { ...base, spec: { group: group.join('.'), version, groupPriorityMinimum: 1, versionPriority: 1 } };
+    }
     case 'selfsubjectreviews':
       return { apiVersion: base.apiVersion, kind: k.kind };
     case 'tokenreviews':

@@ -30,6 +30,8 @@ t.test('the catalog lists every served kind once', async (t) => {
       'admissionregistration.svc.io/v1 ValidatingAdmissionPolicy validatingadmissionpolicies',
       'admissionregistration.svc.io/v1 ValidatingAdmissionPolicyBinding validatingadmissionpolicybindings',
       'certificates.svc.io/v1 CertificateSigningRequest certificatesigningrequests',
+      'v1 Endpoints endpoints',
+      'apiregistration.svc.io/v1 APIService apiservices',
     ],
   );
 });
@@ -40,8 +42,8 @@ t.test('every kind has TypeMeta and ObjectMeta first, a singular name and, when 
     t.equal(rt.singular, rt.kind.toLowerCase(), rt.kind);
     // kinds without columns of their own get the default Name / Created At table (upstream's CRD table)
     if (!rt.virtual && rt.tableColumns) t.ok(rt.tableColumns.some((c) => c.name === 'Name' && c.format === 'name'), `${rt.kind} has a Name column`);
-    // as v1.32's discovery: definitions and the admissionregistration kinds are in api-extensions
-    t.same(rt.categories, rt.kind === 'CustomResourceDefinition' || rt.group === 'admissionregistration.svc.io' ? ['api-extensions'] : undefined, `${rt.kind}'s categories`);
+    // as v1.32's discovery: definitions, APIServices and the admissionregistration kinds are in api-extensions
+    t.same(rt.categories, rt.kind === 'CustomResourceDefinition' || rt.kind === 'APIService' || rt.group === 'admissionregistration.svc.io' ? ['api-extensions'] : undefined, `${rt.kind}'s categories`);
     t.ok(rt.schema.name.startsWith('io.svc.'), rt.schema.name);
   }
 });

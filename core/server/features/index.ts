@@ -4,6 +4,7 @@
  */
 import type { ServerFeature } from '../feature.js';
 import { admissionFeature } from './admission.js';
+import { aggregatorFeature } from './aggregator.js';
 import { auditFeature } from './audit.js';
 import { authenticationFeature } from './authentication.js';
 import { authorizationFeature } from './authorization.js';
@@ -28,5 +29,6 @@ export function serverFeatures(): ServerFeature[] {
     controllersFeature(),
     housekeepingFeature(),
     identityFeature(),
+    aggregatorFeature(),
   ];
 }

@@ -1,0 +1,199 @@
+/**
+ * What the aggregator adds to this server's own discovery and OpenAPI (upstream's discovery and
+ * OpenAPI aggregation): /apis lists every group in APIService order (groupPriorityMinimum highest
+ * first, then name; versions by versionPriority, then kube-like version order), with the remote
+ * groups; /apis/<group> of a remote group is answered here; aggregated discovery carries each remote
+ * group version read by its last availability check, `Current` while checks pass and `Stale` once
+ * they fail; /openapi/v3 lists each remote group version's document, read from the extension server
+ * and served under this server's own hash. A remote group version never read is left out of
+ * aggregated discovery and OpenAPI, as upstream leaves out what it could not fetch.
+ */
+import { createHash } from 'node:crypto';
+import type { APIService } from '../registry/apiregistration/apiservices.js';
+import type { DeepReadonly, Lister } from '../registry/lister.js';
+import type { DiscoveryDocs } from '../server/discovery.js';
+import type { OpenApiDocs } from '../server/openapi.js';
+import { compareKubeAwareVersions } from './priorities.js';
+
+type Json = Record<string, unknown>;
+
+interface Remote {
+  group: string;
+  version: string;
+  /** Legacy APIResourceList.resources of the group version. */
+  resources: Json[];
+  fresh: boolean;
+  openapi?: { doc: Json; hash: string };
+}
+
+interface LegacyGroup {
+  name: string;
+  versions: { groupVersion: string; version: string }[];
+  preferredVersion?: { groupVersion: string; version: string };
+}
+
+/** upstream's SortedByGroupAndVersion: groups in order of their first APIService by (priority desc, name). */
+export function sortAPIServices(all: readonly DeepReadonly<APIService>[]): DeepReadonly<APIService>[][] {
+  const sorted = [...all].sort((a, b) => (b.spec.groupPriorityMinimum ?? 0) - (a.spec.groupPriorityMinimum ?? 0) || (a.metadata.name! < b.metadata.name! ? -1 : a.metadata.name! > b.metadata.name! ? 1 : 0));
+  const groups = new Map<string, DeepReadonly<APIService>[]>();
+  for (const a of sorted) groups.set(a.spec.group ?? '', [...(groups.get(a.spec.group ?? '') ?? []), a]);
+  for (const list of groups.values()) list.sort((a, b) => (b.spec.versionPriority ?? 0) - (a.spec.versionPriority ?? 0) || compareKubeAwareVersions(a.spec.version ?? '', b.spec.version ?? ''));
+  return [...groups.values()];
+}
+
+/** A legacy resource list as aggregated discovery entries (subresources under their resource). */
+function toAggregated(group: string, version: string, resources: readonly Json[]): Json[] {
+  const out = new Map<string, Json>();
+  for (const r of resources) {
+    const name = String(r.name ?? '');
+    if (name.includes('/')) continue;
+    const e: Json = {
+      resource: name,
+      responseKind: { group: (r.group as string) ?? group, version: (r.version as string) ?? version, kind: r.kind },
+      scope: r.namespaced ? 'Namespaced' : 'Cluster',
+      singularResource: r.singularName ?? '',
+      verbs: r.verbs ?? [],
+    };
+    if (Array.isArray(r.shortNames) && r.shortNames.length) e.shortNames = r.shortNames;
+    if (Array.isArray(r.categories) && r.categories.length) e.categories = r.categories;
+    out.set(name, e);
+  }
+  for (const r of resources) {
+    const [parent, sub] = String(r.name ?? '').split('/');
+    const e = sub ? out.get(parent!) : undefined;
+    if (!e) continue;
+    const subs = (e.subresources as Json[] | undefined) ?? (e.subresources = []);
+    subs.push({ subresource: sub, responseKind: { group: (r.group as string) ?? group, version: (r.version as string) ?? version, kind: r.kind }, verbs: r.verbs ?? [] });
+  }
+  return [...out.values()];
+}
+
+export class RemoteDocuments {
+  /** Bumped on every change of what the merge produces. */
+  generation = 0;
+  private readonly remotes = new Map<string, Remote>();
+
+  constructor(private readonly apiServices: Lister<APIService>) {
+    apiServices.onChange(() => this.generation++);
+  }
+
+  /** A passed check's discovery answer (undefined: the check failed, what was read goes stale). */
+  discovered(a: DeepReadonly<APIService>, body: Buffer | undefined): void {
+    const name = a.metadata.name!;
+    const had = this.remotes.get(name);
+    if (!body) {
+      if (had?.fresh) {
+        had.fresh = false;
+        this.generation++;
+      }
+      return;
+    }
+    let list: { resources?: Json[] };
+    try {
+      list = JSON.parse(body.toString('utf8')) as { resources?: Json[] };
+    } catch {
+      if (had?.fresh) (had.fresh = false), this.generation++;
+      return;
+    }
+    const resources = Array.isArray(list?.resources) ? list.resources : [];
+    const next: Remote = { group: a.spec.group ?? '', version: a.spec.version ?? '', resources, fresh: true, ...(had?.openapi ? { openapi: had.openapi } : {}) };
+    if (had && had.fresh && JSON.stringify(had.resources) === JSON.stringify(resources)) return;
+    this.remotes.set(name, next);
+    this.generation++;
+  }
+
+  /** Whether the group version's OpenAPI document is still to be read. */
+  wantsOpenApi(name: string): boolean {
+    return !this.remotes.get(name)?.openapi;
+  }
+
+  openApiRead(name: string, doc: Json): void {
+    const r = this.remotes.get(name);
+    if (!r) return;
+    r.openapi = { doc, hash: createHash('sha512').update(JSON.stringify(doc)).digest('hex').toUpperCase() };
+    this.generation++;
+  }
+
+  forget(name: string): void {
+    if (this.remotes.delete(name)) this.generation++;
+  }
+
+  /** The discovery documents with the APIServices' order and the remote groups. */
+  mergeDiscovery(local: DiscoveryDocs): DiscoveryDocs {
+    const ordered = sortAPIServices(this.apiServices.list());
+    const localList = (local.byPath.get('/apis') as { groups: LegacyGroup[] } | undefined)?.groups ?? [];
+    const localByName = new Map(localList.map((g) => [g.name, g]));
+    const rank = new Map<string, number>();
+    ordered.forEach((list, i) => rank.set(list[0]!.spec.group ?? '', i));
+    const versionOrder = new Map<string, string[]>(ordered.map((list) => [list[0]!.spec.group ?? '', list.map((a) => a.spec.version ?? '')]));
+    const remoteGroups = new Map<string, string[]>();
+    for (const list of ordered) {
+      const remote = list.filter((a) => a.spec.service).map((a) => a.spec.version ?? '');
+      if (remote.length && list[0]!.spec.group) remoteGroups.set(list[0]!.spec.group, remote);
+    }
+    const byPath = new Map(local.byPath);
+    const groups: LegacyGroup[] = [];
+    const names = new Set<string>([...localList.map((g) => g.name), ...remoteGroups.keys()]);
+    const canonicalOf = (name: string): string => (name.endsWith('.k8s.io') && localByName.has(name.replace(/\.k8s\.io$/, '.svc.io')) ? name.replace(/\.k8s\.io$/, '.svc.io') : name);
+    const localIndex = new Map(localList.map((g, i) => [g.name, i]));
+    const key = (name: string): [number, number, number] => {
+      const canonical = canonicalOf(name);
+      const r = rank.get(canonical);
+      return [r ?? Number.MAX_SAFE_INTEGER, r === undefined ? (localIndex.get(canonical) ?? 0) : 0, canonical === name ? 0 : 1];
+    };
+    const sortedNames = [...names].sort((a, b) => {
+      const x = key(a);
+      const y = key(b);
+      return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+    });
+    for (const name of sortedNames) {
+      const own = localByName.get(name);
+      const versions = new Set<string>(own?.versions.map((v) => v.version) ?? []);
+      for (const v of remoteGroups.get(name) ?? []) versions.add(v);
+      const order = versionOrder.get(canonicalOf(name)) ?? [];
+      const vs = [...versions].sort((a, b) => {
+        const ia = order.indexOf(a);
+        const ib = order.indexOf(b);
+        return (ia < 0 ? Number.MAX_SAFE_INTEGER : ia) - (ib < 0 ? Number.MAX_SAFE_INTEGER : ib);
+      });
+      const entries = vs.map((v) => ({ groupVersion: `${name}/${v}`, version: v }));
+      const g: LegacyGroup = { name, versions: entries, preferredVersion: entries[0]! };
+      groups.push(g);
+      if (!own || remoteGroups.has(name)) byPath.set(`/apis/${name}`, { kind: 'APIGroup', apiVersion: 'v1', ...g });
+    }
+    byPath.set('/apis', { kind: 'APIGroupList', apiVersion: 'v1', groups });
+
+    const localItems = new Map((local.aggregated.apis as { metadata: { name: string } }[]).map((i) => [i.metadata.name, i as Json]));
+    const items: unknown[] = [];
+    for (const g of groups) {
+      const item = localItems.get(g.name);
+      const remote = [...this.remotes.values()].filter((r) => r.group === g.name);
+      if (!remote.length) {
+        if (item) items.push(item);
+        continue;
+      }
+      const versions = [...((item?.versions as Json[] | undefined) ?? [])];
+      for (const r of remote) versions.push({ version: r.version, resources: toAggregated(r.group, r.version, r.resources), freshness: r.fresh ? 'Current' : 'Stale' });
+      const order = g.versions.map((v) => v.version);
+      versions.sort((a, b) => order.indexOf(String(a.version)) - order.indexOf(String(b.version)));
+      items.push({ metadata: { name: g.name, creationTimestamp: null }, versions });
+    }
+    return { byPath, aggregated: { api: local.aggregated.api, apis: items } };
+  }
+
+  /** The OpenAPI documents with those of the remote group versions. */
+  mergeOpenApi(local: OpenApiDocs): OpenApiDocs {
+    const remote = [...this.remotes.values()].filter((r) => r.openapi && this.apiServices.get('', `${r.version}.${r.group}`)?.spec.service);
+    if (!remote.length) return local;
+    const byGroupVersion = new Map(local.byGroupVersion);
+    const hashes = new Map(local.hashes);
+    const paths = { ...((local.index.paths as Json) ?? {}) };
+    for (const r of remote) {
+      const gv = `apis/${r.group}/${r.version}`;
+      byGroupVersion.set(gv, r.openapi!.doc);
+      hashes.set(gv, r.openapi!.hash);
+      paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${r.openapi!.hash}` };
+    }
+    return { index: { ...local.index, paths }, byGroupVersion, hashes };
+  }
+}

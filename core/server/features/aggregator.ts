@@ -1,0 +1,198 @@
+/**
+ * The aggregation layer (upstream's kube-aggregator in front of the API server): APIServices
+ * (core/registry/apiregistration/), requests of remote group versions proxied to extension API
+ * servers (core/aggregator/proxy.ts), Local APIServices registered for the served group versions
+ * (autoregister.ts), their Available condition kept (availability.ts), discovery and OpenAPI merged
+ * (documents.ts), and the ConfigMap svc-system/extension-apiserver-authentication published for
+ * extension servers (authentication-configmap.ts). The controllers run in the process that does the
+ * server's housekeeping; every process proxies, reading APIServices through its listers.
+ */
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { rbacEnabled } from '../../authz/factory.js';
+import { AuthenticationConfigMapPublisher, authenticationData, readerRoleObjects } from '../../aggregator/authentication-configmap.js';
+import { aggregatorIdentity, AvailabilityController, availabilityMetrics } from '../../aggregator/availability.js';
+import { AutoRegisterController } from '../../aggregator/autoregister.js';
+import { RemoteDocuments } from '../../aggregator/documents.js';
+import { AggregatorProxy } from '../../aggregator/proxy.js';
+import { ServiceResolver } from '../../aggregator/resolver.js';
+import { fetchFrom, HOP_HEADER, type IdentityHeaderNames, identityHeaders, type ProxyClientCertificate, readProxyClientCertificate, Transports } from '../../aggregator/transport.js';
+import { StatusError } from '../../api/status.js';
+import { type APIService, isAvailable } from '../../registry/apiregistration/apiservices.js';
+import type { Endpoints } from '../../registry/core/endpoints.js';
+import type { DeepReadonly } from '../../registry/lister.js';
+import type { Aggregation, ServerFeature } from '../feature.js';
+
+const APISERVICES = 'apiregistration.svc.io/v1/apiservices';
+const ENDPOINTS = '/v1/endpoints';
+const CONFIGMAPS = '/v1/configmaps';
+const RECHECK_MS = 30_000;
+
+export function aggregatorFeature(): ServerFeature {
+  let client: ProxyClientCertificate | undefined;
+  let aggregation: Aggregation | undefined;
+  const stops: (() => void)[] = [];
+  return {
+    name: 'aggregator',
+    configure(c) {
+      client = readProxyClientCertificate(c.opts.proxyClientCertFile, c.opts.proxyClientKeyFile);
+    },
+    async start(c) {
+      const rt = c.types.get(APISERVICES);
+      if (!rt) return;
+      const o = c.opts;
+      const apiServices = c.lister().for<APIService>(rt);
+      const endpointsType = c.types.get(ENDPOINTS);
+      const endpoints = o.enableAggregatorRouting && endpointsType ? c.lister().for<Endpoints>(endpointsType) : undefined;
+      const resolver = new ServiceResolver(endpoints);
+      const transports = new Transports(client);
+      stops.push(() => transports.close());
+      const names: IdentityHeaderNames = {
+        user: o.requestheaderUsernameHeaders[0]?.toLowerCase() ?? 'x-remote-user',
+        uid: o.requestheaderUidHeaders[0]?.toLowerCase(),
+        group: o.requestheaderGroupHeaders[0]?.toLowerCase() ?? 'x-remote-group',
+        extraPrefix: o.requestheaderExtraHeadersPrefix[0]?.toLowerCase() ?? 'x-remote-extra-',
+      };
+      const instanceId = randomUUID();
+      const documents = new RemoteDocuments(apiServices);
+      let availability: AvailabilityController | undefined;
+      const proxy = new AggregatorProxy({
+        apiServices,
+        resolver,
+        transports,
+        names,
+        identityHeaderPrefixes: ['x-remote-', ...o.requestheaderUsernameHeaders, ...o.requestheaderUidHeaders, ...o.requestheaderGroupHeaders, ...o.requestheaderExtraHeadersPrefix].map((h) => h.toLowerCase()),
+        instanceId,
+        maxRequestBodyBytes: o.maxRequestBodyBytes,
+        onBackendError: (name) => availability?.recheck(name),
+      });
+      aggregation = {
+        intercept: (s) => proxy.intercept(s),
+        get generation() {
+          return documents.generation;
+        },
+        discovery: (d) => documents.mergeDiscovery(d),
+        openApi: (d) => documents.mergeOpenApi(d),
+      };
+      const informers = c.lister().whenReady(rt);
+      c.addPostStartHook('start-kube-aggregator-informers', informers);
+      await informers;
+      // the OpenAPI document of a remote group version, read once it passes a check
+      const readOpenApi = async (a: DeepReadonly<APIService>): Promise<void> => {
+        const name = a.metadata.name!;
+        if (!documents.wantsOpenApi(name)) return;
+        const target = resolver.resolve(a.spec.service!);
+        const agent = transports.agentFor(a, target.serverName);
+        const headers = [['accept', 'application/json'] as [string, string], ...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId] as [string, string]];
+        const index = await fetchFrom(agent, target, '/openapi/v3', headers, 5000);
+        if (index.status !== 200) return;
+        const gv = `apis/${a.spec.group}/${a.spec.version}`;
+        const url = (JSON.parse(index.body.toString('utf8')) as { paths?: Record<string, { serverRelativeURL?: string }> }).paths?.[gv]?.serverRelativeURL;
+        if (!url) return;
+        const doc = await fetchFrom(agent, target, url, headers, 5000);
+        if (doc.status === 200) documents.openApiRead(name, JSON.parse(doc.body.toString('utf8')) as Record<string, unknown>);
+      };
+      if (!c.housekeeping) {
+        // another acceptor: the controllers run in the first one; this one reads the remote documents itself
+        const refresh = async (a: DeepReadonly<APIService>): Promise<void> => {
+          if (!a.spec.service || !isAvailable(a as APIService)) return documents.discovered(a, undefined);
+          const path = `/apis/${a.spec.group}/${a.spec.version}`;
+          try {
+            const target = resolver.resolve(a.spec.service);
+            const headers = [['accept', 'application/json'] as [string, string], ...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId] as [string, string]];
+            const r = await fetchFrom(transports.agentFor(a, target.serverName), target, path, headers, 5000);
+            documents.discovered(a, r.status >= 200 && r.status < 300 ? r.body : undefined);
+            if (r.status >= 200 && r.status < 300) await readOpenApi(a);
+          } catch {
+            documents.discovered(a, undefined);
+          }
+        };
+        const refreshAll = () => {
+          for (const a of apiServices.list()) if (a.spec.service) void refresh(a);
+        };
+        stops.push(
+          apiServices.onChange((ev) => {
+            if (ev.type !== 'DELETED') return void refresh(ev.object);
+            documents.forget(ev.object.metadata.name!);
+            transports.drop(ev.object.metadata.name!);
+          }),
+        );
+        const timer = setInterval(refreshAll, o.aggregatorRecheckMs ?? RECHECK_MS);
+        timer.unref();
+        stops.push(() => clearInterval(timer));
+        refreshAll();
+        return;
+      }
+      const writer = c.client.as(aggregatorIdentity);
+      availability = new AvailabilityController({
+        client: writer,
+        rt,
+        apiServices,
+        endpoints,
+        resolver,
+        transports,
+        names,
+        instanceId,
+        recheckMs: o.aggregatorRecheckMs ?? RECHECK_MS,
+        metrics: availabilityMetrics(c.metrics),
+        onDiscovery: (name, body) => {
+          const a = apiServices.get('', name);
+          if (!a) return;
+          documents.discovered(a, body);
+          if (body) readOpenApi(a).catch((e: Error) => c.log.info(`aggregator: OpenAPI of ${name}: ${e.message}`, undefined, 2));
+        },
+        onDeleted: (name) => {
+          documents.forget(name);
+          transports.drop(name);
+        },
+      });
+      const autoregister = new AutoRegisterController(writer, rt, apiServices, c.types);
+      stops.push(() => autoregister.stop(), () => availability?.stop());
+      const registered = autoregister.start();
+      c.addPostStartHook('apiservice-registration-controller', registered);
+      c.addPostStartHook('kube-apiserver-autoregistration', registered);
+      await registered;
+      const settled = availability.start();
+      c.addPostStartHook('apiservice-status-available-controller', settled);
+      await settled;
+      // the ConfigMap extension servers read to trust this server's proxy, and who may read it
+      const cmType = c.types.get(CONFIGMAPS);
+      if (cmType) {
+        const publisher = new AuthenticationConfigMapPublisher(
+          writer,
+          cmType,
+          c.lister().for(cmType),
+          authenticationData({
+            // the bundle client certificates are verified against (--client-ca-file, or the generated CA)
+            clientCA: c.tls.clientCA,
+            requestHeaderCA: o.requestheaderClientCAFile ? readFileSync(o.requestheaderClientCAFile, 'utf8') : '',
+            usernameHeaders: o.requestheaderUsernameHeaders,
+            uidHeaders: o.requestheaderUidHeaders,
+            groupHeaders: o.requestheaderGroupHeaders,
+            extraHeaderPrefixes: o.requestheaderExtraHeadersPrefix,
+            allowedNames: o.requestheaderAllowedNames,
+          }),
+        );
+        stops.push(() => publisher.stop());
+        const published = publisher.start();
+        c.addPostStartHook('start-cluster-authentication-info-controller', published);
+        await published;
+      }
+      const roleType = c.types.get('rbac.authorization.svc.io/v1/roles');
+      const bindingType = c.types.get('rbac.authorization.svc.io/v1/rolebindings');
+      if (roleType && bindingType && rbacEnabled(o)) {
+        const { role, binding } = readerRoleObjects('rbac.authorization.svc.io');
+        for (const [t, obj] of [[roleType, role], [bindingType, binding]] as const) {
+          if (c.lister().for(t).get(obj.metadata.namespace!, obj.metadata.name!)) continue;
+          await writer.create(t, obj).catch((e: unknown) => {
+            if (!(e instanceof StatusError && e.code === 409)) throw e;
+          });
+        }
+      }
+    },
+    aggregation: () => aggregation,
+    stop() {
+      for (const fn of stops.splice(0).reverse()) fn();
+    },
+  };
+}
