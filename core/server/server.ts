@@ -351,8 +351,6 @@ export class ApiServer {
       addPostStartHook: (name, done) => this.health.addPostStartHook(name, done),
     };
     for (const f of features) await f.start?.(started);
-    // upstream's name for the in-flight limits when priority and fairness is off, as it is here
-    this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
     const aliases = new GroupAliases(types, o.upstreamGroupAliases);
     const discovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`, (g) => aliases.advertised(g)));
     this.health.addBootSequenceCheck({
@@ -422,7 +420,8 @@ export class ApiServer {
         ...slot('authentication'),
         ...slot('audit'),
         ...slot('impersonation'),
-        withMaxInFlight(this.inflight.readOnly, this.inflight.mutating),
+        // API Priority and Fairness (features/flowcontrol.ts) or, when it is off, the in-flight limits
+        ...(slots.flowcontrol ? [slots.flowcontrol] : [withMaxInFlight(this.inflight.readOnly, this.inflight.mutating)]),
         ...slot('authorization'),
       ],
       route(resources, nonResources),
