@@ -225,6 +225,11 @@ function newObject(k: ServedKind, spelling: string, name: string, ns: string, la
       return { ...base, spec: { policyName: 'matrix-no-such-policy', validationActions: ['Deny'] } };
     case 'resourcequotas':
       return { ...base, spec: { hard: {} } };
+    case 'flowschemas':
+      // a schema nothing matches (no subject is this user), at a level of its own
+      return { ...base, spec: { priorityLevelConfiguration: { name: 'matrix-level' }, matchingPrecedence: 9999, rules: [{ subjects: [{ kind: 'User', user: { name: 'matrix-nobody' } }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/matrix'] }] }] } };
+    case 'prioritylevelconfigurations':
+      return { ...base, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, limitResponse: { type: 'Reject' } } } };
     case 'selfsubjectreviews':
       return { apiVersion: base.apiVersion, kind: k.kind };
     case 'tokenreviews':

@@ -29,6 +29,8 @@ t.test('the catalog lists every served kind once', async (t) => {
       'admissionregistration.svc.io/v1 MutatingWebhookConfiguration mutatingwebhookconfigurations',
       'admissionregistration.svc.io/v1 ValidatingAdmissionPolicy validatingadmissionpolicies',
       'admissionregistration.svc.io/v1 ValidatingAdmissionPolicyBinding validatingadmissionpolicybindings',
+      'flowcontrol.apiserver.svc.io/v1 FlowSchema flowschemas',
+      'flowcontrol.apiserver.svc.io/v1 PriorityLevelConfiguration prioritylevelconfigurations',
     ],
   );
 });
