@@ -263,7 +263,6 @@ export class QueueSet {
     this.setActive(queue);
     this.noteDemand();
     w.timer = setTimeout(() => this.reject(w, 'time-out'), this.waitLimitMs);
-    w.timer.unref?.();
     this.dispatch();
     return new Pending(result, () => this.reject(w, 'cancelled'), w);
   }
