@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn aliases overload rbac audit grpc etcd threads scale`; `--duration=N` seconds per load (default 10);
+ * `npm run bench -- http watch list apply authn aliases overload rbac audit grpc etcd threads scale apf`; `--duration=N` seconds per load (default 10);
  * `--scale-objects=N` ConfigMaps stored for the scale group (default 100,000).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
@@ -23,6 +23,7 @@ import { auditCost } from './scenarios/audit.js';
 import { admissionCost } from './scenarios/admission.js';
 import { threadShares } from './scenarios/threads.js';
 import { scale, scaleRows } from './scenarios/scale.js';
+import { apfGet, apfIsolation } from './scenarios/apf.js';
 import { acceptorCount } from '../core/server/acceptors.js';
 
 const args = process.argv.slice(2);
@@ -235,6 +236,46 @@ async function main(): Promise<void> {
       }
     }
     sections.push(table(['scenario (admission)', 'mode', 'without req/s', 'with req/s', 'with p99', 'with / without (median of 3 rounds)', 'server CPU per request: without / with', 'target', 'errors'], rows));
+  }
+  if (want('apf')) {
+    const getRows = await apfGet(duration);
+    for (const r of getRows) console.log(`  ${r.scenario}: APF ${fmt(r.on.rps)}, off ${fmt(r.off.rps)} req/s (${fmt(r.ratio)}%)`);
+    sections.push(
+      table(
+        ['scenario (API Priority and Fairness)', 'APF req/s', 'APF p99', 'off req/s', 'off p99', 'APF / off (median of 3 rounds)', 'target', 'errors'],
+        getRows.map((r) => [
+          r.scenario,
+          fmt(r.on.rps),
+          `${fmt(r.on.p99)} ms`,
+          fmt(r.off.rps),
+          `${fmt(r.off.p99)} ms`,
+          `${fmt(r.ratio)}%`,
+          r.ratio >= 95 ? 'holds (>= 95%)' : 'below 95%',
+          r.on.errors + r.on.non2xx + r.off.errors + r.off.non2xx ? `${r.on.errors + r.off.errors} errors, ${r.on.non2xx + r.off.non2xx} non-2xx` : '',
+        ]),
+      ),
+    );
+    const iso = await apfIsolation(duration);
+    for (const r of iso) console.log(`  isolation [${r.mode}]: heartbeat p99 ${fmt(r.alone.p99, 1)} ms alone, ${fmt(r.flooded.p99, 1)} ms flooded; flood 429s ${fmt(r.flood429)} of ${fmt(r.floodAnswers)}`);
+    sections.push(
+      table(
+        ['isolation: 5,000 node heartbeats vs one user flooding LISTs of 2,000', 'heartbeat p50 / p99 alone', 'p50 / p99 flooded', 'flooded / alone p99', 'heartbeats refused', 'flood answers', 'flood 429', 'flood other errors', 'target'],
+        iso.map((r) => {
+          const ratio = r.flooded.p99 / Math.max(0.001, r.alone.p99);
+          return [
+            r.mode,
+            `${fmt(r.alone.p50, 1)} / ${fmt(r.alone.p99, 1)} ms`,
+            `${fmt(r.flooded.p50, 1)} / ${fmt(r.flooded.p99, 1)} ms`,
+            `${fmt(ratio, 2)}x`,
+            `${r.alone.refused + r.flooded.refused} of ${fmt(r.alone.puts + r.flooded.puts)}`,
+            fmt(r.floodAnswers),
+            fmt(r.flood429),
+            fmt(r.floodOther),
+            ratio <= 2 && r.alone.refused + r.flooded.refused === 0 && r.flood429 > 0 ? 'holds' : 'not met (p99 <= 2x, none refused, flood 429s)',
+          ];
+        }),
+      ),
+    );
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards
