@@ -28,8 +28,8 @@ const TOKENS = [
 const LEASES = 5000;
 const RENEW_SECONDS = 10;
 const FLOOD_OBJECTS = 2000;
-/** Connections the flood generator keeps busy, each with one LIST in flight. */
-const FLOOD_CONNECTIONS = 256;
+/** Connections the flood generator keeps busy, each with one LIST in flight: more than one flow may queue (6 queues of 50). */
+const FLOOD_CONNECTIONS = 512;
 const GET_ROUNDS = 3;
 
 export interface ApfGetRow {
