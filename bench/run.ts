@@ -238,7 +238,9 @@ async function main(): Promise<void> {
     sections.push(table(['scenario (admission)', 'mode', 'without req/s', 'with req/s', 'with p99', 'with / without (median of 3 rounds)', 'server CPU per request: without / with', 'target', 'errors'], rows));
   }
   if (want('apf')) {
-    const getRows = await apfGet(duration);
+    // --case=get or --case=isolation runs one part
+    const only = args.find((a) => a.startsWith('--case='))?.slice('--case='.length).split(',') ?? ['get', 'isolation'];
+    const getRows = only.includes('get') ? await apfGet(duration) : [];
     for (const r of getRows) console.log(`  ${r.scenario}: APF ${fmt(r.on.rps)}, off ${fmt(r.off.rps)} req/s (${fmt(r.ratio)}%)`);
     sections.push(
       table(
@@ -255,7 +257,7 @@ async function main(): Promise<void> {
         ]),
       ),
     );
-    const iso = await apfIsolation(duration);
+    const iso = only.includes('isolation') ? await apfIsolation(duration) : [];
     for (const r of iso) console.log(`  isolation [${r.mode}]: heartbeat p99 ${fmt(r.alone.p99, 1)} ms alone, ${fmt(r.flooded.p99, 1)} ms flooded; flood 429s ${fmt(r.flood429)} of ${fmt(r.floodAnswers)}`);
     sections.push(
       table(

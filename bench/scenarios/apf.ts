@@ -11,7 +11,8 @@
  *
  * Both servers run with AlwaysAllow authorization, so that the figures are APF's and not RBAC's.
  */
-import autocannon from 'autocannon';
+import { spawn } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { type Mode, H2Client, load, type LoadResult, median, percentile, type Proc, SetupClient, sleep, startApiServer, WARMUP_SECONDS } from '../lib.js';
 import { LEASE_NS, NodeLeases } from './heartbeat.js';
 
@@ -56,6 +57,24 @@ export interface IsolationRow {
 }
 
 const auth = (token: string) => ({ authorization: `Bearer ${token}` });
+const generatorPath = fileURLToPath(new URL('../load-generator.js', import.meta.url));
+
+interface FloodResult {
+  codes: Record<string, number>;
+  errors: number;
+  timeouts: number;
+}
+
+/** autocannon in its own process, so that the flood's answers do not slow the bench's own measurements. */
+function floodProcess(opts: Record<string, unknown>): Promise<FloodResult> {
+  return new Promise((resolve, reject) => {
+    const p = spawn(process.execPath, [generatorPath, JSON.stringify(opts)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    p.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    p.on('error', reject);
+    p.on('exit', (code) => (code === 0 ? resolve(JSON.parse(out) as FloodResult) : reject(new Error(`load generator exited ${code}`))));
+  });
+}
 const CSI = '/apis/storage.svc.io/v1/csidrivers/bench.csi.example.com';
 
 async function server(apf: boolean): Promise<Proc> {
@@ -138,9 +157,9 @@ async function isolation(mode: Mode, duration: number): Promise<IsolationRow> {
     const clients = Array.from({ length: NODE_USERS }, (_, i) => new H2Client(s.url, s.ca, 1, auth(nodeToken(i))));
     try {
       const alone = await heartbeats(clients, nodes, duration);
-      let flood: Promise<autocannon.Result> | undefined;
+      let flood: Promise<FloodResult> | undefined;
       const flooded = await heartbeats(clients, nodes, duration, () => {
-        flood = autocannon({
+        flood = floodProcess({
           url: `${s.url}/api/v1/namespaces/flood/configmaps`,
           headers: auth(FLOOD_TOKEN),
           connections: FLOOD_CONNECTIONS,
@@ -150,9 +169,8 @@ async function isolation(mode: Mode, duration: number): Promise<IsolationRow> {
         });
       });
       const f = await flood!;
-      const codes = f.statusCodeStats as unknown as Record<string, { count: number }>;
-      const count = (c: string) => codes[c]?.count ?? 0;
-      const answers = Object.values(codes).reduce((a, c) => a + c.count, 0);
+      const count = (c: string) => f.codes[c] ?? 0;
+      const answers = Object.values(f.codes).reduce((a, c) => a + c, 0);
       return { mode: mode.name, alone, flooded, floodAnswers: answers, flood429: count('429'), floodOther: answers - count('200') - count('429') + f.errors + f.timeouts };
     } finally {
       for (const c of clients) c.close();
