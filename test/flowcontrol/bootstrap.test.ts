@@ -117,7 +117,11 @@ t.test('a real server keeps the configuration at every start: mandatory objects 
     const r = await s.admin.put(path, o);
     t.equal(r.status, 200, `PUT ${path}: ${r.text.slice(0, 200)}`);
   };
-  await put(`${PL}/catch-all`, (o) => (o.spec.limited.nominalConcurrencyShares = 50));
+  const refused = await s.admin.put(`${PL}/catch-all`, { ...(await s.admin.get(`${PL}/catch-all`)).json, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 50, limitResponse: { type: 'Reject' } } } });
+  t.equal(refused.status, 422, 'the mandatory catch-all level keeps its fixed spec');
+  t.match(refused.json?.message, /spec of 'catch-all' must equal the fixed value/);
+  await put(`${PL}/exempt`, (o) => (o.spec.exempt.nominalConcurrencyShares = 10));
+  t.equal((await s.admin.delete(`${PL}/catch-all`)).status, 200, 'a mandatory level may be deleted');
   await put(`${PL}/workload-low`, (o) => {
     o.metadata.annotations[AUTO_UPDATE_ANNOTATION] = 'false';
     o.spec.limited.nominalConcurrencyShares = 7;
@@ -134,7 +138,8 @@ t.test('a real server keeps the configuration at every start: mandatory objects 
   s = await startServer([], dir);
   t.teardown(() => s.stop());
   const after = async (name: string) => (await s.admin.get(`${PL}/${name}`)).json;
-  t.equal((await after('catch-all')).spec.limited.nominalConcurrencyShares, 5, 'mandatory catch-all restored');
+  t.equal((await after('catch-all')).spec.limited.nominalConcurrencyShares, 5, 'the deleted mandatory catch-all is created again');
+  t.equal((await after('exempt')).spec.exempt.nominalConcurrencyShares, 0, "the mandatory exempt level's spec is restored");
   t.equal((await after('workload-low')).spec.limited.nominalConcurrencyShares, 7, 'suggested with autoupdate-spec false: kept');
   t.equal((await after('global-default')).spec.limited.nominalConcurrencyShares, 20, 'suggested with autoupdate-spec true: restored');
   t.equal((await s.admin.get(`${FS}/probes`)).status, 200, 'a deleted suggested FlowSchema is created again');

@@ -55,6 +55,16 @@ t.test("FlowSchema validation as upstream's ValidateFlowSchema", async (t) => {
     ['precedence negative', okFs({ matchingPrecedence: -3 }), ['spec.matchingPrecedence: Invalid value: -3: must be a positive value']],
     ['unknown distinguisher', okFs({ distinguisherMethod: { type: 'ByColour' } }), ['spec.distinguisherMethod.type: Unsupported value: "ByColour": supported values: "ByNamespace", "ByUser"']],
     ['no priority level', okFs({ priorityLevelConfiguration: { name: '' } }), ['spec.priorityLevelConfiguration.name: Required value: must reference a priority level']],
+    ['precedence 1 is the exempt schema\'s', okFs({ matchingPrecedence: 1 }), ["spec.matchingPrecedence: Invalid value: 1: only the schema named 'exempt' may have matchingPrecedence 1"]],
+    ['an unsupported verb', okFs({ rules: [{ subjects: [group('g')], nonResourceRules: [{ verbs: ['fly'], nonResourceURLs: ['/x'] }] }] }), ['spec.rules[0].nonResourceRules[0].verbs: Unsupported value: ["fly"]: supported values: "create", "delete", "deletecollection", "get", "list", "patch", "proxy", "update", "watch"']],
+    [
+      'a service account without a namespace, and a bad namespace in a rule',
+      okFs({ rules: [{ subjects: [{ kind: 'ServiceAccount', serviceAccount: { name: 'x' } }], resourceRules: [{ verbs: ['get'], apiGroups: [''], resources: ['pods'], namespaces: ['Bad_NS'] }] }] }),
+      [
+        'spec.rules[0].subjects[0].serviceAccount.namespace: Required value: must specify namespace for service account',
+        `spec.rules[0].resourceRules[0].namespaces[0]: Invalid value: "Bad_NS": each member of this list must be '*' or a DNS-1123 label; a lowercase RFC 1123 label must consist of lower case alphanumeric characters or '-', and must start and end with an alphanumeric character (e.g. 'my-name',  or '123-abc', regex used for validation is '[a-z0-9]([-a-z0-9]*[a-z0-9])?')`,
+      ],
+    ],
     ['unknown subject kind', okFs({ rules: [{ subjects: [{ kind: 'Robot' }], ...everything }] }), ['spec.rules[0].subjects[0].kind: Unsupported value: "Robot": supported values: "Group", "ServiceAccount", "User"']],
     [
       'a subject with the wrong member',
@@ -102,7 +112,10 @@ t.test("PriorityLevelConfiguration validation as upstream's ValidatePriorityLeve
     [
       'exempt and limited both set (type Exempt)',
       pl({ type: 'Exempt', limited: { nominalConcurrencyShares: 1, limitResponse: { type: 'Reject' } }, exempt: {} }, 'exempt'),
-      ['spec.limited: Forbidden: must be nil if the type is not Limited'],
+      [
+        'spec.limited: Forbidden: must be nil if the type is not Limited',
+        `spec: Invalid value: {"type":"Exempt","limited":{"nominalConcurrencyShares":1,"limitResponse":{"type":"Reject"},"lendablePercent":0},"exempt":{"nominalConcurrencyShares":0,"lendablePercent":0}}: spec of 'exempt' except the 'spec.exempt' field must equal the fixed value`,
+      ],
     ],
     [
       'exempt and limited both set (type Limited)',
@@ -111,6 +124,7 @@ t.test("PriorityLevelConfiguration validation as upstream's ValidatePriorityLeve
     ],
     ['Exempt under another name', pl({ type: 'Exempt' }, 'other'), ["spec.type: Invalid value: \"Exempt\": must be 'Exempt' if and only if `name` is 'exempt'"]],
     ['Limited without limits', pl({ type: 'Limited' }), ['spec.limited: Required value: must not be empty when type is Limited']],
+    ['the exempt level may change its exempt field', pl({ type: 'Exempt', exempt: { nominalConcurrencyShares: 10, lendablePercent: 50 } }, 'exempt'), []],
     ['unknown type', pl({ type: 'Sometimes' }), ['spec.type: Unsupported value: "Sometimes": supported values: "Exempt", "Limited"']],
   ];
   for (const [name, obj, want] of rows) t.same(create(priorityLevelConfigurations, obj).errors, want, name);

@@ -9,7 +9,7 @@
 import { type FieldError, fieldErrors } from '../../api/field-errors.js';
 import { metadataAgeColumn, metadataNameColumn } from '../../api/objectmeta.js';
 import type { ApiObject } from '../../api/types.js';
-import { isDNS1123Label, isDNS1123Subdomain, isValidPathSegmentName, jsonEqual } from '../../api/validation.js';
+import { isDNS1123Label, isDNS1123Subdomain, jsonEqual } from '../../api/validation.js';
 import { objectSchema } from '../../schema/meta.js';
 import { s } from '../../schema/schema.js';
 import type { ResourceType, SubresourceType } from '../resource-type.js';
@@ -71,6 +71,9 @@ export const DISTINGUISHER_METHODS = ['ByNamespace', 'ByUser'] as const;
 export const SUBJECT_KINDS = ['Group', 'ServiceAccount', 'User'] as const;
 /** `*` as a verb, group, resource, namespace, name or URL matches every one. */
 export const WILDCARD = '*';
+/** The verbs a rule may name besides `*` (upstream's supportedVerbs). */
+export const SUPPORTED_VERBS = ['create', 'delete', 'deletecollection', 'get', 'list', 'patch', 'proxy', 'update', 'watch'] as const;
+const NS_ERR_INTRO = "each member of this list must be '*' or a DNS-1123 label; ";
 
 export const conditionSchema = (name: string) =>
   s.struct(
@@ -208,7 +211,7 @@ function validateSubject(sub: Subject, path: string): FieldError[] {
       else {
         if (!sa.name) errs.push(fieldErrors.required(`${path}.serviceAccount.name`));
         else if (sa.name !== WILDCARD) for (const m of isDNS1123Subdomain(sa.name)) errs.push(fieldErrors.invalid(`${path}.serviceAccount.name`, sa.name, m));
-        if (!sa.namespace) errs.push(fieldErrors.required(`${path}.serviceAccount.namespace`));
+        if (!sa.namespace) errs.push(fieldErrors.required(`${path}.serviceAccount.namespace`, 'must specify namespace for service account'));
         else for (const m of isDNS1123Label(sa.namespace)) errs.push(fieldErrors.invalid(`${path}.serviceAccount.namespace`, sa.namespace, m));
       }
       forbid('user', 'User');
@@ -233,11 +236,16 @@ function validateSubject(sub: Subject, path: string): FieldError[] {
   return errs;
 }
 
+function validateVerbs(verbs: readonly string[], path: string): FieldError[] {
+  if (!verbs.length) return [fieldErrors.required(`${path}.verbs`, 'verbs must contain at least one value')];
+  if (hasWildcard(verbs)) return verbs.length > 1 ? [fieldErrors.invalid(`${path}.verbs`, verbs, "if '*' is present, must not specify other verbs")] : [];
+  return verbs.every((v) => (SUPPORTED_VERBS as readonly string[]).includes(v)) ? [] : [fieldErrors.notSupported(`${path}.verbs`, verbs, SUPPORTED_VERBS)];
+}
+
 function validateResourceRule(rule: ResourcePolicyRule, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const verbs = rule.verbs ?? [];
-  if (!verbs.length) errs.push(fieldErrors.required(`${path}.verbs`, 'verbs must contain at least one value'));
-  else if (hasWildcard(verbs) && verbs.length > 1) errs.push(fieldErrors.invalid(`${path}.verbs`, verbs, "if '*' is present, must not specify other verbs"));
+  errs.push(...validateVerbs(verbs, path));
   const groups = rule.apiGroups ?? [];
   if (!groups.length) errs.push(fieldErrors.required(`${path}.apiGroups`, 'resource rules must supply at least one api group'));
   else if (hasWildcard(groups) && groups.length > 1) errs.push(fieldErrors.invalid(`${path}.apiGroups`, groups, "if '*' is present, must not specify other api groups"));
@@ -248,15 +256,14 @@ function validateResourceRule(rule: ResourcePolicyRule, path: string): FieldErro
   if (!namespaces.length && !rule.clusterScope) errs.push(fieldErrors.required(`${path}.namespaces`, 'resource rules that are not cluster scoped must supply at least one namespace'));
   else if (hasWildcard(namespaces)) {
     if (namespaces.length > 1) errs.push(fieldErrors.invalid(`${path}.namespaces`, namespaces, "if '*' is present, must not specify other namespaces"));
-  } else namespaces.forEach((ns, i) => errs.push(...isDNS1123Label(ns).map((m) => fieldErrors.invalid(`${path}.namespaces[${i}]`, ns, m))));
+  } else namespaces.forEach((ns, i) => errs.push(...isDNS1123Label(ns).map((m) => fieldErrors.invalid(`${path}.namespaces[${i}]`, ns, NS_ERR_INTRO + m))));
   return errs;
 }
 
 function validateNonResourceRule(rule: NonResourcePolicyRule, path: string): FieldError[] {
   const errs: FieldError[] = [];
   const verbs = rule.verbs ?? [];
-  if (!verbs.length) errs.push(fieldErrors.required(`${path}.verbs`, 'verbs must contain at least one value'));
-  else if (hasWildcard(verbs) && verbs.length > 1) errs.push(fieldErrors.invalid(`${path}.verbs`, verbs, "if '*' is present, must not specify other verbs"));
+  errs.push(...validateVerbs(verbs, path));
   const urls = rule.nonResourceURLs ?? [];
   if (!urls.length) errs.push(fieldErrors.required(`${path}.nonResourceURLs`, 'nonResourceURLs must contain at least one value'));
   else if (hasWildcard(urls)) {
@@ -270,15 +277,16 @@ function validateNonResourceRule(rule: NonResourcePolicyRule, path: string): Fie
 }
 
 /** upstream's ValidateFlowSchemaSpec. */
-export function validateFlowSchemaSpec(spec: FlowSchemaSpec, path = 'spec'): FieldError[] {
+export function validateFlowSchemaSpec(spec: FlowSchemaSpec, name: string, path = 'spec'): FieldError[] {
   const errs: FieldError[] = [];
   const prec = spec.matchingPrecedence ?? 0;
   if (prec <= 0) errs.push(fieldErrors.invalid(`${path}.matchingPrecedence`, prec, 'must be a positive value'));
   if (prec > MAX_MATCHING_PRECEDENCE) errs.push(fieldErrors.invalid(`${path}.matchingPrecedence`, prec, `must not be greater than ${MAX_MATCHING_PRECEDENCE}`));
+  if (prec === 1 && name !== 'exempt') errs.push(fieldErrors.invalid(`${path}.matchingPrecedence`, prec, "only the schema named 'exempt' may have matchingPrecedence 1"));
   const dm = spec.distinguisherMethod;
   if (dm && !(DISTINGUISHER_METHODS as readonly string[]).includes(dm.type)) errs.push(fieldErrors.notSupported(`${path}.distinguisherMethod.type`, dm.type, DISTINGUISHER_METHODS));
   const pl = spec.priorityLevelConfiguration?.name ?? '';
-  if (pl) errs.push(...isValidPathSegmentName(pl).map((m) => fieldErrors.invalid(`${path}.priorityLevelConfiguration.name`, pl, m)));
+  if (pl) errs.push(...isDNS1123Subdomain(pl).map((m) => fieldErrors.invalid(`${path}.priorityLevelConfiguration.name`, pl, m)));
   else errs.push(fieldErrors.required(`${path}.priorityLevelConfiguration.name`, 'must reference a priority level'));
   (spec.rules ?? []).forEach((rule, i) => {
     const rp = `${path}.rules[${i}]`;
@@ -291,9 +299,13 @@ export function validateFlowSchemaSpec(spec: FlowSchemaSpec, path = 'spec'): Fie
   return errs;
 }
 
-function validateConditions(conditions: readonly FlowControlCondition[] | undefined, path: string): FieldError[] {
+/** upstream's status validation of both kinds: each condition has a type, and no type twice. */
+export function validateConditions(conditions: readonly FlowControlCondition[] | undefined, path: string): FieldError[] {
   const errs: FieldError[] = [];
+  const seen = new Set<string>();
   (conditions ?? []).forEach((c, i) => {
+    if (seen.has(c.type ?? '')) errs.push(fieldErrors.duplicate(`${path}[${i}].type`, c.type));
+    seen.add(c.type ?? '');
     if (!c.type) errs.push(fieldErrors.required(`${path}[${i}].type`, 'must not be empty'));
   });
   return errs;
@@ -301,7 +313,7 @@ function validateConditions(conditions: readonly FlowControlCondition[] | undefi
 
 function validateFlowSchema(obj: ApiObject): FieldError[] {
   const fs = obj as FlowSchema;
-  const errs = validateFlowSchemaSpec(fs.spec ?? ({} as FlowSchemaSpec));
+  const errs = validateFlowSchemaSpec(fs.spec ?? ({} as FlowSchemaSpec), fs.metadata?.name ?? '');
   const fixed = mandatoryFlowSchemas.find((m) => m.metadata.name === fs.metadata?.name)?.spec;
   if (fixed && !jsonEqual(normalizedSpec(fs.spec), normalizedSpec(fixed))) errs.push(fieldErrors.invalid('spec', fs.spec, `spec of '${fs.metadata?.name}' must equal the fixed value`));
   errs.push(...validateConditions(fs.status?.conditions, 'status.conditions'));
@@ -339,7 +351,6 @@ export const flowSchemas: ResourceType = {
   namespaced: false,
   protobufPackage: 'svc.io.api.flowcontrol.v1',
   schema: flowSchemaSchema,
-  nameRule: 'path-segment',
   defaults,
   prepareForCreate(obj) {
     delete (obj as FlowSchema).status;

@@ -12,7 +12,9 @@ import type { ApiObject } from '../../api/types.js';
 import { objectSchema } from '../../schema/meta.js';
 import { s } from '../../schema/schema.js';
 import type { ResourceType, SubresourceType } from '../resource-type.js';
-import { conditionSchema, FLOWCONTROL_GROUP, type FlowControlCondition } from './flowschemas.js';
+import { jsonEqual } from '../../api/validation.js';
+import { mandatoryPriorityLevels } from '../../flowcontrol/bootstrap.js';
+import { conditionSchema, FLOWCONTROL_GROUP, type FlowControlCondition, normalizedSpec, validateConditions as conditionErrors } from './flowschemas.js';
 
 const FC = 'io.svc.api.flowcontrol.v1';
 
@@ -181,6 +183,20 @@ function validateLimited(lim: LimitedPriorityLevelConfiguration, path: string): 
   return errs;
 }
 
+/**
+ * upstream's ValidateIfMandatoryPriorityLevelConfigurationObject: the mandatory levels keep their
+ * fixed spec, except the `exempt` field of the exempt level, which an administrator may change.
+ */
+function validateIfMandatory(spec: PriorityLevelConfigurationSpec, name: string, path: string): FieldError[] {
+  const fixed = mandatoryPriorityLevels.find((m) => m.metadata.name === name)?.spec;
+  if (!fixed) return [];
+  if (name === 'exempt') {
+    const have = { ...spec, exempt: fixed.exempt };
+    return jsonEqual(normalizedSpec(have), normalizedSpec(fixed)) ? [] : [fieldErrors.invalid(path, spec, `spec of '${name}' except the 'spec.exempt' field must equal the fixed value`)];
+  }
+  return jsonEqual(normalizedSpec(spec), normalizedSpec(fixed)) ? [] : [fieldErrors.invalid(path, spec, `spec of '${name}' must equal the fixed value`)];
+}
+
 /** upstream's ValidatePriorityLevelConfigurationSpec (with the name rule for `exempt`). */
 export function validatePriorityLevelSpec(spec: PriorityLevelConfigurationSpec, name: string, path = 'spec'): FieldError[] {
   const errs: FieldError[] = [];
@@ -202,18 +218,11 @@ export function validatePriorityLevelSpec(spec: PriorityLevelConfigurationSpec, 
     default:
       errs.push(fieldErrors.notSupported(`${path}.type`, spec.type, ENABLEMENT_TYPES));
   }
-  // the mandatory catch-all level stays Limited and rejects (upstream's ValidateIfMandatoryPriorityLevelConfigurationObject)
-  if (name === 'catch-all' && spec.type !== 'Limited') errs.push(fieldErrors.invalid(`${path}.type`, spec.type, "type must be 'Limited' if flowcontrol.PriorityLevelConfiguration.Name is 'catch-all'"));
+  errs.push(...validateIfMandatory(spec, name, path));
   return errs;
 }
 
-function validateConditions(conditions: readonly FlowControlCondition[] | undefined): FieldError[] {
-  const errs: FieldError[] = [];
-  (conditions ?? []).forEach((c, i) => {
-    if (!c.type) errs.push(fieldErrors.required(`status.conditions[${i}].type`, 'must not be empty'));
-  });
-  return errs;
-}
+const validateConditions = (conditions: readonly FlowControlCondition[] | undefined): FieldError[] => conditionErrors(conditions, 'status.conditions');
 
 function validate(obj: ApiObject): FieldError[] {
   const pl = obj as PriorityLevelConfiguration;
@@ -240,7 +249,6 @@ export const priorityLevelConfigurations: ResourceType = {
   namespaced: false,
   protobufPackage: 'svc.io.api.flowcontrol.v1',
   schema: priorityLevelConfigurationSchema,
-  nameRule: 'path-segment',
   defaults,
   prepareForCreate(obj) {
     delete (obj as PriorityLevelConfiguration).status;
