@@ -50,6 +50,17 @@ function autoUpdateOf(current: ApiObject): boolean {
   return current.metadata.generation === 1;
 }
 
+/**
+ * The spec the ensurer wants, with what an administrator may set left as set: the shares and lendable
+ * percent of the exempt level (upstream's plSpecEqualish).
+ */
+function keptByAdministrator(current: ApiObject, want: BootstrapObject): unknown {
+  const have = (current as { spec?: { type?: string; exempt?: { nominalConcurrencyShares?: number; lendablePercent?: number } } }).spec;
+  const spec = want.spec as { type?: string; exempt?: object };
+  if (current.kind === 'FlowSchema' || want.metadata.name !== 'exempt' || spec.type !== 'Exempt' || !have?.exempt) return want.spec;
+  return { ...spec, exempt: { ...spec.exempt, nominalConcurrencyShares: have.exempt.nominalConcurrencyShares ?? 0, lendablePercent: have.exempt.lendablePercent ?? 0 } };
+}
+
 /** What the ensurer does with one bootstrap object given the stored one (pure). */
 export function reviseBootstrapObject(current: ApiObject | undefined, want: BootstrapObject, mandatory: boolean): EnsureOp {
   if (!current) {
@@ -57,12 +68,13 @@ export function reviseBootstrapObject(current: ApiObject | undefined, want: Boot
   }
   const autoUpdate = mandatory || autoUpdateOf(current);
   const annotationOk = parseGoBool(current.metadata.annotations?.[AUTO_UPDATE_ANNOTATION]) === autoUpdate;
-  const specChanged = autoUpdate && !jsonEqual(normalizedSpec((current as { spec?: unknown }).spec), normalizedSpec(want.spec));
+  const wantSpec = keptByAdministrator(current, want);
+  const specChanged = autoUpdate && !jsonEqual(normalizedSpec((current as { spec?: unknown }).spec), normalizedSpec(wantSpec));
   if (annotationOk && !specChanged) return { op: 'none' };
   const next = structuredClone(current) as ApiObject & { spec?: unknown };
   delete next.metadata.managedFields;
   if (!annotationOk) next.metadata.annotations = { ...(next.metadata.annotations ?? {}), [AUTO_UPDATE_ANNOTATION]: String(autoUpdate) };
-  if (specChanged) next.spec = structuredClone(want.spec);
+  if (specChanged) next.spec = structuredClone(wantSpec);
   return { op: 'update', object: next };
 }
 

@@ -139,7 +139,7 @@ t.test('a real server keeps the configuration at every start: mandatory objects 
   t.teardown(() => s.stop());
   const after = async (name: string) => (await s.admin.get(`${PL}/${name}`)).json;
   t.equal((await after('catch-all')).spec.limited.nominalConcurrencyShares, 5, 'the deleted mandatory catch-all is created again');
-  t.equal((await after('exempt')).spec.exempt.nominalConcurrencyShares, 0, "the mandatory exempt level's spec is restored");
+  t.equal((await after('exempt')).spec.exempt.nominalConcurrencyShares, 10, "the exempt level's shares stay as the administrator set them (upstream's ensurer leaves spec.exempt)");
   t.equal((await after('workload-low')).spec.limited.nominalConcurrencyShares, 7, 'suggested with autoupdate-spec false: kept');
   t.equal((await after('global-default')).spec.limited.nominalConcurrencyShares, 20, 'suggested with autoupdate-spec true: restored');
   t.equal((await s.admin.get(`${FS}/probes`)).status, 200, 'a deleted suggested FlowSchema is created again');
