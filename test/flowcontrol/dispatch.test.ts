@@ -95,6 +95,14 @@ t.test('a saturated level answers 429 with Retry-After while exempt requests and
   const alice = s.admin.with({ token: ALICE_TOKEN });
   const bob = s.admin.with({ token: BOB_TOKEN });
   t.equal((await alice.get('/api/v1/namespaces/default/configmaps')).status, 200, 'the level serves while it has its seat');
+  const watches = [await alice.stream('/api/v1/namespaces/default/configmaps?watch=true'), await alice.stream('/api/v1/namespaces/default/configmaps?watch=true')];
+  t.same(
+    watches.map((w) => w.status),
+    [200, 200],
+    "a watch holds the level's one seat only while it starts: a second one starts after it",
+  );
+  t.equal((await alice.get('/api/v1/namespaces/default/configmaps')).status, 200, 'and so does a GET while both stay open');
+  for (const w of watches) w.close();
   const held = [await stalledUpload(s, ALICE_TOKEN, 'held-a'), await stalledUpload(s, BOB_TOKEN, 'held-b')];
   t.teardown(() => held.forEach((x) => x.destroy()));
   await new Promise((r) => setTimeout(r, 300));

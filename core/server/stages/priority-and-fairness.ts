@@ -53,21 +53,17 @@ export interface WaitingDetail {
   scope: RequestScope;
 }
 
-/** Every sink call goes through; openStream also says the watch's initial burst is under way. */
-function watchSink(inner: ResponseSink, opened: () => void): ResponseSink {
-  return new Proxy(inner, {
-    get(target, prop) {
-      if (prop === 'openStream') {
-        return (contentType: string) => {
-          target.openStream(contentType);
-          // the initial events are written in this turn: their seats come back after it
-          setImmediate(opened);
-        };
-      }
-      const v = Reflect.get(target, prop, target) as unknown;
-      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
-    },
-  });
+/**
+ * The watch's sink, told to say when its stream opens: its own openStream (this answer's sink only,
+ * so every other call, each event's write included, goes straight to the sink as before).
+ */
+function onStreamOpened(sink: ResponseSink, opened: () => void): void {
+  const open = sink.openStream;
+  sink.openStream = function (this: ResponseSink, contentType: string): void {
+    open.call(this, contentType);
+    // the initial events are written in this turn: their seats come back after it
+    setImmediate(opened);
+  };
 }
 
 export function withPriorityAndFairness(fc: FlowController, metrics: FlowControlMetrics, retryAfter: RetryAfter, waiting: Map<Pending, WaitingDetail>): Stage {
@@ -95,7 +91,7 @@ export function withPriorityAndFairness(fc: FlowController, metrics: FlowControl
       stats.execution.observe((performance.now() - e.startedAt) / 1000);
       e.finish();
     };
-    if (s.info.verb === 'watch') s.sink = watchSink(s.sink, release);
+    if (s.info.verb === 'watch') onStreamOpened(s.sink, release);
     let r;
     try {
       r = next(s);
