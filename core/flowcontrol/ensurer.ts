@@ -136,12 +136,13 @@ export function danglingCondition(fs: Pick<FlowSchema, 'spec'>, levelExists: boo
     : { type: 'Dangling', status: 'True', reason: 'NotFound', message: `This FlowSchema references the PriorityLevelConfiguration object named ${JSON.stringify(name)} but there is no such object` };
 }
 
-/** Writes the Dangling condition of each FlowSchema whose condition is not what it should be. */
+/** Writes the Dangling condition of each FlowSchema whose condition is not what it should be; how many it wrote. */
 export async function updateDanglingConditions(
   client: TypedClient,
   rt: ResourceType,
   listers: { flowSchemas: Lister<FlowSchema>; priorityLevels: Lister<PriorityLevelConfiguration> },
-): Promise<void> {
+): Promise<number> {
+  let writes = 0;
   const levels = new Set(listers.priorityLevels.list().map((p) => p.metadata.name!));
   for (const fs of listers.flowSchemas.list()) {
     const want = danglingCondition(fs as FlowSchema, levels.has(fs.spec?.priorityLevelConfiguration?.name ?? ''));
@@ -151,9 +152,11 @@ export async function updateDanglingConditions(
     const next = structuredClone(fs) as FlowSchema;
     delete next.metadata.managedFields;
     next.status = { conditions: [...conditions.filter((c) => c.type !== 'Dangling'), { ...want, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] };
+    writes++;
     await client.update(rt, next, { subresource: 'status' }).catch((e: unknown) => {
       // changed meanwhile: the change brings another pass
       if (!(e instanceof StatusError) || ![404, 409].includes(e.code)) throw e;
     });
   }
+  return writes;
 }

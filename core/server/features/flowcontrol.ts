@@ -66,24 +66,28 @@ export function priorityAndFairnessFeature(): ServerFeature {
       c.addPostStartHook('priority-and-fairness-filter', Promise.resolve());
       if (!listers || !fsRt || !plRt) return;
       const housekeeping = c.housekeeping;
-      // the Dangling condition follows every change, in one pass at a time
-      let pass: Promise<void> | undefined;
+      // the Dangling condition follows every change, one pass at a time (a change during a pass
+      // brings one more)
+      let pass: Promise<number> | undefined;
       let again = false;
+      const runPass = (): Promise<number> => {
+        const p = updateDanglingConditions(c.client.as(consumerIdentity), fsRt, listers).finally(() => {
+          pass = undefined;
+          if (again) {
+            again = false;
+            dangling();
+          }
+        });
+        pass = p;
+        return p;
+      };
       const dangling = (): void => {
         if (!housekeeping) return;
         if (pass) {
           again = true;
           return;
         }
-        pass = updateDanglingConditions(c.client.as(consumerIdentity), fsRt, listers)
-          .catch((e: unknown) => c.log.warn(`priority and fairness: FlowSchema status: ${String(e)}`))
-          .finally(() => {
-            pass = undefined;
-            if (again) {
-              again = false;
-              dangling();
-            }
-          });
+        runPass().catch((e: unknown) => c.log.warn(`priority and fairness: FlowSchema status: ${String(e)}`));
       };
       const changed = (): void => {
         controller.invalidate();
@@ -91,10 +95,17 @@ export function priorityAndFairnessFeature(): ServerFeature {
       };
       stops.push(listers.flowSchemas.onChange(changed), listers.priorityLevels.onChange(changed));
       if (!housekeeping) return;
-      const ensured = ensureConfiguration(c.client.as(producerIdentity), { flowSchemas: fsRt, priorityLevels: plRt }, listers);
+      const ensured = (async () => {
+        await ensureConfiguration(c.client.as(producerIdentity), { flowSchemas: fsRt, priorityLevels: plRt }, listers);
+        // the server writes nothing on its own once it serves: the conditions are settled first
+        for (let i = 0; i < 10; i++) {
+          await c.cacher.syncConsistent();
+          while (pass) await pass.catch(() => 0);
+          if ((await runPass()) === 0) break;
+        }
+      })();
       c.addPostStartHook('priority-and-fairness-config-producer', ensured);
       await ensured;
-      dangling();
     },
     stages: () => (fc && metrics ? { flowcontrol: withPriorityAndFairness(fc, metrics, new RetryAfter(), waiting) } : {}),
     routes: () => (fc ? debugRoutes(fc, waiting) : []),
