@@ -244,7 +244,7 @@ async function main(): Promise<void> {
     for (const r of getRows) console.log(`  ${r.scenario}: APF ${fmt(r.on.rps)}, off ${fmt(r.off.rps)} req/s (${fmt(r.ratio)}%)`);
     sections.push(
       table(
-        ['scenario (API Priority and Fairness)', 'APF req/s', 'APF p99', 'off req/s', 'off p99', 'APF / off (median of 3 rounds)', 'target', 'errors'],
+        ['scenario (API Priority and Fairness)', 'APF req/s', 'APF p99', 'off req/s', 'off p99', 'APF / off (median of 3 rounds)', 'server CPU per request: APF / off', 'target', 'errors'],
         getRows.map((r) => [
           r.scenario,
           fmt(r.on.rps),
@@ -252,6 +252,7 @@ async function main(): Promise<void> {
           fmt(r.off.rps),
           `${fmt(r.off.p99)} ms`,
           `${fmt(r.ratio)}%`,
+          `${fmt(r.onCpuUs, 1)} / ${fmt(r.offCpuUs, 1)} us`,
           r.ratio >= 95 ? 'holds (>= 95%)' : 'below 95%',
           r.on.errors + r.on.non2xx + r.off.errors + r.off.non2xx ? `${r.on.errors + r.off.errors} errors, ${r.on.non2xx + r.off.non2xx} non-2xx` : '',
         ]),

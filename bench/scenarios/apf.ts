@@ -13,7 +13,7 @@
  */
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { type Mode, H2Client, load, type LoadResult, median, percentile, type Proc, SetupClient, sleep, startApiServer, WARMUP_SECONDS } from '../lib.js';
+import { type Mode, H2Client, load, type LoadResult, median, percentile, type Proc, SetupClient, sleep, startApiServer, treeCpuSeconds, WARMUP_SECONDS } from '../lib.js';
 import { LEASE_NS, NodeLeases } from './heartbeat.js';
 
 const USER_TOKEN = 'bench-user-token';
@@ -38,6 +38,9 @@ export interface ApfGetRow {
   on: LoadResult;
   off: LoadResult;
   ratio: number;
+  /** The servers' CPU per request (µs, median of the rounds): steadier than req/s on shared cores. */
+  onCpuUs: number;
+  offCpuUs: number;
 }
 
 export interface HeartbeatRun {
@@ -97,17 +100,24 @@ export async function apfGet(duration: number): Promise<ApfGetRow[]> {
     ] as const) {
       const ons: LoadResult[] = [];
       const offs: LoadResult[] = [];
+      const onCpu: number[] = [];
+      const offCpu: number[] = [];
       for (let i = 0; i < GET_ROUNDS; i++) {
-        for (const [s, into] of [
-          [on, ons],
-          [off, offs],
+        for (const [s, into, cpu] of [
+          [on, ons, onCpu],
+          [off, offs, offCpu],
         ] as const) {
-          into.push(await load({ url: `${s.url}${CSI}`, headers: auth(token), duration, tlsOptions: { ca: s.ca } }));
+          const r = await load({ url: `${s.url}${CSI}`, headers: auth(token), duration, tlsOptions: { ca: s.ca } });
+          into.push(r);
+          // one more measured load, timed by the server's CPU (the warm-up of load() is not in it)
+          const cpu0 = treeCpuSeconds(s.proc.pid!);
+          const again = await load({ url: `${s.url}${CSI}`, headers: auth(token), duration, tlsOptions: { ca: s.ca } });
+          cpu.push(((treeCpuSeconds(s.proc.pid!) - cpu0) * 1e6) / Math.max(1, again.rps * (duration + WARMUP_SECONDS)));
         }
       }
       const mid = (xs: LoadResult[]) => xs.slice().sort((a, b) => a.rps - b.rps)[Math.floor(xs.length / 2)]!;
       const ratios = ons.map((o, i) => (o.rps / offs[i]!.rps) * 100);
-      rows.push({ scenario: name, on: mid(ons), off: mid(offs), ratio: median(ratios) });
+      rows.push({ scenario: name, on: mid(ons), off: mid(offs), ratio: median(ratios), onCpuUs: median(onCpu), offCpuUs: median(offCpu) });
     }
     return rows;
   } finally {
