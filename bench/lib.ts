@@ -379,7 +379,13 @@ function sendMany(c: Sender, n: number, concurrency: number, make: (i: number) =
 export class H2Client implements Sender {
   readonly sessions: ClientHttp2Session[];
   private next = 0;
-  constructor(url: string, ca: string, connections = 1) {
+  constructor(
+    url: string,
+    ca: string,
+    connections = 1,
+    /** The credential its requests carry (the admin's unless given). */
+    private readonly auth: Readonly<Record<string, string>> = AUTH,
+  ) {
     this.sessions = Array.from({ length: connections }, () => {
       const s = h2connect(url, { ca, servername: 'localhost' });
       s.on('error', () => undefined);
@@ -389,7 +395,7 @@ export class H2Client implements Sender {
   /** Opens a stream on the next connection. */
   stream(method: string, path: string, headers: OutgoingHttpHeaders = {}): ClientHttp2Stream {
     const s = this.sessions[this.next++ % this.sessions.length]!;
-    return s.request({ ':method': method, ':path': path, ...AUTH, ...headers }, { endStream: method === 'GET' || method === 'DELETE' });
+    return s.request({ ':method': method, ':path': path, ...this.auth, ...headers }, { endStream: method === 'GET' || method === 'DELETE' });
   }
   send(method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> {
     const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));

@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
- * `npm run bench -- http watch list apply authn aliases overload rbac audit grpc etcd threads scale`; `--duration=N` seconds per load (default 10);
+ * `npm run bench -- http watch list apply authn aliases overload rbac audit grpc etcd threads scale apf`; `--duration=N` seconds per load (default 10);
  * `--scale-objects=N` ConfigMaps stored for the scale group (default 100,000).
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
@@ -24,6 +24,7 @@ import { admissionCost } from './scenarios/admission.js';
 import { aggregatorCost } from './scenarios/aggregator.js';
 import { threadShares } from './scenarios/threads.js';
 import { scale, scaleRows } from './scenarios/scale.js';
+import { apfGet, apfIsolation } from './scenarios/apf.js';
 import { acceptorCount } from '../core/server/acceptors.js';
 
 const args = process.argv.slice(2);
@@ -246,6 +247,49 @@ async function main(): Promise<void> {
       rows.push(['GET 1 KB from a loopback extension', r.mode, fmt(r.direct.rps), fmt(r.through.rps), `${fmt(r.through.p99)} ms`, `${fmt(r.ratio)}%`, fmt(r.local.rps), `${fmt(r.throughCpuUs, 1)} / ${fmt(r.localCpuUs, 1)} us`, r.ratio >= 60 ? 'holds' : 'below 60%', bad]);
     }
     sections.push(table(['scenario (aggregator)', 'mode', 'direct req/s', 'through req/s', 'through p99', 'through / direct (median of 3 rounds)', 'same server, own 1 KB GET req/s', 'server CPU per request: proxied / own GET', 'target >= 60%', 'errors'], rows));
+  }
+  if (want('apf')) {
+    // --case=get or --case=isolation runs one part
+    const only = args.find((a) => a.startsWith('--case='))?.slice('--case='.length).split(',') ?? ['get', 'isolation'];
+    const getRows = only.includes('get') ? await apfGet(duration) : [];
+    for (const r of getRows) console.log(`  ${r.scenario}: APF ${fmt(r.on.rps)}, off ${fmt(r.off.rps)} req/s (${fmt(r.ratio)}%)`);
+    sections.push(
+      table(
+        ['scenario (API Priority and Fairness)', 'APF req/s', 'APF p99', 'off req/s', 'off p99', 'APF / off (median of 3 rounds)', 'server CPU per request: APF / off', 'target', 'errors'],
+        getRows.map((r) => [
+          r.scenario,
+          fmt(r.on.rps),
+          `${fmt(r.on.p99)} ms`,
+          fmt(r.off.rps),
+          `${fmt(r.off.p99)} ms`,
+          `${fmt(r.ratio)}%`,
+          `${fmt(r.onCpuUs, 1)} / ${fmt(r.offCpuUs, 1)} us`,
+          r.ratio >= 95 ? 'holds (>= 95%)' : 'below 95%',
+          r.on.errors + r.on.non2xx + r.off.errors + r.off.non2xx ? `${r.on.errors + r.off.errors} errors, ${r.on.non2xx + r.off.non2xx} non-2xx` : '',
+        ]),
+      ),
+    );
+    const iso = only.includes('isolation') ? await apfIsolation(duration) : [];
+    for (const r of iso) console.log(`  isolation [${r.mode}]: heartbeat p99 ${fmt(r.alone.p99, 1)} ms alone, ${fmt(r.flooded.p99, 1)} ms flooded; flood 429s ${fmt(r.flood429)} of ${fmt(r.floodAnswers)}`);
+    sections.push(
+      table(
+        ['isolation: 5,000 node heartbeats vs one user flooding LISTs of 2,000', 'heartbeat p50 / p99 alone', 'p50 / p99 flooded', 'flooded / alone p99', 'heartbeats refused', 'flood answers', 'flood 429', 'flood other errors', 'target'],
+        iso.map((r) => {
+          const ratio = r.flooded.p99 / Math.max(0.001, r.alone.p99);
+          return [
+            r.mode,
+            `${fmt(r.alone.p50, 1)} / ${fmt(r.alone.p99, 1)} ms`,
+            `${fmt(r.flooded.p50, 1)} / ${fmt(r.flooded.p99, 1)} ms`,
+            `${fmt(ratio, 2)}x`,
+            `${r.alone.refused + r.flooded.refused} of ${fmt(r.alone.puts + r.flooded.puts)}`,
+            fmt(r.floodAnswers),
+            fmt(r.flood429),
+            fmt(r.floodOther),
+            ratio <= 2 && r.alone.refused + r.flooded.refused === 0 && r.flood429 > 0 ? 'holds' : 'not met (p99 <= 2x, none refused, flood 429s)',
+          ];
+        }),
+      ),
+    );
   }
   if (want('overload')) {
     // misbehaving clients on the default (pool) server: what the others see, what is left afterwards

@@ -272,6 +272,10 @@ class AuditedSink implements ResponseSink {
     return this.inner.bytes;
   }
 
+  addHeader(name: string, value: string): void {
+    this.inner.addHeader?.(name, value);
+  }
+
   send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     if (!this.inner.started && !this.inner.closed) this.rec.answer(code, contentType, body, false);
     this.inner.send(code, contentType, body, headers, warnings);

@@ -161,14 +161,27 @@ class UnarySink implements ResponseSink {
   /** The HTTP code the answer had (for metrics and audit), 0 before it. */
   code = 0;
   bytes = 0;
+  /** Headers stages added, sent as trailing metadata (with an error, in its metadata). */
+  private extra: [string, string][] | undefined;
+
+  addHeader(name: string, value: string): void {
+    (this.extra ??= []).push([name.toLowerCase(), value]);
+  }
 
   send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     if (this.closed) return;
     this.answered = true;
     this.code = code;
     this.bytes = body.byteLength;
-    if (code >= 300) this.callback(errorOfAnswer(code, contentType, body, headers, warnings));
-    else this.callback(null, { body: body as Buffer, content_type: contentType, warnings: warnings ? [...warnings] : [] });
+    if (code >= 300) {
+      const err = errorOfAnswer(code, contentType, body, headers, warnings);
+      for (const [k, v] of this.extra ?? []) err.metadata?.set(k, v);
+      this.callback(err);
+    } else if (this.extra) {
+      const md = new Metadata();
+      for (const [k, v] of this.extra) md.set(k, v);
+      this.callback(null, { body: body as Buffer, content_type: contentType, warnings: warnings ? [...warnings] : [] }, md);
+    } else this.callback(null, { body: body as Buffer, content_type: contentType, warnings: warnings ? [...warnings] : [] });
     this.closers.fire();
   }
 
@@ -261,13 +274,23 @@ class WatchSink implements ResponseSink {
   code = 0;
   bytes = 0;
 
+  /** Headers stages added, sent as the stream's initial metadata (with an error, in its metadata). */
+  private extra: [string, string][] | undefined;
+
+  addHeader(name: string, value: string): void {
+    (this.extra ??= []).push([name.toLowerCase(), value]);
+  }
+
   send(code: number, contentType: string, body: Uint8Array, headers?: Readonly<Record<string, string>>, warnings?: readonly string[]): void {
     if (this.closed) return;
     this.answered = true;
     this.code = code;
     this.bytes = body.byteLength;
-    if (code >= 300) this.call.emit('error', errorOfAnswer(code, contentType, body, headers, warnings));
-    else this.call.end();
+    if (code >= 300) {
+      const err = errorOfAnswer(code, contentType, body, headers, warnings);
+      for (const [k, v] of this.extra ?? []) err.metadata?.set(k, v);
+      this.call.emit('error', err);
+    } else this.call.end();
   }
 
   async sendChunks(code: number, contentType: string, chunks: Iterable<Uint8Array>): Promise<void> {
@@ -278,7 +301,9 @@ class WatchSink implements ResponseSink {
     this.opened = true;
     this.code = 200;
     // the client sees the watch established before the first event
-    this.call.sendMetadata(new Metadata());
+    const md = new Metadata();
+    for (const [k, v] of this.extra ?? []) md.set(k, v);
+    this.call.sendMetadata(md);
   }
 
   write(frame: Uint8Array): boolean {

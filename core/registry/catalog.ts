@@ -29,6 +29,8 @@ import { clusterRoleBindings } from './rbac/clusterrolebindings.js';
 import { clusterRoles } from './rbac/clusterroles.js';
 import { roleBindings } from './rbac/rolebindings.js';
 import { roles } from './rbac/roles.js';
+import { flowSchemas } from './flowcontrol/flowschemas.js';
+import { priorityLevelConfigurations } from './flowcontrol/prioritylevelconfigurations.js';
 import type { ResourceType } from './resource-type.js';
 import { csiDrivers } from './storage/csidrivers.js';
 
@@ -59,6 +61,8 @@ export const builtinResourceTypes: readonly ResourceType[] = [
   certificateSigningRequests,
   endpoints,
   apiServices,
+  flowSchemas,
+  priorityLevelConfigurations,
 ];
 
 /**

@@ -51,6 +51,8 @@ export interface ResponseSink {
   abort(): void;
   /** Called once when the client is gone or the answer ended, whichever comes first. */
   onClose(fn: () => void): void;
+  /** A header every answer of this request carries (set before the answer starts; gRPC: metadata). */
+  addHeader?(name: string, value: string): void;
   /**
    * How this transport frames watch events, when not as the serializer's own stream (HTTP): gRPC
    * writes each event as a message holding the event type and the encoded object. `objectType` is the

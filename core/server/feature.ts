@@ -94,7 +94,7 @@ export interface FeatureServing extends FeatureStart {
 }
 
 /** Slots of the request path a feature may fill, in upstream's filter order (core/server/server.ts lists the whole chain). */
-export type StageSlot = 'authentication' | 'audit' | 'impersonation' | 'authorization';
+export type StageSlot = 'authentication' | 'audit' | 'impersonation' | 'flowcontrol' | 'authorization';
 
 /**
  * What the aggregation layer adds (features/aggregator.ts): requests it serves before routing (the

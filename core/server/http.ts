@@ -60,6 +60,8 @@ class HttpSink implements ResponseSink {
   private compressing = false;
   code = 0;
   bytes = 0;
+  /** Headers stages added for every answer (flat name, value list). */
+  private extra: string[] | undefined;
 
   constructor(
     private readonly res: Res,
@@ -71,6 +73,10 @@ class HttpSink implements ResponseSink {
 
   get started(): boolean {
     return this.compressing || this.res.headersSent;
+  }
+
+  addHeader(name: string, value: string): void {
+    (this.extra ??= []).push(name, value);
   }
 
   get closed(): boolean {
@@ -108,6 +114,7 @@ class HttpSink implements ResponseSink {
     // a route may set its own cache-control (discovery documents are public); one header either way
     const h: (string | number)[] = ['audit-id', this.auditID, 'cache-control', headers?.['cache-control'] ?? CACHE_CONTROL, 'content-type', contentType, 'content-length', body.byteLength];
     if (headers) for (const k in headers) if (k !== 'cache-control') h.push(k, headers[k]!);
+    if (this.extra) h.push(...this.extra);
     if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
     res.writeHead(code, h as never);
     this.finish(body);
@@ -117,6 +124,7 @@ class HttpSink implements ResponseSink {
   private headerList(contentType: string, warnings: readonly string[] | undefined, extra?: Readonly<Record<string, string>>): (string | number)[] {
     const h: (string | number)[] = ['audit-id', this.auditID, 'cache-control', CACHE_CONTROL, 'content-type', contentType];
     if (extra) for (const k in extra) h.push(k, extra[k]!);
+    if (this.extra) h.push(...this.extra);
     if (warnings) for (const w of warnings) h.push('warning', warningHeader(w));
     return h;
   }
@@ -195,6 +203,7 @@ class HttpSink implements ResponseSink {
     this.code = code;
     const h: (string | number)[] = ['audit-id', this.auditID, 'cache-control', headers?.['cache-control'] ?? CACHE_CONTROL, 'content-type', contentType];
     if (headers) for (const k in headers) if (k !== 'cache-control') h.push(k, headers[k]!);
+    if (this.extra) h.push(...this.extra);
     this.res.writeHead(code, h as never);
     (this.res as { flushHeaders?: () => void }).flushHeaders?.();
   }

@@ -67,6 +67,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   requestTimeoutMs: number;
   maxRequestsInflight: number;
   maxMutatingRequestsInflight: number;
+  /** API Priority and Fairness instead of the two in-flight counters (core/flowcontrol/). */
+  enablePriorityAndFairness: boolean;
   livezGracePeriodMs: number;
   shutdownDelayMs: number;
   featureGates: Record<string, boolean>;
@@ -161,6 +163,7 @@ const flags: FlagSpec[] = [
   { name: 'request-timeout', key: 'requestTimeoutMs', kind: 'duration', def: 60_000, help: 'Default timeout of non-long-running requests.' },
   { name: 'max-requests-inflight', key: 'maxRequestsInflight', kind: 'int', def: 400, help: 'Maximum number of non-mutating requests in flight; more are answered 429. 0 means no limit.' },
   { name: 'max-mutating-requests-inflight', key: 'maxMutatingRequestsInflight', kind: 'int', def: 200, help: 'Maximum number of mutating requests in flight; more are answered 429. 0 means no limit.' },
+  { name: 'enable-priority-and-fairness', key: 'enablePriorityAndFairness', kind: 'bool', def: true, help: 'Admit requests by API Priority and Fairness (FlowSchemas and PriorityLevelConfigurations, total concurrency --max-requests-inflight plus --max-mutating-requests-inflight); false: the two in-flight limits alone.' },
   { name: 'livez-grace-period', key: 'livezGracePeriodMs', kind: 'duration', def: 0, help: 'Time during which /livez reports ok while post-start hooks complete.' },
   { name: 'shutdown-delay-duration', key: 'shutdownDelayMs', kind: 'duration', def: 0, help: 'Time to keep serving after a termination signal, with /readyz failing.' },
   { name: 'feature-gates', key: 'featureGates', kind: 'map', def: {}, help: 'Comma-separated key=true|false pairs of feature gates.' },

@@ -376,8 +376,6 @@ export class ApiServer {
       addPostStartHook: (name, done) => this.health.addPostStartHook(name, done),
     };
     for (const f of features) await f.start?.(started);
-    // upstream's name for the in-flight limits when priority and fairness is off, as it is here
-    this.health.addPostStartHook('max-in-flight-filter', Promise.resolve());
     const aliases = new GroupAliases(types, o.upstreamGroupAliases);
     // the aggregation layer, when served: extension servers' group versions, and its view of discovery and OpenAPI
     const aggregation = features.map((f) => f.aggregation?.(started)).find((a): a is Aggregation => a !== undefined);
@@ -452,7 +450,8 @@ export class ApiServer {
         ...slot('authentication'),
         ...slot('audit'),
         ...slot('impersonation'),
-        withMaxInFlight(this.inflight.readOnly, this.inflight.mutating),
+        // API Priority and Fairness (features/flowcontrol.ts) or, when it is off, the in-flight limits
+        ...(slots.flowcontrol ? [slots.flowcontrol] : [withMaxInFlight(this.inflight.readOnly, this.inflight.mutating)]),
         ...slot('authorization'),
       ],
       aggregation ? aggregated(aggregation, route(resources, nonResources)) : route(resources, nonResources),

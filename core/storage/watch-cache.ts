@@ -210,6 +210,11 @@ export class WatchCache {
     return this.opts.describeUnreadable?.(key, value, revision, unreadable) ?? { key, namespace: '', name: key, revision, stored: value, labels: undefined, fields: {}, unreadable };
   }
 
+  /** Watchers open on this resource now (API Priority and Fairness charges writes by it). */
+  get watcherCount(): number {
+    return this.watchers.size;
+  }
+
   get size(): number {
     return this.objects.size;
   }

@@ -192,7 +192,57 @@ export const resourceFixtures: { apiVersion: string; kind: string; object: Json 
   ...rbacFixtures(),
   ...admissionFixtures(),
   ...aggregationFixtures(),
+  ...flowControlFixtures(),
 ];
+
+/** The flowcontrol kinds: every subject kind, both rule kinds, both level types with every field and a status. */
+function flowControlFixtures(): { apiVersion: string; kind: string; object: Json }[] {
+  const av = 'flowcontrol.apiserver.svc.io/v1';
+  const condition = { type: 'Dangling', status: 'False', lastTransitionTime: '2024-05-06T07:08:09Z', reason: 'Found', message: 'ok' };
+  return [
+    {
+      apiVersion: av,
+      kind: 'FlowSchema',
+      object: {
+        metadata: { name: 'fs', generation: 1 },
+        spec: {
+          priorityLevelConfiguration: { name: 'pl' },
+          matchingPrecedence: 500,
+          distinguisherMethod: { type: 'ByUser' },
+          rules: [
+            {
+              subjects: [
+                { kind: 'User', user: { name: 'alice' } },
+                { kind: 'Group', group: { name: 'system:nodes' } },
+                { kind: 'ServiceAccount', serviceAccount: { namespace: 'ns1', name: '*' } },
+              ],
+              resourceRules: [{ verbs: ['get', 'list'], apiGroups: ['', 'coordination.svc.io'], resources: ['leases'], clusterScope: true, namespaces: ['*'] }],
+              nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/apis/*'] }],
+            },
+          ],
+        },
+        status: { conditions: [condition] },
+      },
+    },
+    {
+      apiVersion: av,
+      kind: 'PriorityLevelConfiguration',
+      object: {
+        metadata: { name: 'pl', generation: 1 },
+        spec: {
+          type: 'Limited',
+          limited: { nominalConcurrencyShares: 0, limitResponse: { type: 'Queue', queuing: { queues: 64, handSize: 8, queueLengthLimit: 50 } }, lendablePercent: 25, borrowingLimitPercent: 300 },
+        },
+        status: { conditions: [{ ...condition, type: 'Ready' }] },
+      },
+    },
+    {
+      apiVersion: av,
+      kind: 'PriorityLevelConfiguration',
+      object: { metadata: { name: 'exempt', generation: 1 }, spec: { type: 'Exempt', exempt: { nominalConcurrencyShares: 0, lendablePercent: 0 } } },
+    },
+  ];
+}
 
 /** Endpoints and APIService: every field, a remote APIService with its status. */
 function aggregationFixtures(): { apiVersion: string; kind: string; object: Json }[] {

@@ -20,7 +20,7 @@ const endpoints = ['livez', 'readyz', 'healthz'] as const;
 
 // spec rule 4's names, and upstream's post-start hook names for what this server starts the same way
 // (storage-readiness, start-apiserver-admission-initializer, start-system-namespaces-controller,
-// max-in-flight-filter); the other hooks are this server's own (worker pool, namespace, garbage
+// priority-and-fairness-filter, priority-and-fairness-config-producer); the other hooks are this server's own (worker pool, namespace, garbage
 // collector and event TTL controllers, compactor), which upstream's API server does not start
 const CHECKS = [
   'ping',
@@ -31,6 +31,8 @@ const CHECKS = [
   'poststarthook/start-apiserver-admission-initializer',
   'poststarthook/start-system-namespaces-controller',
   'poststarthook/rbac/bootstrap-roles',
+  'poststarthook/priority-and-fairness-filter',
+  'poststarthook/priority-and-fairness-config-producer',
   'poststarthook/start-namespace-controller',
   'poststarthook/start-clusterrole-aggregation-controller',
   'poststarthook/start-serviceaccount-controller',
@@ -49,7 +51,6 @@ const CHECKS = [
   'poststarthook/kube-apiserver-autoregistration',
   'poststarthook/apiservice-status-available-controller',
   'poststarthook/start-cluster-authentication-info-controller',
-  'poststarthook/max-in-flight-filter',
   'autoregister-completion',
 ];
 const expectedChecks = { livez: CHECKS, healthz: CHECKS, readyz: [...CHECKS, 'shutdown'] };

@@ -239,6 +239,11 @@ function newObject(k: ServedKind, spelling: string, name: string, ns: string, la
       const [version, ...group] = name.split('.');
       return { ...base, spec: { group: group.join('.'), version, groupPriorityMinimum: 1, versionPriority: 1 } };
     }
+    case 'flowschemas':
+      // a schema nothing matches (no subject is this user), at a level of its own
+      return { ...base, spec: { priorityLevelConfiguration: { name: 'matrix-level' }, matchingPrecedence: 9999, rules: [{ subjects: [{ kind: 'User', user: { name: 'matrix-nobody' } }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/matrix'] }] }] } };
+    case 'prioritylevelconfigurations':
+      return { ...base, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 1, limitResponse: { type: 'Reject' } } } };
     case 'selfsubjectreviews':
       return { apiVersion: base.apiVersion, kind: k.kind };
     case 'tokenreviews':

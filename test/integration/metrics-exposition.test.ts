@@ -136,6 +136,12 @@ const UPSTREAM_HISTOGRAMS: [name: string, bounds: number[], where: string][] = [
   ['apiserver_admission_controller_admission_duration_seconds', [0.005, 0.025, 0.1, 0.5, 1, 2.5], 'pkg/admission/metrics/metrics.go controller latency: the same list'],
   ['apiserver_admission_webhook_admission_duration_seconds', [0.005, 0.025, 0.1, 0.5, 1, 2.5, 10, 25], 'pkg/admission/metrics/metrics.go webhook latency: its own list'],
   ['apiserver_validating_admission_policy_check_duration_seconds', [0.0000005, 0.001, 0.01, 0.1, 1], 'plugin/policy/validating/metrics validation latency: its own list'],
+  // pkg/util/flowcontrol/metrics/metrics.go: every request passes API Priority and Fairness
+  ['apiserver_flowcontrol_request_wait_duration_seconds', [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30], 'flowcontrol metrics.go requestWaitDuration: its own list'],
+  ['apiserver_flowcontrol_request_execution_seconds', [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30], 'flowcontrol metrics.go apiserverRequestExecutionTime: the same list'],
+  ['apiserver_flowcontrol_work_estimated_seats', [1, 2, 4, 10], 'flowcontrol metrics.go apiserverWorkEstimatedSeats: its own list'],
+  ['apiserver_flowcontrol_request_queue_length_after_enqueue', [0, 10, 25, 50, 100, 250, 500, 1000], 'flowcontrol metrics.go apiserverRequestQueueLength: queueLengthBuckets'],
+  ['apiserver_flowcontrol_watch_count_samples', [0, 1, 10, 100, 1000], 'flowcontrol metrics.go watchCountSamples: its own list'],
   // upstream's Go runtime times collections in go_gc_duration_seconds, a summary: no buckets to follow
   ['nodejs_gc_duration_seconds', [0.001, 0.01, 0.1, 1, 2, 5], "prom-client's runtime histogram, its own buckets; no upstream counterpart"],
 ];

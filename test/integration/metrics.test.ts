@@ -50,6 +50,13 @@ t.test('every metric upstream names is exposed with its type, stability class an
     ['authentication_attempts', 'COUNTER', '[ALPHA]', ['result']],
     ['authentication_duration_seconds', 'HISTOGRAM', '[ALPHA]', ['result']],
     ['apiserver_authentication_config_controller_automatic_reload_last_timestamp_seconds', 'GAUGE', '[ALPHA]', []],
+    ['apiserver_flowcontrol_dispatched_requests_total', 'COUNTER', '[BETA]', ['flow_schema', 'priority_level']],
+    ['apiserver_flowcontrol_current_executing_requests', 'GAUGE', '[BETA]', ['flow_schema', 'priority_level']],
+    ['apiserver_flowcontrol_current_inqueue_requests', 'GAUGE', '[BETA]', ['flow_schema', 'priority_level']],
+    ['apiserver_flowcontrol_request_wait_duration_seconds', 'HISTOGRAM', '[BETA]', ['execute', 'flow_schema', 'priority_level']],
+    ['apiserver_flowcontrol_nominal_limit_seats', 'GAUGE', '[BETA]', ['priority_level']],
+    ['apiserver_flowcontrol_current_limit_seats', 'GAUGE', '[ALPHA]', ['priority_level']],
+    ['apiserver_flowcontrol_request_execution_seconds', 'HISTOGRAM', '[ALPHA]', ['flow_schema', 'priority_level', 'type']],
     ['process_resident_memory_bytes', 'GAUGE', '', []],
     ['process_cpu_seconds_total', 'COUNTER', '', []],
   ];

@@ -31,7 +31,7 @@ const alice = (s: TestServer) => s.admin.with({ token: ALICE_TOKEN });
 const cm = (name: string, size = 0) => ({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name }, data: size ? { blob: 'x'.repeat(size) } : {} });
 
 t.test('a write that times out while its body is still arriving gives its in-flight slot back', async (t) => {
-  const s = await startServer(['--authorization-mode=AlwaysAllow', '--max-mutating-requests-inflight=2', '--request-timeout=1s']);
+  const s = await startServer(['--authorization-mode=AlwaysAllow', '--enable-priority-and-fairness=false', '--max-mutating-requests-inflight=2', '--request-timeout=1s']);
   t.teardown(() => s.stop());
   const head = (n: number) =>
     `POST /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ALICE_TOKEN}\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"kind":"ConfigMap","apiVersion":"v1","metadata":{"name":"slow-${n}"`;
@@ -48,7 +48,7 @@ t.test('a write that times out while its body is still arriving gives its in-fli
 });
 
 t.test('a client that does not read a large answer loses its connection at the request timeout, and its slot', async (t) => {
-  const s = await startServer(['--authorization-mode=AlwaysAllow', '--max-requests-inflight=1', '--request-timeout=1s']);
+  const s = await startServer(['--authorization-mode=AlwaysAllow', '--enable-priority-and-fairness=false', '--max-requests-inflight=1', '--request-timeout=1s']);
   t.teardown(() => s.stop());
   for (let i = 0; i < 24; i++) t.equal((await s.admin.post('/api/v1/namespaces/default/configmaps', cm(`big-${i}`, 400_000))).status, 201);
   const sock = await rawRequest(s, `GET /api/v1/namespaces/default/configmaps HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${ALICE_TOKEN}\r\n\r\n`);

@@ -32,6 +32,8 @@ t.test('the catalog lists every served kind once', async (t) => {
       'certificates.svc.io/v1 CertificateSigningRequest certificatesigningrequests',
       'v1 Endpoints endpoints',
       'apiregistration.svc.io/v1 APIService apiservices',
+      'flowcontrol.apiserver.svc.io/v1 FlowSchema flowschemas',
+      'flowcontrol.apiserver.svc.io/v1 PriorityLevelConfiguration prioritylevelconfigurations',
     ],
   );
 });

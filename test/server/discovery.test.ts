@@ -11,7 +11,7 @@ t.test('autoregister-completion: every served group version is listed by discove
     builtinResourceTypes.filter((rt) => rt.group === ''),
     '127.0.0.1:6443',
   );
-  t.same(unlistedGroupVersions(coreOnly, builtinResourceTypes), ['v1.admissionregistration.svc.io', 'v1.apiextensions.svc.io', 'v1.apiregistration.svc.io', 'v1.authentication.svc.io', 'v1.authorization.svc.io', 'v1.certificates.svc.io', 'v1.coordination.svc.io', 'v1.rbac.authorization.svc.io', 'v1.storage.svc.io'], 'named as APIServices, sorted');
+  t.same(unlistedGroupVersions(coreOnly, builtinResourceTypes), ['v1.admissionregistration.svc.io', 'v1.apiextensions.svc.io', 'v1.apiregistration.svc.io', 'v1.authentication.svc.io', 'v1.authorization.svc.io', 'v1.certificates.svc.io', 'v1.coordination.svc.io', 'v1.flowcontrol.apiserver.svc.io', 'v1.rbac.authorization.svc.io', 'v1.storage.svc.io'], 'named as APIServices, sorted');
   const withoutSecrets = buildDiscovery(
     builtinResourceTypes.filter((rt) => rt.plural !== 'secrets'),
     '127.0.0.1:6443',

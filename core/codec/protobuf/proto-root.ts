@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import protobuf from 'protobufjs';
 
 /** Our .proto files, dependencies first. */
-export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'resource.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto', 'authentication-v1.proto', 'authorization-v1.proto', 'rbac-v1.proto', 'admissionregistration-v1.proto', 'admissionregistration-v1alpha1.proto', 'certificates-v1.proto', 'certificates-v1alpha1.proto', 'apiregistration-v1.proto'] as const;
+export const PROTO_FILES = ['runtime.proto', 'meta-v1.proto', 'resource.proto', 'core-v1.proto', 'storage-v1.proto', 'coordination-v1.proto', 'authentication-v1.proto', 'authorization-v1.proto', 'rbac-v1.proto', 'admissionregistration-v1.proto', 'admissionregistration-v1alpha1.proto', 'certificates-v1.proto', 'certificates-v1alpha1.proto', 'apiregistration-v1.proto', 'flowcontrol-v1.proto'] as const;
 
 /** The bytes every enveloped protobuf body starts with ("k8s\0"). */
 export const PROTOBUF_MAGIC: Readonly<Uint8Array> = Uint8Array.of(0x6b, 0x38, 0x73, 0x00);

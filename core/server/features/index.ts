@@ -11,6 +11,7 @@ import { authorizationFeature } from './authorization.js';
 import { rbacBootstrapFeature, systemNamespacesFeature } from './bootstrap.js';
 import { certificatesFeature } from './certificates.js';
 import { controllersFeature } from './controllers.js';
+import { priorityAndFairnessFeature } from './flowcontrol.js';
 import { housekeepingFeature } from './housekeeping.js';
 import { identityFeature } from './identity.js';
 
@@ -22,6 +23,8 @@ export function serverFeatures(): ServerFeature[] {
     authorizationFeature(),
     systemNamespacesFeature(),
     rbacBootstrapFeature(),
+    // its bootstrap configuration is one of the server's own writes, made before admission
+    priorityAndFairnessFeature(),
     // after the server's own bootstrap writes (a webhook or AlwaysDeny cannot keep it from starting),
     // before the controllers write; after authorization (policies may ask the authorizer)
     admissionFeature(),
