@@ -72,6 +72,18 @@ function parseRuntimeKey(key: string, servedGVs: ReadonlySet<string>): { gv: str
 }
 
 /**
+ * Why a runtime-config key names nothing served, in upstream's words: a group this server does not
+ * have is `unknown api groups <group>` (its flag validation); a version this server does not serve
+ * of a group it has (a removed one, such as flowcontrol's v1beta3) is `group version <group>/<version>
+ * that has not been registered` (its resource config merge).
+ */
+function unknownKeyError(key: string, servedGVs: ReadonlySet<string>): string {
+  const [group = '', version] = key.split('/');
+  const known = [...servedGVs].some((gv) => respellApiVersion(`${group}/x`, canonicalSpelling) === `${gv.split('/')[0]}/x`);
+  return known && version ? `group version ${group}/${version} that has not been registered` : `unknown api groups ${group}`;
+}
+
+/**
  * Applies --runtime-config: `api/all`, `api/ga`, `api/alpha`, a group version, or one resource; the
  * most specific key wins. `alpha` are the kinds of alpha versions (their gates on): served only when
  * the runtime config turns them on (their version or resource, api/alpha or api/all), as upstream
@@ -92,7 +104,7 @@ export function applyRuntimeConfig(types: readonly ResourceType[], config: Reado
     else if (key === 'api/beta') continue; // nothing served at that stage
     else {
       const parsed = parseRuntimeKey(key, servedGVs);
-      if (!parsed) throw new EnablementError(`unknown api groups ${key.split('/')[0]}`);
+      if (!parsed) throw new EnablementError(unknownKeyError(key, servedGVs));
       if (!parsed.resource) byGV.set(parsed.gv, value);
       else if ([...types, ...knownAlpha].some((t) => gvOf(t) === parsed.gv && t.plural === parsed.resource)) byResource.set(`${parsed.gv}/${parsed.resource}`, value);
       else throw new EnablementError(`unknown resource ${key}`);
