@@ -5,6 +5,7 @@
  * fallback to the in-flight limits, and the start errors.
  */
 import t from 'tap';
+import { runtimeConfigConflict } from '../../core/server/features/flowcontrol.js';
 import { connect, type TLSSocket } from 'node:tls';
 import { status as Code } from '@grpc/grpc-js';
 import { servedTypesFor } from '../../core/registry/enablement.js';
@@ -189,5 +190,12 @@ t.test('start errors: a removed flowcontrol version named in --runtime-config, a
     t.throws(() => servedTypesFor({}, parseFlags([`--runtime-config=${gv}=true`]).runtimeConfig), { message: `group version ${gv} that has not been registered` }, `${gv}=true`);
   }
   await t.rejects(startServer(['--runtime-config=flowcontrol.apiserver.svc.io/v1beta3=true']), /flowcontrol\.apiserver\.svc\.io/, 'the server does not start');
+  // the dispatcher reads its configuration in v1: turning that off is upstream's start error, unless APF is off
+  await t.rejects(startServer(['--runtime-config=flowcontrol.apiserver.k8s.io/v1=false']), /--runtime-config=flowcontrol\.apiserver\.k8s\.io\/v1=false conflicts with --enable-priority-and-fairness=true/);
+  await t.rejects(startServer(['--runtime-config=api/all=false,v1=true']), /--runtime-config=api\/all=false conflicts with --enable-priority-and-fairness=true/);
+  const off = await startServer(['--runtime-config=flowcontrol.apiserver.svc.io/v1=false', '--enable-priority-and-fairness=false']);
+  t.equal((await off.admin.get('/apis/flowcontrol.apiserver.svc.io/v1/flowschemas')).status, 404, 'without APF the version may be off');
+  await off.stop();
+  t.same(runtimeConfigConflict({ 'api/all': false, 'flowcontrol.apiserver.svc.io/v1': true }), undefined, 'the more specific key decides');
   await t.rejects(startServer(['--max-requests-inflight=0', '--max-mutating-requests-inflight=0']), /MaxRequestsInFlight=0 and MaxMutatingRequestsInFlight=0; they must add up to something positive/);
 });

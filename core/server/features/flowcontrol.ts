@@ -15,7 +15,22 @@ import type { PriorityLevelConfiguration } from '../../registry/flowcontrol/prio
 import { resourcePrefix } from '../../registry/keys.js';
 import type { RequestInfo } from '../../request/request-info.js';
 import type { ServerFeature } from '../feature.js';
+import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
 import { RetryAfter, type WaitingDetail, withPriorityAndFairness } from '../stages/priority-and-fairness.js';
+
+/**
+ * The runtime-config key that turns off the version the dispatcher's own configuration is read in
+ * (flowcontrol v1, or through api/ga or api/all), as upstream's option validation finds it: keys in
+ * order of precedence, the first one set deciding.
+ */
+export function runtimeConfigConflict(config: Readonly<Record<string, boolean>>): string | undefined {
+  for (const wanted of [`${FLOWCONTROL_GROUP}/v1`, 'api/ga', 'api/all']) {
+    const key = Object.keys(config).find((k) => respellApiVersion(k, canonicalSpelling) === wanted);
+    if (key === undefined) continue;
+    return config[key] === false ? key : undefined;
+  }
+  return undefined;
+}
 
 export function priorityAndFairnessFeature(): ServerFeature {
   let fc: FlowController | undefined;
@@ -28,6 +43,10 @@ export function priorityAndFairnessFeature(): ServerFeature {
       const o = c.opts;
       if (o.enablePriorityAndFairness && o.maxRequestsInflight + o.maxMutatingRequestsInflight <= 0) {
         throw new Error(`invalid configuration: MaxRequestsInFlight=${o.maxRequestsInflight} and MaxMutatingRequestsInFlight=${o.maxMutatingRequestsInflight}; they must add up to something positive`);
+      }
+      if (o.enablePriorityAndFairness) {
+        const conflict = runtimeConfigConflict(o.runtimeConfig);
+        if (conflict) throw new Error(`--runtime-config=${conflict}=false conflicts with --enable-priority-and-fairness=true`);
       }
     },
     async start(c) {
