@@ -61,7 +61,8 @@ export class AuthenticationConfigMapPublisher {
     this.unsubscribe = this.configMaps.onChange((ev) => {
       if (ev.object.metadata.namespace === AUTHENTICATION_NAMESPACE && ev.object.metadata.name === AUTHENTICATION_CONFIGMAP) this.queue.add('');
     });
-    await this.sync();
+    // a first write refused (by admission, say) is retried with backoff, as any controller's
+    await this.sync().catch(() => this.queue.add(''));
   }
 
   stop(): void {

@@ -35,7 +35,7 @@ t.test('a service reference resolves by default to <name>.<namespace>.svc:<port>
 
 t.test('the built-in kinds call for one Local APIService per group version, labelled onstart', async (t) => {
   const want = desiredAPIServices(builtinResourceTypes);
-  t.same([...want.keys()].sort(), ['v1.', 'v1.admissionregistration.svc.io', 'v1.apiextensions.svc.io', 'v1.apiregistration.svc.io', 'v1.authentication.svc.io', 'v1.authorization.svc.io', 'v1.certificates.svc.io', 'v1.coordination.svc.io', 'v1.rbac.authorization.svc.io', 'v1.storage.svc.io']);
+  t.same([...want.keys()].sort(), ['v1.', 'v1.admissionregistration.svc.io', 'v1.apiextensions.svc.io', 'v1.apiregistration.svc.io', 'v1.authentication.svc.io', 'v1.authorization.svc.io', 'v1.certificates.svc.io', 'v1.coordination.svc.io', 'v1.flowcontrol.apiserver.svc.io', 'v1.rbac.authorization.svc.io', 'v1.storage.svc.io']);
   t.same(want.get('v1.')?.spec, { version: 'v1', groupPriorityMinimum: 18000, versionPriority: 1 });
   for (const a of want.values()) t.equal(a.metadata.labels?.['kube-aggregator.kubernetes.io/automanaged'], 'onstart', a.metadata.name ?? '');
 });

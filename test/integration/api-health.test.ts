@@ -33,6 +33,12 @@ const CHECKS = [
   'poststarthook/rbac/bootstrap-roles',
   'poststarthook/priority-and-fairness-filter',
   'poststarthook/priority-and-fairness-config-producer',
+  // the aggregator's, upstream's names (its start-up writes, as the two before, come before admission)
+  'poststarthook/start-kube-aggregator-informers',
+  'poststarthook/apiservice-registration-controller',
+  'poststarthook/kube-apiserver-autoregistration',
+  'poststarthook/apiservice-status-available-controller',
+  'poststarthook/start-cluster-authentication-info-controller',
   'poststarthook/start-namespace-controller',
   'poststarthook/start-clusterrole-aggregation-controller',
   'poststarthook/start-serviceaccount-controller',
@@ -45,12 +51,6 @@ const CHECKS = [
   'poststarthook/crd-informer-synced',
   'poststarthook/start-event-ttl-controller',
   'poststarthook/start-compactor',
-  // the aggregator's, upstream's names
-  'poststarthook/start-kube-aggregator-informers',
-  'poststarthook/apiservice-registration-controller',
-  'poststarthook/kube-apiserver-autoregistration',
-  'poststarthook/apiservice-status-available-controller',
-  'poststarthook/start-cluster-authentication-info-controller',
   'autoregister-completion',
 ];
 const expectedChecks = { livez: CHECKS, healthz: CHECKS, readyz: [...CHECKS, 'shutdown'] };

@@ -25,6 +25,8 @@ export function serverFeatures(): ServerFeature[] {
     rbacBootstrapFeature(),
     // its bootstrap configuration is one of the server's own writes, made before admission
     priorityAndFairnessFeature(),
+    // so are the aggregator's: the Local APIServices, the authentication ConfigMap and its reader Role
+    aggregatorFeature(),
     // after the server's own bootstrap writes (a webhook or AlwaysDeny cannot keep it from starting),
     // before the controllers write; after authorization (policies may ask the authorizer)
     admissionFeature(),
@@ -32,6 +34,5 @@ export function serverFeatures(): ServerFeature[] {
     controllersFeature(),
     housekeepingFeature(),
     identityFeature(),
-    aggregatorFeature(),
   ];
 }
