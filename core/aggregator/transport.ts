@@ -7,7 +7,8 @@
  * each; X-Remote-User, X-Remote-Group, X-Remote-Extra- when unset).
  */
 import { readFileSync } from 'node:fs';
-import { Agent } from 'undici';
+import { createRequire } from 'node:module';
+import type { Agent } from 'undici';
 import type { UserInfo } from '../api/types.js';
 import type { APIService } from '../registry/apiregistration/apiservices.js';
 import type { DeepReadonly } from '../registry/lister.js';
@@ -48,6 +49,10 @@ export function identityHeaders(names: IdentityHeaderNames, user: UserInfo): [st
 
 const specKey = (a: DeepReadonly<APIService>): string => JSON.stringify([a.spec.service, a.spec.caBundle ?? '', a.spec.insecureSkipTLSVerify ?? false]);
 
+/** undici, loaded on first use: a server without remote APIServices never loads its hundred modules at start. */
+let undici: typeof import('undici') | undefined;
+const loadUndici = (): typeof import('undici') => (undici ??= createRequire(import.meta.url)('undici') as typeof import('undici'));
+
 /**
  * undici's client, not node:https: a proxied request costs about half as much CPU with it (its
  * pooled, parser-level client against node:https's ClientRequest/IncomingMessage per request), which
@@ -69,7 +74,7 @@ export class Transports {
     }
     void had?.agent.destroy().catch(() => undefined);
     const ca = a.spec.caBundle ? Buffer.from(a.spec.caBundle, 'base64').toString('utf8') : undefined;
-    const agent = new Agent({
+    const agent = new (loadUndici().Agent)({
       keepAliveTimeout: 30_000,
       connections: 256,
       // the request path's own deadline (and a watch's) governs how long an answer may take
