@@ -375,7 +375,12 @@ export class ApiServer {
       url: () => this.url,
       addPostStartHook: (name, done) => this.health.addPostStartHook(name, done),
     };
-    for (const f of features) { const t0 = performance.now(); await f.start?.(started); if (process.env.SVC_START_TIMES) console.error(`feature ${f.name ?? "?"} ${Math.round(performance.now() - t0)} ms`); }
+    for (const f of features) {
+      const t0 = performance.now();
+      await f.start?.(started);
+      // where a start's time goes (-v=2)
+      this.log.info(`feature ${f.name} started`, { ms: Math.round(performance.now() - t0) }, 2);
+    }
     const aliases = new GroupAliases(types, o.upstreamGroupAliases);
     // the aggregation layer, when served: extension servers' group versions, and its view of discovery and OpenAPI
     const aggregation = features.map((f) => f.aggregation?.(started)).find((a): a is Aggregation => a !== undefined);
