@@ -136,7 +136,7 @@ export function escalationSuite(mode: string): void {
       t.equal((await lead.post(bindings, roleBinding('team', 'b1', { kind: 'Role', name: 'cm-reader' }, [user('someone')]))).status, 201, 'role held');
       const toEdit = await lead.post(bindings, roleBinding('team', 'b2', { kind: 'ClusterRole', name: 'view' }, [user('someone')]));
       t.equal(toEdit.status, 403, 'view holds more than lead');
-      t.match(toEdit.json.message, /^rolebindings\.rbac\.authorization\.svc\.io "b2" is forbidden: user "lead" \(groups=\["system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\[""\], Resources:\["configmaps"\], Verbs:\["watch"\]\}\n\{APIGroups:\[""\], Resources:\["events"\], Verbs:\["get" "list" "watch"\]\}\n/);
+      t.match(toEdit.json.message, /^rolebindings\.rbac\.authorization\.svc\.io "b2" is forbidden: user "lead" \(groups=\["system:authenticated"\]\) is attempting to grant RBAC permissions not currently held:\n\{APIGroups:\[""\], Resources:\["configmaps"\], Verbs:\["watch"\]\}\n\{APIGroups:\[""\], Resources:\["endpoints"\], Verbs:\["get" "list" "watch"\]\}\n\{APIGroups:\[""\], Resources:\["events"\], Verbs:\["get" "list" "watch"\]\}\n/);
       t.equal((await s.admin.get(`${bindings}/b2`)).status, 404, 'nothing stored');
 
       const binder = s.as('binder');

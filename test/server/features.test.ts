@@ -15,5 +15,5 @@ t.test('features configure and start in an order that keeps the start rules', as
 
 t.test('only the request-path features fill stage slots, each slot once', async (t) => {
   const slots = serverFeatures().flatMap((f) => (f.stages ? [f.name] : []));
-  t.same(slots, ['authentication', 'audit', 'authorization']);
+  t.same(slots, ['authentication', 'audit', 'authorization', 'priority-and-fairness']);
 });

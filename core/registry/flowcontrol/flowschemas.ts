@@ -94,15 +94,15 @@ const subjectSchema = s.struct(
   `${FC}.Subject`,
   {
     kind: s.string({ always: true, description: 'User, Group or ServiceAccount: which of the other fields is set.' }),
-    user: s.struct(`${FC}.UserSubject`, { name: s.string({ always: true, description: 'The user name, or "*" for every user.' }) }, { ptr: true, required: ['name'], typeDescription: 'A user.' }),
-    group: s.struct(`${FC}.GroupSubject`, { name: s.string({ always: true, description: 'The group name, or "*" for every group.' }) }, { ptr: true, required: ['name'], typeDescription: 'A group.' }),
+    user: s.struct(`${FC}.UserSubject`, { name: s.string({ always: true, description: 'The user name, or "*" for every user.' }) }, { ptr: true, required: ['name'], description: 'The user, when kind is User.', typeDescription: 'A user.' }),
+    group: s.struct(`${FC}.GroupSubject`, { name: s.string({ always: true, description: 'The group name, or "*" for every group.' }) }, { ptr: true, required: ['name'], description: 'The group, when kind is Group.', typeDescription: 'A group.' }),
     serviceAccount: s.struct(
       `${FC}.ServiceAccountSubject`,
       {
         namespace: s.string({ always: true, description: 'The namespace of the service account.' }),
         name: s.string({ always: true, description: 'The name of the service account, or "*" for all in the namespace.' }),
       },
-      { ptr: true, required: ['namespace', 'name'], typeDescription: 'A service account.' },
+      { ptr: true, required: ['namespace', 'name'], description: 'The service account, when kind is ServiceAccount.', typeDescription: 'A service account.' },
     ),
   },
   { required: ['kind'], typeDescription: 'Who a request comes from: a user, a group or a service account.' },
