@@ -57,14 +57,17 @@ export class AutoRegisterController {
       }),
       this.apiServices.onChange((ev) => this.queue.add(ev.object.metadata.name!)),
     );
-    for (const name of this.desired.keys()) {
-      try {
-        await this.sync(name);
-      } catch (e) {
-        this.queue.add(name);
-        console.warn(`svc-apiserver: autoregister: ${name}: ${(e as Error).message}`);
-      }
-    }
+    // side by side: concurrent writes share one commit
+    await Promise.all(
+      [...this.desired.keys()].map(async (name) => {
+        try {
+          await this.sync(name);
+        } catch (e) {
+          this.queue.add(name);
+          console.warn(`svc-apiserver: autoregister: ${name}: ${(e as Error).message}`);
+        }
+      }),
+    );
     // upstream marks the start-time set synced once its first pass is over
     for (const [name, a] of this.desired) if (a.metadata.labels?.[AUTOMANAGED_LABEL] === MANAGED_ON_START) this.syncedOnStart.add(name);
   }

@@ -142,8 +142,9 @@ export async function updateDanglingConditions(
   rt: ResourceType,
   listers: { flowSchemas: Lister<FlowSchema>; priorityLevels: Lister<PriorityLevelConfiguration> },
 ): Promise<number> {
-  let writes = 0;
   const levels = new Set(listers.priorityLevels.list().map((p) => p.metadata.name!));
+  // side by side: concurrent writes share one commit
+  const writes: Promise<unknown>[] = [];
   for (const fs of listers.flowSchemas.list()) {
     const want = danglingCondition(fs as FlowSchema, levels.has(fs.spec?.priorityLevelConfiguration?.name ?? ''));
     const conditions = (fs.status?.conditions ?? []) as FlowControlCondition[];
@@ -152,11 +153,13 @@ export async function updateDanglingConditions(
     const next = structuredClone(fs) as FlowSchema;
     delete next.metadata.managedFields;
     next.status = { conditions: [...conditions.filter((c) => c.type !== 'Dangling'), { ...want, lastTransitionTime: new Date().toISOString().replace(/\.\d+Z$/, 'Z') }] };
-    writes++;
-    await client.update(rt, next, { subresource: 'status' }).catch((e: unknown) => {
-      // changed meanwhile: the change brings another pass
-      if (!(e instanceof StatusError) || ![404, 409].includes(e.code)) throw e;
-    });
+    writes.push(
+      client.update(rt, next, { subresource: 'status' }).catch((e: unknown) => {
+        // changed meanwhile: the change brings another pass
+        if (!(e instanceof StatusError) || ![404, 409].includes(e.code)) throw e;
+      }),
+    );
   }
-  return writes;
+  await Promise.all(writes);
+  return writes.length;
 }
