@@ -107,7 +107,9 @@ async function main(): Promise<void> {
   if (!sc) throw new Error(`unknown scenario ${name}: one of ${Object.keys(scenarios).join(', ')}`);
 
   const profDir = mkdtempSync(join(tmpdir(), 'svc-profile-'));
-  const s = await startApiServer([`--workers=${workers}`, `--acceptors=${acceptors}`], [], ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=100']);
+  // other server flags pass through (--enable-priority-and-fairness=false, say)
+  const extra = args.filter((a) => a.startsWith("--") && !/^--(workers|acceptors|duration)=/.test(a));
+  const s = await startApiServer([`--workers=${workers}`, `--acceptors=${acceptors}`, ...extra], [], ['--cpu-prof', `--cpu-prof-dir=${profDir}`, '--cpu-prof-interval=100']);
   const url = s.url;
   const ca = s.ca;
   const c = new SetupClient(url, ca);
