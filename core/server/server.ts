@@ -107,6 +107,20 @@ function aggregated(aggregation: Aggregation, routed: ReturnType<typeof route>):
   return (s) => aggregation.intercept(s) ?? routed(s);
 }
 
+/** A view of `base` rebuilt when base gives another value. */
+function derivedView<T, U>(base: () => T, build: (b: T) => U): () => U {
+  let from: T | undefined;
+  let value!: U;
+  return () => {
+    const b = base();
+    if (b !== from) {
+      value = build(b);
+      from = b;
+    }
+    return value;
+  };
+}
+
 /** A view of `base` rebuilt when it or the aggregation changes. */
 function mergedView<T, U>(base: () => T, aggregation: Aggregation, build: (b: T) => U): () => U {
   let from: T | undefined;
@@ -386,6 +400,8 @@ export class ApiServer {
     const aggregation = features.map((f) => f.aggregation?.(started)).find((a): a is Aggregation => a !== undefined);
     const localDiscovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`, (g) => aliases.advertised(g)));
     const discovery = aggregation ? mergedView(localDiscovery, aggregation, (d) => aggregation.discovery(d)) : localDiscovery;
+    const localOpenApi = byGeneration(types, (all) => buildOpenApi(all, (g) => aliases.advertised(g)));
+    const openApi = aggregation ? mergedView(localOpenApi, aggregation, (d) => aggregation.openApi(d)) : localOpenApi;
     this.health.addBootSequenceCheck({
       name: 'autoregister-completion',
       check: () => {
@@ -434,9 +450,7 @@ export class ApiServer {
       health: this.health,
       version: versionInfo(),
       discovery,
-      routes: aggregation
-        ? mergedView(byGeneration(types, (all) => buildOpenApi(all, (g) => aliases.advertised(g))), aggregation, (docs) => new Map([...openApiRoutes(aggregation.openApi(docs)), ...featureRoutes, ['/metrics', metricsRoute(metrics, gatherMetrics)]]))
-        : byGeneration(types, (all) => new Map([...openApiRoutes(buildOpenApi(all, (g) => aliases.advertised(g))), ...featureRoutes, ['/metrics', metricsRoute(metrics, gatherMetrics)]])),
+      routes: derivedView(openApi, (docs) => new Map([...openApiRoutes(docs), ...featureRoutes, ['/metrics', metricsRoute(metrics, gatherMetrics)]])),
     });
     // The request path, in the order upstream's filters run: the server's own stages and the slots
     // features fill (a feature's stage is declared in its file; a new stage of the server is one line here).
