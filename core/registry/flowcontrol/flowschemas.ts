@@ -88,6 +88,16 @@ export const conditionSchema = (name: string) =>
     { typeDescription: 'One observation of the object\'s state.' },
   );
 
+/** The status of both flowcontrol kinds: conditions keyed by type (`<Kind>Status`, `<Kind>Condition`). */
+export const conditionsStatusSchema = (kind: string, t: { conditions: string; status: string; type: string }) =>
+  s.struct(
+    `${FC}.${kind}Status`,
+    {
+      conditions: s.list(conditionSchema(`${kind}Condition`), { listType: 'map', listMapKeys: ['type'], patchStrategy: 'merge', patchMergeKey: 'type', description: t.conditions }),
+    },
+    { description: t.status, typeDescription: t.type },
+  );
+
 const stringList = (description: string) => s.list(s.string(), { listType: 'set', description });
 
 const subjectSchema = s.struct(
@@ -160,19 +170,7 @@ export const flowSchemaSchema = objectSchema(
       },
       { required: ['priorityLevelConfiguration'], description: 'What the FlowSchema matches and where it sends it.', typeDescription: 'The specification of a FlowSchema.' },
     ),
-    status: s.struct(
-      `${FC}.FlowSchemaStatus`,
-      {
-        conditions: s.list(conditionSchema('FlowSchemaCondition'), {
-          listType: 'map',
-          listMapKeys: ['type'],
-          patchStrategy: 'merge',
-          patchMergeKey: 'type',
-          description: 'The current state of the FlowSchema (Dangling).',
-        }),
-      },
-      { description: 'The current state of the FlowSchema.', typeDescription: 'The state of a FlowSchema.' },
-    ),
+    status: conditionsStatusSchema('FlowSchema', { conditions: 'The current state of the FlowSchema (Dangling).', status: 'The current state of the FlowSchema.', type: 'The state of a FlowSchema.' }),
   },
   [],
   'Which requests go to which priority level, and how they are divided into flows.',

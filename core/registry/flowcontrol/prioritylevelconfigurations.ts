@@ -14,7 +14,7 @@ import { s } from '../../schema/schema.js';
 import type { ResourceType, SubresourceType } from '../resource-type.js';
 import { jsonEqual } from '../../api/validation.js';
 import { mandatoryPriorityLevels } from '../../flowcontrol/bootstrap.js';
-import { conditionSchema, FLOWCONTROL_GROUP, type FlowControlCondition, normalizedSpec, validateConditions as conditionErrors } from './flowschemas.js';
+import { conditionsStatusSchema, FLOWCONTROL_GROUP, type FlowControlCondition, normalizedSpec, validateConditions as conditionErrors } from './flowschemas.js';
 
 const FC = 'io.svc.api.flowcontrol.v1';
 
@@ -99,19 +99,7 @@ export const priorityLevelConfigurationSchema = objectSchema(
       },
       { required: ['type'], description: 'How the level limits its requests.', typeDescription: 'The specification of a priority level.' },
     ),
-    status: s.struct(
-      `${FC}.PriorityLevelConfigurationStatus`,
-      {
-        conditions: s.list(conditionSchema('PriorityLevelConfigurationCondition'), {
-          listType: 'map',
-          listMapKeys: ['type'],
-          patchStrategy: 'merge',
-          patchMergeKey: 'type',
-          description: 'The current state of the priority level.',
-        }),
-      },
-      { description: 'The current state of the priority level.', typeDescription: 'The state of a priority level.' },
-    ),
+    status: conditionsStatusSchema('PriorityLevelConfiguration', { conditions: 'The current state of the priority level.', status: 'The current state of the priority level.', type: 'The state of a priority level.' }),
   },
   [],
   'A priority level of API Priority and Fairness: its share of concurrency and its queuing.',
