@@ -8,34 +8,9 @@
  */
 import { createPublicKey, type KeyObject, randomBytes, sign as cryptoSign, verify as cryptoVerify, X509Certificate } from 'node:crypto';
 import { isIP } from 'node:net';
-import { CertificationRequest, CertificationRequestInfo } from '@peculiar/asn1-csr';
-import { AsnAnyConverter, AsnConvert, AsnParser, AsnProp, AsnSchemaValidationError, type IAsnConvertible, OctetString } from '@peculiar/asn1-schema';
-import {
-  AlgorithmIdentifier,
-  AuthorityKeyIdentifier,
-  BasicConstraints,
-  Certificate,
-  ExtendedKeyUsage,
-  Extension,
-  Extensions,
-  id_ce_authorityKeyIdentifier,
-  id_ce_basicConstraints,
-  id_ce_extKeyUsage,
-  id_ce_keyUsage,
-  id_ce_subjectAltName,
-  id_ce_subjectKeyIdentifier,
-  KeyIdentifier,
-  KeyUsage,
-  Name,
-  SubjectAlternativeName,
-  SubjectKeyIdentifier,
-  SubjectPublicKeyInfo,
-  TBSCertificate,
-  Time,
-  Validity,
-  Version,
-} from '@peculiar/asn1-x509';
-import { fromBER } from 'asn1js';
+import { createRequire } from 'node:module';
+import type { IAsnConvertible } from '@peculiar/asn1-schema';
+import type { AlgorithmIdentifier, ExtendedKeyUsage, Extension, KeyUsage, Name, SubjectPublicKeyInfo, Time } from '@peculiar/asn1-x509';
 
 // ---- PEM -------------------------------------------------------------------------------------------
 
@@ -79,44 +54,63 @@ export const toPem = (type: string, der: Buffer): string => `-----BEGIN ${type}-
 
 export class DerError extends Error {}
 
-// Go copies a request's subject and key, and its CA's subject, into what it issues byte for byte
-// (RawSubject, RawSubjectPublicKeyInfo): these schemas keep the DER of those fields beside the parsed value.
-class RequestInfoDer extends CertificationRequestInfo {
-  declare subjectRaw?: ArrayBuffer;
-  declare subjectPKInfoRaw?: ArrayBuffer;
-}
-AsnProp({ type: Name, raw: true })(RequestInfoDer.prototype, 'subject');
-AsnProp({ type: SubjectPublicKeyInfo, raw: true })(RequestInfoDer.prototype, 'subjectPKInfo');
+/**
+ * The ASN.1 libraries and the schemas built on them, loaded on first use: loading them costs a
+ * process about 140 ms, paid at every start (and in every pool thread) for requests most servers
+ * never see. They are CommonJS packages, so `require` loads them synchronously where they are needed.
+ */
+function loadDer() {
+  const requireHere = createRequire(import.meta.url);
+  const schema = requireHere('@peculiar/asn1-schema') as typeof import('@peculiar/asn1-schema');
+  const x509 = requireHere('@peculiar/asn1-x509') as typeof import('@peculiar/asn1-x509');
+  const csr = requireHere('@peculiar/asn1-csr') as typeof import('@peculiar/asn1-csr');
+  const { fromBER } = requireHere('asn1js') as typeof import('asn1js');
+  const { AsnProp } = schema;
 
-class RequestDer extends CertificationRequest {
-  declare certificationRequestInfo: RequestInfoDer;
-}
-AsnProp({ type: RequestInfoDer, raw: true })(RequestDer.prototype, 'certificationRequestInfo');
-
-class TbsCertificateDer extends TBSCertificate {
-  declare subjectRaw?: ArrayBuffer;
-}
-AsnProp({ type: Name, raw: true })(TbsCertificateDer.prototype, 'subject');
-
-class CertificateDer extends Certificate {
-  declare tbsCertificate: TbsCertificateDer;
-}
-AsnProp({ type: TbsCertificateDer, raw: true })(CertificateDer.prototype, 'tbsCertificate');
-
-/** A field written as the DER it was read as (a Name copied from a request or a CA certificate). */
-class VerbatimDer implements IAsnConvertible {
-  constructor(private readonly der: Buffer) {}
-  toASN() {
-    return AsnAnyConverter.toASN(arrayBuffer(this.der));
+  // Go copies a request's subject and key, and its CA's subject, into what it issues byte for byte
+  // (RawSubject, RawSubjectPublicKeyInfo): these schemas keep the DER of those fields beside the parsed value.
+  class RequestInfoDer extends csr.CertificationRequestInfo {
+    declare subjectRaw?: ArrayBuffer;
+    declare subjectPKInfoRaw?: ArrayBuffer;
   }
-  fromASN(): this {
-    throw new Error('VerbatimDer is written only');
+  AsnProp({ type: x509.Name, raw: true })(RequestInfoDer.prototype, 'subject');
+  AsnProp({ type: x509.SubjectPublicKeyInfo, raw: true })(RequestInfoDer.prototype, 'subjectPKInfo');
+
+  class RequestDer extends csr.CertificationRequest {
+    declare certificationRequestInfo: RequestInfoDer;
   }
-  toSchema(): never {
-    throw new Error('VerbatimDer is written only');
+  AsnProp({ type: RequestInfoDer, raw: true })(RequestDer.prototype, 'certificationRequestInfo');
+
+  class TbsCertificateDer extends x509.TBSCertificate {
+    declare subjectRaw?: ArrayBuffer;
   }
+  AsnProp({ type: x509.Name, raw: true })(TbsCertificateDer.prototype, 'subject');
+
+  class CertificateDer extends x509.Certificate {
+    declare tbsCertificate: TbsCertificateDer;
+  }
+  AsnProp({ type: TbsCertificateDer, raw: true })(CertificateDer.prototype, 'tbsCertificate');
+
+  /** A field written as the DER it was read as (a Name copied from a request or a CA certificate). */
+  class VerbatimDer implements IAsnConvertible {
+    constructor(private readonly der: Buffer) {}
+    toASN() {
+      return schema.AsnAnyConverter.toASN(arrayBuffer(this.der));
+    }
+    fromASN(): this {
+      throw new Error('VerbatimDer is written only');
+    }
+    toSchema(): never {
+      throw new Error('VerbatimDer is written only');
+    }
+  }
+  return { schema, x509, fromBER, RequestDer, CertificateDer, VerbatimDer };
 }
-const verbatim = <T>(der: Buffer): T => new VerbatimDer(der) as unknown as T;
+
+let loadedDer: ReturnType<typeof loadDer> | undefined;
+const der = (): ReturnType<typeof loadDer> => (loadedDer ??= loadDer());
+
+const verbatim = <T>(bytes: Buffer): T => new (der().VerbatimDer)(bytes) as unknown as T;
 
 const arrayBuffer = (b: Buffer): ArrayBuffer => b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength) as ArrayBuffer;
 
@@ -142,17 +136,18 @@ function berError(reason: string, what: string): string {
 }
 
 /** `der` read as one `target` (no trailing bytes), the library's errors worded as Go's asn1 and x509 word them. */
-function parseDer<T>(der: Buffer, target: new () => T, what: string, whole = true): T {
-  const read = fromBER(arrayBuffer(der));
+function parseDer<T>(bytes: Buffer, target: new () => T, what: string, whole = true): T {
+  const { fromBER, schema } = der();
+  const read = fromBER(arrayBuffer(bytes));
   if (read.offset === -1) throw new DerError(berError(read.result.error, what));
   // the outer element's type is checked before its length, as Go reads a tag before a length
   const { tagClass, tagNumber, isConstructed } = read.result.idBlock;
   if (tagClass !== 1 || tagNumber !== 16 || !isConstructed) throw new DerError(`x509: malformed ${what}`);
-  if (whole && read.offset !== der.length) throw new DerError(`x509: trailing data after X.509 ${what}`);
+  if (whole && read.offset !== bytes.length) throw new DerError(`x509: trailing data after X.509 ${what}`);
   try {
-    return AsnParser.fromASN(read.result, target);
+    return schema.AsnParser.fromASN(read.result, target);
   } catch (e) {
-    const part = e instanceof AsnSchemaValidationError ? e.schemas.map((s) => SCHEMA_PARTS[s]).find(Boolean) : undefined;
+    const part = e instanceof schema.AsnSchemaValidationError ? e.schemas.map((s) => SCHEMA_PARTS[s]).find(Boolean) : undefined;
     throw new DerError(`x509: malformed ${part ?? what}`);
   }
 }
@@ -207,7 +202,7 @@ function ipLength(text: string): number {
 }
 
 function addSubjectAltNames(value: Buffer, out: CertificateRequest): void {
-  for (const n of parseDer(value, SubjectAlternativeName, 'subject alternative name', false)) {
+  for (const n of parseDer(value, der().x509.SubjectAlternativeName, 'subject alternative name', false)) {
     if (n.rfc822Name !== undefined) out.emailAddresses.push(n.rfc822Name);
     else if (n.dNSName !== undefined) out.dnsNames.push(n.dNSName);
     else if (n.uniformResourceIdentifier !== undefined) out.uris.push(n.uniformResourceIdentifier);
@@ -219,14 +214,15 @@ function addSubjectAltNames(value: Buffer, out: CertificateRequest): void {
 }
 
 /** Reads a DER PKCS#10 request (x509.ParseCertificateRequest); the signature is not checked here. */
-export function parseCertificateRequestDer(der: Buffer): CertificateRequest {
+export function parseCertificateRequestDer(bytes: Buffer): CertificateRequest {
+  const { schema, x509, RequestDer } = der();
   try {
-    const csr = parseDer(der, RequestDer, 'certificate request');
+    const csr = parseDer(bytes, RequestDer, 'certificate request');
     // the schemas read BER and let a mistagged field pass; Go reads DER only: written back, a request must be what was sent
-    if (!Buffer.from(AsnConvert.serialize(csr)).equals(der)) throw new DerError('x509: malformed certificate request');
+    if (!Buffer.from(schema.AsnConvert.serialize(csr)).equals(bytes)) throw new DerError('x509: malformed certificate request');
     const info = csr.certificationRequestInfo;
     const out: CertificateRequest = {
-      raw: der,
+      raw: bytes,
       rawInfo: Buffer.from(csr.certificationRequestInfoRaw!),
       rawSubject: Buffer.from(info.subjectRaw!),
       rawPublicKey: Buffer.from(info.subjectPKInfoRaw!),
@@ -241,8 +237,8 @@ export function parseCertificateRequestDer(der: Buffer): CertificateRequest {
     for (const attr of info.attributes ?? []) {
       if (attr.type !== OID_EXTENSION_REQUEST) continue;
       for (const value of attr.values) {
-        for (const ext of parseDer(Buffer.from(value), Extensions, 'extensions', false)) {
-          if (ext.extnID !== id_ce_subjectAltName) continue;
+        for (const ext of parseDer(Buffer.from(value), x509.Extensions, 'extensions', false)) {
+          if (ext.extnID !== x509.id_ce_subjectAltName) continue;
           out.rawSubjectAltName = Buffer.from(ext.extnValue.buffer);
           addSubjectAltNames(out.rawSubjectAltName, out);
         }
@@ -364,10 +360,14 @@ function keyUsageExtensions(usages: readonly string[]): { keyUsage?: KeyUsage; e
     else unknown.push(u);
   }
   if (unknown.length) throw new Error(`unrecognized usage values: ${JSON.stringify(unknown.sort())}`);
+  const { KeyUsage, ExtendedKeyUsage } = der().x509;
   return { ...(bits ? { keyUsage: new KeyUsage(bits) } : {}), ...(ext.size ? { extKeyUsage: new ExtendedKeyUsage([...ext].sort()) } : {}) };
 }
 
-const extension = (extnID: string, critical: boolean, value: unknown): Extension => new Extension({ extnID, critical, extnValue: new OctetString(AsnConvert.serialize(value)) });
+function extension(extnID: string, critical: boolean, value: unknown): Extension {
+  const { schema, x509 } = der();
+  return new x509.Extension({ extnID, critical, extnValue: new schema.OctetString(schema.AsnConvert.serialize(value)) });
+}
 
 export interface SigningCA {
   cert: X509Certificate;
@@ -376,12 +376,14 @@ export interface SigningCA {
 
 /** The CA certificate's subject (DER, the issuer of what it signs) and subject key identifier, when it has one. */
 function issuerOf(cert: X509Certificate): { subject: Buffer; keyId?: Buffer } {
-  const tbs = AsnParser.parse(cert.raw, CertificateDer).tbsCertificate;
-  const ski = tbs.extensions?.find((e) => e.extnID === id_ce_subjectKeyIdentifier);
-  return { subject: Buffer.from(tbs.subjectRaw!), ...(ski ? { keyId: Buffer.from(AsnConvert.parse(ski.extnValue, SubjectKeyIdentifier).buffer) } : {}) };
+  const { schema, x509, CertificateDer } = der();
+  const tbs = schema.AsnParser.parse(cert.raw, CertificateDer).tbsCertificate;
+  const ski = tbs.extensions?.find((e) => e.extnID === x509.id_ce_subjectKeyIdentifier);
+  return { subject: Buffer.from(tbs.subjectRaw!), ...(ski ? { keyId: Buffer.from(schema.AsnConvert.parse(ski.extnValue, x509.SubjectKeyIdentifier).buffer) } : {}) };
 }
 
 function signatureAlgorithmFor(key: KeyObject): { id: AlgorithmIdentifier; hash: string | null } {
+  const { AlgorithmIdentifier } = der().x509;
   switch (key.asymmetricKeyType) {
     case 'rsa':
       return { id: new AlgorithmIdentifier({ algorithm: '1.2.840.113549.1.1.11', parameters: null /* NULL, as RFC 4055 asks */ }), hash: 'sha256' };
@@ -402,7 +404,7 @@ function signatureAlgorithmFor(key: KeyObject): { id: AlgorithmIdentifier; hash:
 function time(d: Date): Time {
   const at = new Date(Math.floor(d.getTime() / 1000) * 1000);
   const year = at.getUTCFullYear();
-  return new Time(year >= 1950 && year < 2050 ? { utcTime: at } : { generalTime: at });
+  return new (der().x509.Time)(year >= 1950 && year < 2050 ? { utcTime: at } : { generalTime: at });
 }
 
 /** A positive serial of 127 random bits, its INTEGER minimally encoded. */
@@ -419,30 +421,32 @@ function randomSerial(): ArrayBuffer {
  * subject alternative names; the given usages; basic constraints CA false; no other extension.
  */
 export function issueCertificate(ca: SigningCA, req: CertificateRequest, o: { usages: readonly string[]; notBefore: Date; notAfter: Date }): Buffer {
+  const { schema, x509 } = der();
+  const { id_ce_keyUsage, id_ce_extKeyUsage, id_ce_basicConstraints, id_ce_authorityKeyIdentifier, id_ce_subjectAltName } = x509;
   const alg = signatureAlgorithmFor(ca.key);
   const { keyUsage, extKeyUsage } = keyUsageExtensions(o.usages);
   const issuer = issuerOf(ca.cert);
   const exts: Extension[] = [];
   if (keyUsage) exts.push(extension(id_ce_keyUsage, true, keyUsage));
   if (extKeyUsage) exts.push(extension(id_ce_extKeyUsage, false, extKeyUsage));
-  exts.push(extension(id_ce_basicConstraints, true, new BasicConstraints()));
+  exts.push(extension(id_ce_basicConstraints, true, new x509.BasicConstraints()));
   // as Go's CreateCertificate: the issuer's subject key identifier as the authority key identifier
-  if (issuer.keyId) exts.push(extension(id_ce_authorityKeyIdentifier, false, new AuthorityKeyIdentifier({ keyIdentifier: new KeyIdentifier(issuer.keyId) })));
+  if (issuer.keyId) exts.push(extension(id_ce_authorityKeyIdentifier, false, new x509.AuthorityKeyIdentifier({ keyIdentifier: new x509.KeyIdentifier(issuer.keyId) })));
   // an empty subject makes the alternative names critical (RFC 5280 4.2.1.6)
   if (req.rawSubjectAltName) {
-    const emptySubject = AsnConvert.parse(req.rawSubject, Name).length === 0;
-    exts.push(new Extension({ extnID: id_ce_subjectAltName, critical: emptySubject, extnValue: new OctetString(req.rawSubjectAltName) }));
+    const emptySubject = schema.AsnConvert.parse(req.rawSubject, x509.Name).length === 0;
+    exts.push(new x509.Extension({ extnID: id_ce_subjectAltName, critical: emptySubject, extnValue: new schema.OctetString(req.rawSubjectAltName) }));
   }
-  const tbs = new TBSCertificate({
-    version: Version.v3,
+  const tbs = new x509.TBSCertificate({
+    version: x509.Version.v3,
     serialNumber: randomSerial(),
     signature: alg.id,
     issuer: verbatim<Name>(issuer.subject),
-    validity: Object.assign(new Validity(), { notBefore: time(o.notBefore), notAfter: time(o.notAfter) }),
+    validity: Object.assign(new x509.Validity(), { notBefore: time(o.notBefore), notAfter: time(o.notAfter) }),
     subject: verbatim<Name>(req.rawSubject),
     subjectPublicKeyInfo: verbatim<SubjectPublicKeyInfo>(req.rawPublicKey),
-    extensions: new Extensions(exts),
+    extensions: new x509.Extensions(exts),
   });
-  const signature = cryptoSign(alg.hash, Buffer.from(AsnConvert.serialize(tbs)), ca.key);
-  return Buffer.from(AsnConvert.serialize(new Certificate({ tbsCertificate: tbs, signatureAlgorithm: alg.id, signatureValue: arrayBuffer(signature) })));
+  const signature = cryptoSign(alg.hash, Buffer.from(schema.AsnConvert.serialize(tbs)), ca.key);
+  return Buffer.from(schema.AsnConvert.serialize(new x509.Certificate({ tbsCertificate: tbs, signatureAlgorithm: alg.id, signatureValue: arrayBuffer(signature) })));
 }
