@@ -24,8 +24,6 @@ import { META_V1, RUNTIME, messageType } from './protobuf/proto-root.js';
 import { BodyDecodeError, type ObjectSource, registerSerializer, type Serializer } from './serializer.js';
 import type protobuf from 'protobufjs';
 
-const listMetaType = messageType(`${META_V1}.ListMeta`);
-const typeMetaType = messageType(`${RUNTIME}.TypeMeta`);
 const CHUNK = 64 * 1024;
 
 /** Tag and length of a length-delimited field (field numbers below 16: a one-byte tag). */
@@ -127,7 +125,7 @@ export const protobufSerializer: Serializer = {
     const itemKind = t.kind.slice(0, -'List'.length);
     let itemType: protobuf.Type | undefined;
     const typeOfItems = (): protobuf.Type => (itemType ??= messageTypeOf(t.apiVersion, itemKind));
-    const metaBytes = encodeJsonMessage(listMetaType, listMetaValue(meta));
+    const metaBytes = encodeJsonMessage(messageType(`${META_V1}.ListMeta`), listMetaValue(meta));
     // the raw XList's length goes in the envelope's header, so the item messages are gathered first
     const fields: Uint8Array[] = [];
     let rawLength = fieldLength(metaBytes.length);
@@ -136,7 +134,7 @@ export const protobufSerializer: Serializer = {
       fields.push(f);
       rawLength += f.length;
     }
-    const typeMeta = typeMetaType.encode({ apiVersion: t.apiVersion, kind: t.kind }).finish();
+    const typeMeta = messageType(`${RUNTIME}.TypeMeta`).encode({ apiVersion: t.apiVersion, kind: t.kind }).finish();
     // the header and the ListMeta lead the first chunk; then chunks of about CHUNK bytes, each one buffer
     const head = Buffer.concat([PROTOBUF_MAGIC, fieldHeader(1, typeMeta.length), typeMeta, fieldHeader(2, rawLength), fieldHeader(1, metaBytes.length), metaBytes]);
     let from = 0;

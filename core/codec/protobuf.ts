@@ -23,8 +23,6 @@ export const protobufMediaTypes: readonly string[] = [PROTOBUF_MEDIA_TYPE, UPSTR
 
 export { PROTOBUF_MAGIC } from './protobuf/proto-root.js';
 
-const unknownType = messageType(`${RUNTIME}.Unknown`);
-const watchEventType = messageType(`${META_V1}.WatchEvent`);
 
 /** Whether a Content-Type (parameters ignored, any case) names protobuf. */
 export function isProtobufMediaType(ct: string): boolean {
@@ -66,7 +64,7 @@ export function decodeProtobufObject(body: Uint8Array): DecodedProtobufObject {
   if (!hasProtobufMagic(body)) {
     throw new ProtobufDecodeError(`provided data does not appear to be a protobuf message, expected prefix [${[...PROTOBUF_MAGIC].join(' ')}]`);
   }
-  const envelope = decodeWire(() => unknownType.decode(body.subarray(PROTOBUF_MAGIC.length))) as unknown as {
+  const envelope = decodeWire(() => messageType(`${RUNTIME}.Unknown`).decode(body.subarray(PROTOBUF_MAGIC.length))) as unknown as {
     typeMeta?: { apiVersion?: string; kind?: string };
     raw?: Uint8Array;
   };
@@ -191,7 +189,7 @@ export function decodeProtobufWatchFrame(bytes: Uint8Array): DecodedWatchFrame {
   if (bytes.length < 4) throw new ProtobufDecodeError('unexpected EOF');
   const length = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength).getUint32(0, false);
   if (bytes.length < 4 + length) throw new ProtobufDecodeError('unexpected EOF');
-  const event = decodeWire(() => watchEventType.decode(bytes.subarray(4, 4 + length))) as unknown as {
+  const event = decodeWire(() => messageType(`${META_V1}.WatchEvent`).decode(bytes.subarray(4, 4 + length))) as unknown as {
     type?: string;
     object?: { raw?: Uint8Array };
   };

@@ -8,10 +8,18 @@
  * result no deeper than JSON's nesting limit. Everything walks with explicit stacks, so neither alias
  * chains nor nesting can exhaust the thread's stack, and the work is linear in the decodes made.
  */
-import { type Alias, type Node, type Pair, type YAMLMap, type YAMLSeq, isAlias, isMap, isPair, isScalar, isSeq, type LineCounter } from 'yaml';
+import type { Alias, LineCounter, Node, Pair, Scalar, YAMLMap, YAMLSeq } from 'yaml';
+import { yamlLibrary } from './yaml-library.js';
 import { goQuote } from '../api/validation.js';
 import { JsonSyntaxError } from './json.js';
 import { MAX_JSON_DEPTH } from './limits.js';
+
+// the library's node tests, through its lazy loader (a document was parsed, so it is loaded by now)
+const isAlias = (n: unknown): n is Alias => yamlLibrary().isAlias(n);
+const isMap = (n: unknown): n is YAMLMap => yamlLibrary().isMap(n);
+const isPair = (n: unknown): n is Pair => yamlLibrary().isPair(n);
+const isScalar = (n: unknown): n is Scalar => yamlLibrary().isScalar(n);
+const isSeq = (n: unknown): n is YAMLSeq => yamlLibrary().isSeq(n);
 
 /** A YAML error, worded as sigs.k8s.io/yaml reports go-yaml's. */
 export const yamlError = (message: string): JsonSyntaxError => new JsonSyntaxError(`error converting YAML to JSON: yaml: ${message}`);

@@ -4,7 +4,8 @@
  * time types). Output is JSON turned into YAML with sorted keys and unindented sequences, the way
  * upstream's YAML printer writes it.
  */
-import { Composer, Lexer, LineCounter, Parser, stringify, type Document, type YAMLError } from 'yaml';
+import type { Document, LineCounter, Parser, YAMLError } from 'yaml';
+import { yamlLibrary } from './yaml-library.js';
 import { JsonSyntaxError } from './json.js';
 import { StatusError } from '../api/status.js';
 import { MAX_YAML_DEPTH, MAX_YAML_TOKENS } from './limits.js';
@@ -38,6 +39,7 @@ interface LexStats {
  * so a hostile body stops early, before the (recursive, and slow per token) composer sees it.
  */
 function* checkedTokens(text: string, lc: LineCounter, stats: LexStats): Generator<ReturnType<Parser['next']> extends Generator<infer T> ? T : never> {
+  const { Parser, Lexer } = yamlLibrary();
   const parser = new Parser(lc.addNewLine);
   lc.addNewLine(0);
   for (const lexeme of new Lexer().lex(text)) {
@@ -73,6 +75,7 @@ export function decodeYaml(text: string): DecodedYaml {
 }
 
 function decodeYamlDocument(text: string): DecodedYaml {
+  const { LineCounter, Composer } = yamlLibrary();
   const lineCounter = new LineCounter();
   const stats: LexStats = { lexemes: 0 };
   const docs: Document.Parsed[] = Array.from(new Composer(composeOptions).compose(checkedTokens(text, lineCounter, stats)));
@@ -95,5 +98,5 @@ function decodeYamlDocument(text: string): DecodedYaml {
  * occurs twice in the value written twice (never as an anchor and alias, which JSON cannot express).
  */
 export function encodeYaml(value: unknown): string {
-  return stringify(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0, version: '1.1', aliasDuplicateObjects: false });
+  return yamlLibrary().stringify(value, { sortMapEntries: true, indentSeq: false, lineWidth: 0, version: '1.1', aliasDuplicateObjects: false });
 }

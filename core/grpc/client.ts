@@ -7,13 +7,13 @@
  */
 import { readFileSync } from 'node:fs';
 import { type CallOptions as GrpcCallOptions, Client, credentials, Metadata, type ServiceError, status as Code } from '@grpc/grpc-js';
-import { parse as parseYaml } from 'yaml';
 import type { Status } from '../api/status.js';
 import { protobufSerializer } from '../codec/protobuf-serializer.js';
 import { isProtobufMediaType } from '../codec/protobuf.js';
 import { bodySerializerFor } from '../codec/serializer.js';
 import { methodOf, RESOURCES_SERVICE, type RequestMessage, type ResponseMessage, type UnaryMethod, type WatchEventMessage } from './proto.js';
 import { STATUS_METADATA_KEY } from './status.js';
+import { yamlLibrary } from '../codec/yaml-library.js';
 
 export interface GrpcClientConfig {
   /** host:port of --grpc-port. */
@@ -138,7 +138,7 @@ export class ResourceClient {
   static fromKubeconfig(pathOrText: string, grpcPort: number): ResourceClient {
     const text = pathOrText.includes('\n') ? pathOrText : readFileSync(pathOrText, 'utf8');
     // eslint-disable-next-line @typescript-eslint/no-explicit-any
-    const kc = parseYaml(text) as any;
+    const kc = yamlLibrary().parse(text) as any;
     const ctx = kc.contexts?.find((c: { name: string }) => c.name === kc['current-context'])?.context ?? kc.contexts?.[0]?.context;
     const cluster = kc.clusters?.find((c: { name: string }) => c.name === ctx?.cluster)?.cluster ?? kc.clusters?.[0]?.cluster;
     const user = kc.users?.find((u: { name: string }) => u.name === ctx?.user)?.user ?? kc.users?.[0]?.user ?? {};

@@ -9,9 +9,9 @@
  */
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { xsalsa20poly1305 } from '@noble/ciphers/salsa.js';
-import { parse as parseYaml } from 'yaml';
 import { KmsV2Provider, parseGoDuration } from './kms-v2.js';
 import { PendingTransform, TransformError, type Transformer } from './value-transform.js';
+import { yamlLibrary } from '../codec/yaml-library.js';
 
 export class EncryptionConfigError extends Error {}
 
@@ -234,7 +234,7 @@ export class ValueTransformer {
 export function parseEncryptionConfig(text: string): ValueTransformer {
   let doc: { apiVersion?: string; kind?: string; resources?: unknown };
   try {
-    doc = parseYaml(text) ?? {};
+    doc = yamlLibrary().parse(text) ?? {};
   } catch (err) {
     throw new EncryptionConfigError(`encryption provider config is not valid YAML: ${(err as Error).message}`);
   }

@@ -16,7 +16,6 @@
  * from. A value the form cannot carry exactly (a string with a lone UTF-16 surrogate, an integer past
  * int64) is stored as JSON instead, so clients never see a change the media type made.
  */
-import { parse as parseYaml } from 'yaml';
 import { respellApiVersion, canonicalSpelling } from '../api/group-aliases.js';
 import { decodeProtobufObject, envelopeProtobuf } from '../codec/protobuf.js';
 import { encodeJsonMessage } from '../codec/protobuf/json-to-wire.js';
@@ -26,6 +25,7 @@ import { encodeYaml } from '../codec/yaml.js';
 import { TransformError } from './value-transform.js';
 import type { StoredValueTransform } from './transforming-store.js';
 import type protobuf from 'protobufjs';
+import { yamlLibrary } from '../codec/yaml-library.js';
 
 export const JSON_MEDIA_TYPE = 'application/json';
 export const YAML_MEDIA_TYPE = 'application/yaml';
@@ -60,7 +60,6 @@ export interface StoredKind {
 export type StoredKindOfKey = (key: string) => StoredKind | undefined;
 
 const OPEN_BRACE = 0x7b;
-const unknownType = messageType(`${RUNTIME}.Unknown`);
 
 const embedded: ToJsonContext = {
   decodeEmbedded: (bytes) => decodeProtobufObject(bytes).object as ReturnType<ToJsonContext['decodeEmbedded']>,
@@ -114,7 +113,7 @@ function encodeProtobuf(kind: StoredKind, json: Uint8Array): Uint8Array {
 }
 
 function decodeProtobuf(kind: StoredKind, stored: Uint8Array): Record<string, unknown> {
-  const envelope = unknownType.decode(stored.subarray(PROTOBUF_MAGIC.length)) as unknown as { typeMeta?: { apiVersion?: string; kind?: string }; raw?: Uint8Array };
+  const envelope = messageType(`${RUNTIME}.Unknown`).decode(stored.subarray(PROTOBUF_MAGIC.length)) as unknown as { typeMeta?: { apiVersion?: string; kind?: string }; raw?: Uint8Array };
   checkTypeMeta(kind, envelope.typeMeta?.apiVersion, envelope.typeMeta?.kind);
   if (!kind.message) throw new Error(`${kind.kind} has no protobuf message`);
   const message = kind.message.decode(envelope.raw ?? new Uint8Array(0)) as unknown as Record<string, unknown>;
@@ -127,7 +126,7 @@ function encodeYamlForm(kind: StoredKind, json: Uint8Array): Uint8Array {
 }
 
 function decodeYamlForm(kind: StoredKind, stored: Uint8Array): Record<string, unknown> {
-  const obj = parseYaml(text(stored), { version: '1.1' }) as unknown;
+  const obj = yamlLibrary().parse(text(stored), { version: '1.1' }) as unknown;
   if (!isPlainObject(obj)) throw new Error('the value is not an object');
   checkTypeMeta(kind, obj.apiVersion, obj.kind);
   return obj;

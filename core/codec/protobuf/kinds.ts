@@ -41,12 +41,10 @@ export const envelopeApiVersion = (apiVersion: string | undefined, kind: string)
 export function registerProtobufKind(apiVersion: string, kind: string, pkg: string, withList: boolean): void {
   let kinds = servedKinds.get(apiVersion);
   if (!kinds) servedKinds.set(apiVersion, (kinds = new Map()));
-  messageType(`${pkg}.${kind}`); // fails now, at start, if the .proto files lack it
+  // the messages are looked up on first use (the .proto files are parsed then); that every declared
+  // kind has them is checked by test/codec/protobuf.test.ts
   kinds.set(kind, `${pkg}.${kind}`);
-  if (withList) {
-    messageType(`${pkg}.${kind}List`);
-    kinds.set(`${kind}List`, `${pkg}.${kind}List`);
-  }
+  if (withList) kinds.set(`${kind}List`, `${pkg}.${kind}List`);
 }
 
 /** The message name for apiVersion + kind, or undefined when the pair is not served. */

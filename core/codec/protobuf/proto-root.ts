@@ -39,14 +39,19 @@ function loadRoot(): protobuf.Root {
   return root;
 }
 
-export const protoRoot: protobuf.Root = loadRoot();
+// Parsed on first use, not at import: about 80 ms of every process's start (each pool thread
+// included) that a server whose clients speak JSON never needs.
+let root: protobuf.Root | undefined;
+
+/** Every message type of the project's .proto files, resolved. */
+export const protoRoot = (): protobuf.Root => (root ??= loadRoot());
 
 const typesByName = new Map<string, protobuf.Type>();
 
 /** The message type with this fully-qualified name (no leading dot); throws if it is not defined. */
 export function messageType(fullName: string): protobuf.Type {
   let t = typesByName.get(fullName);
-  if (!t) typesByName.set(fullName, (t = protoRoot.lookupType(fullName)));
+  if (!t) typesByName.set(fullName, (t = protoRoot().lookupType(fullName)));
   return t;
 }
 
