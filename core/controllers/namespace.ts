@@ -35,8 +35,11 @@ interface Condition {
 }
 
 /** Creates the system namespaces that do not exist yet (upstream's bootstrap-controller post-start hook). */
-export async function ensureSystemNamespaces(client: TypedClient, nsType: ResourceType): Promise<void> {
+export async function ensureSystemNamespaces(client: TypedClient, nsType: ResourceType, namespaces?: Lister<ApiObject>): Promise<void> {
   for (const name of systemNamespaces) {
+    // as upstream's controller, a namespace the cache already holds is not created again: a restart
+    // then makes no write at all (a 409 still tolerates a cache that was behind)
+    if (namespaces?.get('', name)) continue;
     try {
       await client.create(nsType, { apiVersion: 'v1', kind: 'Namespace', metadata: { name } });
     } catch (e) {

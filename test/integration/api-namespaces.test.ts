@@ -3,6 +3,9 @@
  * terminating one (403), deleting a namespace (Terminating, contents deleted, then removed), and the
  * namespaces that may not be deleted (403).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import t from 'tap';
 import { startServer, type TestServer } from '../helpers/server.js';
 import { expectStatus } from '../helpers/fixtures.js';
@@ -252,6 +255,24 @@ t.test('default, svc-system and svc-public may not be deleted', async (t) => {
     const r = await s.admin.delete('/api/v1/namespaces/svc-node-lease?dryRun=All');
     t.equal(r.status, 200, r.text);
   });
+});
+
+t.test('a start recreates a missing system namespace and leaves the others as they are', async (t) => {
+  const dir = mkdtempSync(join(tmpdir(), 'svc-ns-restart-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  const first = await startServer([], dir);
+  const before = (await first.admin.get('/api/v1/namespaces/svc-system')).json.metadata.resourceVersion;
+  const d = await first.admin.delete('/api/v1/namespaces/svc-node-lease');
+  t.equal(d.status, 200, d.text);
+  // the namespace controller finishes the deletion (no content, so at once)
+  for (let i = 0; i < 100 && (await first.admin.get('/api/v1/namespaces/svc-node-lease')).status !== 404; i++) await new Promise((r) => setTimeout(r, 50));
+  await first.stop();
+  const second = await startServer([], dir);
+  t.teardown(() => second.stop());
+  const lease = await second.admin.get('/api/v1/namespaces/svc-node-lease');
+  t.equal(lease.status, 200, 'svc-node-lease is back');
+  t.equal(lease.json.status?.phase, 'Active');
+  t.equal((await second.admin.get('/api/v1/namespaces/svc-system')).json.metadata.resourceVersion, before, 'svc-system not written again');
 });
 
 t.test('a namespace update keeps status and spec.finalizers', async (t) => {

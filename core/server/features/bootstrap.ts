@@ -15,7 +15,7 @@ export function systemNamespacesFeature(): ServerFeature {
     name: 'system-namespaces',
     async start(c) {
       const nsType = c.types.all().find((t) => t.group === '' && t.plural === 'namespaces')!;
-      const bootstrap = ensureSystemNamespaces(c.client.as(namespaceControllerIdentity), nsType);
+      const bootstrap = ensureSystemNamespaces(c.client.as(namespaceControllerIdentity), nsType, c.lister().for(nsType));
       c.addPostStartHook('start-system-namespaces-controller', bootstrap);
       await bootstrap;
     },
