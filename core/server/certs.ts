@@ -171,7 +171,11 @@ export function writeAdminKubeconfig(dir: string, bindAddress: string, port: num
   const f = (n: string) => join(dir, n);
   const server = `https://${clientHost(bindAddress)}:${port}`;
   const text = kubeconfigYaml(server, readFileSync(f('ca.crt'), 'utf8'), readFileSync(f('admin.crt'), 'utf8'), readFileSync(f('admin.key'), 'utf8'));
-  writeFileSync(f('admin.kubeconfig'), text, { mode: 0o600 });
+  // rewritten only when it changes: truncating a file waits on the filesystem's journal, which a busy
+  // disk can make last a second, and a restart on the same port has nothing new to say
+  const path = f('admin.kubeconfig');
+  if (existsSync(path) && readFileSync(path, 'utf8') === text) return;
+  writeFileSync(path, text, { mode: 0o600 });
 }
 
 /** Issues a client certificate from the generated CA (used by tests and tools). */
