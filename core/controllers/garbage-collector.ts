@@ -106,10 +106,22 @@ export class GarbageCollector {
     );
   }
 
+  /**
+   * Follows changes once the graph is indexed, looks at every object that may concern it, then
+   * collects. Both passes run a slice of the thread at a time, after the server serves (upstream's
+   * collector waits for its informers to sync the same way); a change meanwhile is looked at by the
+   * pass over every candidate, which comes after the indexes are complete.
+   */
   start(): void {
-    this.unsubscribe = this.graph.watch((rt, ev) => this.onChange(rt, ev));
-    this.recheckAll();
-    for (let i = 0; i < this.workers; i++) void this.work();
+    void this.graph.ready
+      .then(async () => {
+        if (this.stopped) return;
+        this.unsubscribe = this.graph.watch((rt, ev) => this.onChange(rt, ev));
+        for (const rt of [...this.graph.types]) await this.graph.forEachCandidateGradually(rt, (o) => this.observe(rt, o, undefined));
+        if (this.stopped) return;
+        for (let i = 0; i < this.workers; i++) void this.work();
+      })
+      .catch((err: Error) => console.error(`svc-apiserver: ${GC_COMPONENT} did not start:`, err.message));
   }
 
   /**

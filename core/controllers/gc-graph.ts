@@ -76,27 +76,42 @@ export class OwnershipGraph {
   /** Per type, the unsubscribes of the followers' lister handlers. */
   private readonly subscriptions = new Map<ResourceType, (() => void)[]>();
 
+  /** Resolves once the kinds given at construction are indexed (a pass at a time: see Lister.addIndexGradually). */
+  readonly ready: Promise<void>;
+
   constructor(
     private readonly listerSource: Listers,
     types: readonly ResourceType[],
   ) {
-    for (const rt of types) this.add(rt);
+    const indexing: Promise<void>[] = [];
+    for (const rt of types) this.add(rt, indexing);
+    this.ready = Promise.all(indexing).then(() => undefined);
   }
 
   get types(): IterableIterator<ResourceType> {
     return this.listers.keys();
   }
 
-  /** Starts following a kind (at start, or served later: custom resources); false if already followed. */
-  add(rt: ResourceType): boolean {
+  /**
+   * Starts following a kind (at start, or served later: custom resources); false if already followed.
+   * With `indexing`, its objects are indexed gradually and the passes are pushed there; else at once.
+   */
+  add(rt: ResourceType, indexing?: Promise<void>[]): boolean {
     if (this.listers.has(rt)) return false;
     const l = this.listerSource.for(rt);
     // most objects have no owners and a uid among metadata's leading fields: read from the bytes
-    l.addIndex(OWNER_UID_INDEX, (o) => (o.metadata.ownerReferences ?? []).map((r) => r.uid), (b) => (mayHaveKey(b, OWNER_REFERENCES_KEY) ? undefined : NONE));
-    l.addIndex(UID_INDEX, (o) => (o.metadata.uid ? [o.metadata.uid] : []), (b) => {
+    const ownerUids = (o: Obj): readonly string[] => (o.metadata.ownerReferences ?? []).map((r) => r.uid);
+    const ownerUidsFromBytes = (b: Uint8Array): readonly string[] | undefined => (mayHaveKey(b, OWNER_REFERENCES_KEY) ? undefined : NONE);
+    const uids = (o: Obj): readonly string[] => (o.metadata.uid ? [o.metadata.uid] : []);
+    const uidsFromBytes = (b: Uint8Array): readonly string[] | undefined => {
       const uid = leadingMetadataString(b, 'uid');
       return uid === undefined ? undefined : uid ? [uid] : NONE;
-    });
+    };
+    if (indexing) indexing.push(l.addIndexGradually(OWNER_UID_INDEX, ownerUids, ownerUidsFromBytes), l.addIndexGradually(UID_INDEX, uids, uidsFromBytes));
+    else {
+      l.addIndex(OWNER_UID_INDEX, ownerUids, ownerUidsFromBytes);
+      l.addIndex(UID_INDEX, uids, uidsFromBytes);
+    }
     this.listers.set(rt, l);
     this.byKind.set(`${rt.group}/${rt.version}/${rt.kind}`, rt);
     this.subscriptions.set(
@@ -133,6 +148,11 @@ export class OwnershipGraph {
 
   list(rt: ResourceType): Obj[] {
     return this.listers.get(rt)?.list() ?? [];
+  }
+
+  /** Calls `fn` with each object of a kind that may concern the collector, a slice of the thread at a time. */
+  forEachCandidateGradually(rt: ResourceType, fn: (o: Obj) => void): Promise<void> {
+    return this.listers.get(rt)?.forEachWhereGradually(mayConcernCollector, fn) ?? Promise.resolve();
   }
 
   /** The objects of a kind that may concern the collector (see mayConcernCollector), decoded for the moment. */

@@ -18,6 +18,59 @@ export function describeStored(rt: ResourceType, key: string, stored: Uint8Array
 }
 
 /**
+ * A cache entry whose selection attributes (labels, the kind's own selectable fields) and readability
+ * are found on first use rather than when it is cached: decoding every object to find them was about
+ * 40% of a restart with 100,000 objects (10 us each), though most are never selected by label or field.
+ * Stored bytes that do not decode are found then, and the entry answers as describeUnreadable's would.
+ */
+class LazilyDescribedObject implements CachedObject {
+  item?: Buffer;
+  encodings?: Map<string, Uint8Array>;
+  source?: CachedObject['source'];
+  decoded?: unknown;
+  views?: CachedObject['views'];
+  private selection?: { labels: Readonly<Record<string, string>> | undefined; fields: Readonly<Record<string, string>>; unreadable?: string };
+
+  constructor(
+    private readonly rt: ResourceType,
+    readonly key: string,
+    readonly namespace: string,
+    readonly name: string,
+    public revision: number,
+    readonly stored: Uint8Array,
+  ) {}
+
+  private select(): NonNullable<LazilyDescribedObject['selection']> {
+    if (this.selection) return this.selection;
+    try {
+      const obj = parseStored(this.stored);
+      return (this.selection = { labels: obj.metadata?.labels, fields: selectableFieldsOf(this.rt, obj, this.namespace, this.name) });
+    } catch (err) {
+      const unreadable = err instanceof Error ? err.message : String(err);
+      return (this.selection = { labels: undefined, fields: { 'metadata.name': this.name, 'metadata.namespace': this.namespace }, unreadable });
+    }
+  }
+
+  get labels(): Readonly<Record<string, string>> | undefined {
+    return this.select().labels;
+  }
+
+  get fields(): Readonly<Record<string, string>> {
+    return this.select().fields;
+  }
+
+  get unreadable(): string | undefined {
+    return this.select().unreadable;
+  }
+}
+
+/** The watch cache's entry for stored bytes, described on first use (see LazilyDescribedObject). */
+export function describeStoredLazily(rt: ResourceType, key: string, stored: Uint8Array, revision: number): CachedObject {
+  const { namespace, name } = keyParts(rt, key);
+  return new LazilyDescribedObject(rt, key, namespace, name, revision, stored);
+}
+
+/**
  * The cache's entry for stored bytes that are not an object: it keeps its place (so the key is known
  * and a delete can find it) but is never decoded; reads of it answer unreadableError.
  */

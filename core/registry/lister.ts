@@ -41,6 +41,9 @@ interface Index<T> {
   ofKey: Map<string, string | readonly string[]>;
 }
 
+/** The longest a gradual pass over a kind's objects holds the thread before it lets requests in. */
+const GRADUAL_SLICE_MS = 5;
+
 export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   private readonly indexes = new Map<string, Index<T>>();
   /** change handlers, each with the test of the raw change it wants (undefined: every change) */
@@ -105,7 +108,58 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   addIndex(name: string, fn: IndexFunc<T>, fromStored?: StoredIndexFunc): void {
     const index: Index<T> = { fn, fromStored, byValue: new Map(), ofKey: new Map() };
     this.indexes.set(name, index);
-    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o);
+    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) this.indexAddReadable(index, o);
+  }
+
+  /**
+   * As addIndex, but the objects present now are indexed a slice of the event loop at a time (a pass
+   * over 100,000 objects took the thread for most of a second): changes meanwhile are indexed as they
+   * come, and lookups see only part of the objects until the promise resolves.
+   */
+  addIndexGradually(name: string, fn: IndexFunc<T>, fromStored?: StoredIndexFunc): Promise<void> {
+    const index: Index<T> = { fn, fromStored, byValue: new Map(), ofKey: new Map() };
+    this.indexes.set(name, index);
+    return this.gradually((o) => {
+      // as it is now: a change made meanwhile was indexed when it came, and is indexed again the same way
+      this.indexRemove(index, o.key);
+      this.indexAddReadable(index, o);
+    });
+  }
+
+  /**
+   * Calls `fn` with each object whose stored bytes pass `test` (decoded for the moment), over the objects
+   * present now, a slice of the event loop at a time (see gradually).
+   */
+  forEachWhereGradually(test: (stored: Uint8Array) => boolean, fn: (obj: DeepReadonly<T>) => void): Promise<void> {
+    return this.gradually((o) => {
+      if (test(o.stored) && !o.unreadable) fn(this.view(o));
+    });
+  }
+
+  /**
+   * Visits every object present now, each as the cache holds it when its turn comes (one deleted
+   * meanwhile is skipped), for at most GRADUAL_SLICE_MS of the thread at a time.
+   */
+  private gradually(visit: (o: CachedObject) => void): Promise<void> {
+    const keys: string[] = [];
+    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) keys.push(o.key);
+    let i = 0;
+    return new Promise((resolve, reject) => {
+      const slice = (): void => {
+        try {
+          const until = performance.now() + GRADUAL_SLICE_MS;
+          while (i < keys.length) {
+            const o = this.cache.get(keys[i++]!);
+            if (o) visit(o);
+            if ((i & 255) === 0 && performance.now() >= until) return void setImmediate(slice);
+          }
+          resolve();
+        } catch (err) {
+          reject(err as Error);
+        }
+      };
+      slice();
+    });
   }
 
   /** Objects whose index `name` produced `value`. */
@@ -138,14 +192,28 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
    */
   listWhere(test: (stored: Uint8Array) => boolean): DeepReadonly<T>[] {
     const out: DeepReadonly<T>[] = [];
-    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable && test(o.stored)) out.push(this.view(o));
+    // the bytes first: whether an object decodes is found by decoding it (see describeStoredLazily)
+    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (test(o.stored) && !o.unreadable) out.push(this.view(o));
     return out;
+  }
+
+  /**
+   * Indexes a cached object unless it cannot be decoded. An index that reads its values from the bytes
+   * does not decode: an object that answers none there is indexed under nothing, readable or not, and
+   * one that answers values but does not decode is skipped when looked up (byIndex).
+   */
+  private indexAddReadable(index: Index<T>, o: CachedObject): void {
+    const fromBytes = index.fromStored?.(o.stored);
+    if (fromBytes !== undefined) this.indexValues(index, o.key, fromBytes);
+    else if (!o.unreadable) this.indexAdd(index, o);
   }
 
   /** Indexes `o`; `decoded` gives its view (decoded only when the index's bytes reader cannot tell). */
   private indexAdd(index: Index<T>, o: CachedObject, decoded: () => DeepReadonly<T> = () => this.view(o)): void {
-    const key = o.key;
-    const values = index.fromStored?.(o.stored) ?? index.fn(decoded());
+    this.indexValues(index, o.key, index.fromStored?.(o.stored) ?? index.fn(decoded()));
+  }
+
+  private indexValues(index: Index<T>, key: string, values: readonly string[]): void {
     if (values.length) index.ofKey.set(key, values.length === 1 ? values[0]! : values);
     for (const v of values) {
       const keys = index.byValue.get(v);
@@ -205,7 +273,7 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     for (const index of this.indexes.values()) {
       index.byValue.clear();
       index.ofKey.clear();
-      for (const o of this.cache.range(collectionPrefix(this.rt, ''))) if (!o.unreadable) this.indexAdd(index, o);
+      for (const o of this.cache.range(collectionPrefix(this.rt, ''))) this.indexAddReadable(index, o);
     }
   }
 }

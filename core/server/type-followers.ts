@@ -3,7 +3,7 @@
  * and dropped as types come and go, its selection attributes read from the type as it is now), and
  * views derived from the types (discovery, OpenAPI), rebuilt when the registry's generation moves.
  */
-import { describeStored, describeUnreadable } from '../registry/describe.js';
+import { describeStoredLazily, describeUnreadable } from '../registry/describe.js';
 import { resourcePrefix } from '../registry/keys.js';
 import type { ResourceType } from '../registry/resource-type.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
@@ -23,12 +23,8 @@ function cacheOptions(types: TypeRegistry, rt: ResourceType, sizes: CacheSizes) 
     // the type as it is now: a changed definition changes its selectable fields
     describe: (key: string, stored: Uint8Array, rev: number) => {
       const now = types.get(id) ?? rt;
-      try {
-        return describeStored(now, key, stored, rev);
-      } catch (err) {
-        // bytes that are not an object (written by something else, or damaged) must not stop the cache
-        return describeUnreadable(now, key, stored, rev, err);
-      }
+      // bytes that are not an object (written by something else, or damaged) are found on first use
+      return describeStoredLazily(now, key, stored, rev);
     },
     describeUnreadable: (key: string, stored: Uint8Array, rev: number, reason: string) => describeUnreadable(types.get(id) ?? rt, key, stored, rev, new Error(reason)),
   };

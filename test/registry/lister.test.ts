@@ -6,7 +6,7 @@
 import t from 'tap';
 import { Lister } from '../../core/registry/lister.js';
 import { configMaps } from '../../core/registry/core/configmaps.js';
-import { describeStored } from '../../core/registry/describe.js';
+import { describeStored, describeStoredLazily } from '../../core/registry/describe.js';
 import { resourcePrefix } from '../../core/registry/keys.js';
 import { WatchCache } from '../../core/storage/watch-cache.js';
 import type { ApiObject } from '../../core/api/types.js';
@@ -103,4 +103,47 @@ t.test('an index value shared by several objects lists each of them, and the res
   cache.applyDelete(`${prefix}a/c1`, 8);
   t.same(names(), [], 'none left');
   t.same(lister.byIndex('owner', 'uid-q').map((o) => o.metadata.name), ['c3']);
+});
+
+t.test('an index built gradually covers every object, with the changes made while it was built', async (t) => {
+  const cache = new WatchCache({ prefix, capacity: 100, maxBytes: 1 << 20, describe: (key, value, rev) => describeStored(configMaps, key, value, rev) });
+  const n = 3000;
+  cache.reset(Array.from({ length: n }, (_, i) => ({ key: `${prefix}a/c${i}`, value: stored(`c${i}`, i % 2 ? 'p1' : 'p2'), modRevision: 2 })), 2);
+  const lister = new Lister<ApiObject>(cache, configMaps);
+  // the slice ends only on the clock: make each object cost enough that the pass takes several slices
+  let slices = 0;
+  let inPass = false;
+  const built = lister.addIndexGradually('owner', (o) => {
+    if (!inPass) {
+      inPass = true;
+      slices++;
+      setImmediate(() => (inPass = false));
+    }
+    const until = performance.now() + 0.01;
+    while (performance.now() < until);
+    return (o.metadata.ownerReferences ?? []).map((r) => r.uid);
+  });
+  // changes while it is built: one object not reached yet moves owner, one is deleted, one is added
+  cache.applyPut(`${prefix}a/c${n - 1}`, stored(`c${n - 1}`, 'p3'), 3);
+  cache.applyDelete(`${prefix}a/c${n - 2}`, 4);
+  cache.applyPut(`${prefix}a/new`, stored('new', 'p1'), 5);
+  await built;
+  t.ok(slices > 1, `built over ${slices} turns of the event loop`);
+  const names = (uid: string) => lister.byIndex('owner', uid).length;
+  t.equal(names('uid-p3'), 1, 'the change made meanwhile is indexed');
+  t.equal(names('uid-p1'), n / 2 - 1 + 1, 'odd ones less the moved one, plus the added one');
+  t.equal(names('uid-p2'), n / 2 - 1, 'even ones less the deleted one');
+});
+
+t.test('stored bytes that do not decode: kept by the cache, found on first use, indexed under nothing and never handed out', async (t) => {
+  const cache = new WatchCache({ prefix, capacity: 100, maxBytes: 1 << 20, describe: (key, value, rev) => describeStoredLazily(configMaps, key, value, rev) });
+  cache.reset([{ key: `${prefix}a/bad`, value: Buffer.from('{"metadata":{"name":"bad","uid":"uid-bad"},"data":{'), modRevision: 2 }, { key: `${prefix}a/ok`, value: stored('ok', 'p'), modRevision: 2 }], 2);
+  const lister = new Lister<ApiObject>(cache, configMaps);
+  await lister.addIndexGradually('uid', (o) => [o.metadata.uid!], (b) => { const m = /"uid":"([^"]+)"/.exec(b.toString()); return m ? [m[1]!] : undefined; });
+  t.match(cache.get(`${prefix}a/bad`)!.unreadable, /JSON|Unexpected|Expected/, 'the bad entry says why once asked');
+  t.equal(cache.get(`${prefix}a/ok`)!.unreadable, undefined);
+  t.same(lister.byIndex('uid', 'uid-bad'), [], 'found by its bytes in the index, but not handed out');
+  t.same(lister.list('a').map((o) => o.metadata.name), ['ok']);
+  t.same(cache.get(`${prefix}a/ok`)!.labels, undefined);
+  t.same(cache.get(`${prefix}a/ok`)!.fields, { 'metadata.name': 'ok', 'metadata.namespace': 'a' });
 });
