@@ -202,15 +202,10 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
    * does not decode: an object that answers none there is indexed under nothing, readable or not, and
    * one that answers values but does not decode is skipped when looked up (byIndex).
    */
-  private indexAddReadable(index: Index<T>, o: CachedObject): void {
+  private indexAddReadable(index: Index<T>, o: CachedObject, decoded: () => DeepReadonly<T> = () => this.view(o)): void {
     const fromBytes = index.fromStored?.(o.stored);
     if (fromBytes !== undefined) this.indexValues(index, o.key, fromBytes);
-    else if (!o.unreadable) this.indexAdd(index, o);
-  }
-
-  /** Indexes `o`; `decoded` gives its view (decoded only when the index's bytes reader cannot tell). */
-  private indexAdd(index: Index<T>, o: CachedObject, decoded: () => DeepReadonly<T> = () => this.view(o)): void {
-    this.indexValues(index, o.key, index.fromStored?.(o.stored) ?? index.fn(decoded()));
+    else if (!o.unreadable) this.indexValues(index, o.key, index.fn(decoded()));
   }
 
   private indexValues(index: Index<T>, key: string, values: readonly string[]): void {
@@ -241,32 +236,36 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   }
 
   onEvent(ev: CacheEvent): void {
-    // objects that cannot be decoded are not in the lister's view: their writes are not changes to it
-    const hadOld = ev.prev !== undefined && !ev.prev.unreadable;
-    const gone = ev.type === 'DELETED' || !!ev.object.unreadable;
-    // decoded at most once, and only when an index's bytes do not tell or a handler wants the change
+    // decoded at most once, and only when an index's bytes do not tell or a handler wants the change;
+    // whether a version decodes at all is found the same way (describeStoredLazily), so a change that
+    // only indexes reading bytes and handlers testing bytes follow is never decoded
     let now: DeepReadonly<T> | undefined;
     const current = (): DeepReadonly<T> => (now ??= this.view(ev.object));
     for (const index of this.indexes.values()) {
       this.indexRemove(index, ev.object.key);
-      if (!gone) this.indexAdd(index, ev.object, current);
+      if (ev.type !== 'DELETED') this.indexAddReadable(index, ev.object, current);
     }
-    if (gone && !hadOld) return;
-    if (ev.object.unreadable && ev.type !== 'DELETED') return;
     if (this.handlers.size === 0) return;
-    let le: ListerEvent<T> | undefined;
+    let le: ListerEvent<T> | null | undefined;
     for (const [h, wants] of this.handlers) {
       if (wants && !wants(ev)) continue;
-      if (!le) {
-        const old = hadOld ? this.view(ev.prev!) : undefined;
-        le = { type: ev.type, object: ev.type === 'DELETED' ? old! : current(), old };
-      }
+      le ??= this.listerEvent(ev, current);
+      if (le === null) return;
       try {
         h(le);
       } catch (err) {
         console.error(`svc-apiserver: ${this.rt.plural} lister handler failed:`, err);
       }
     }
+  }
+
+  /** The change as handlers see it; null when it is none to the lister's view. */
+  private listerEvent(ev: CacheEvent, current: () => DeepReadonly<T>): ListerEvent<T> | null {
+    // objects that cannot be decoded are not in the lister's view: their writes are not changes to it
+    const hadOld = ev.prev !== undefined && !ev.prev.unreadable;
+    if (ev.type === 'DELETED' ? !hadOld : ev.object.unreadable !== undefined) return null;
+    const old = hadOld ? this.view(ev.prev!) : undefined;
+    return { type: ev.type, object: ev.type === 'DELETED' ? old! : current(), old };
   }
 
   onReset(): void {

@@ -147,3 +147,26 @@ t.test('stored bytes that do not decode: kept by the cache, found on first use, 
   t.same(cache.get(`${prefix}a/ok`)!.labels, undefined);
   t.same(cache.get(`${prefix}a/ok`)!.fields, { 'metadata.name': 'ok', 'metadata.namespace': 'a' });
 });
+
+t.test('a change that only byte-reading indexes and byte-testing handlers follow is not decoded at all', async (t) => {
+  const cache = new WatchCache({ prefix, capacity: 100, maxBytes: 1 << 20, describe: (key, value, rev) => describeStoredLazily(configMaps, key, value, rev) });
+  cache.reset([], 1);
+  const lister = new Lister<ApiObject>(cache, configMaps);
+  lister.addIndex('uid', (o) => [o.metadata.uid!], (b) => { const m = /"uid":"([^"]+)"/.exec(b.toString()); return m ? [m[1]!] : undefined; });
+  const told: string[] = [];
+  lister.onChange((ev) => told.push(ev.object.metadata.name!), (ev) => Buffer.from(ev.object.stored).includes('"ownerReferences":'));
+  const parse = JSON.parse;
+  let parses = 0;
+  JSON.parse = ((...a: Parameters<typeof JSON.parse>) => (parses++, parse(...a))) as typeof JSON.parse;
+  try {
+    cache.applyPut(`${prefix}a/plain`, stored('plain'), 2);
+    cache.applyPut(`${prefix}a/plain`, stored('plain'), 3);
+    t.equal(parses, 0, 'no JSON.parse for writes no handler wants');
+    cache.applyPut(`${prefix}a/child`, stored('child', 'p'), 4);
+    t.same(told, ['child'], 'a wanted change is told, decoded');
+    t.ok(parses > 0);
+  } finally {
+    JSON.parse = parse;
+  }
+  t.same(lister.byIndex('uid', 'uid-plain').map((o) => o.metadata.name), ['plain']);
+});
