@@ -141,8 +141,8 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
    * meanwhile is skipped), for at most GRADUAL_SLICE_MS of the thread at a time.
    */
   private gradually(visit: (o: CachedObject) => void): Promise<void> {
-    const keys: string[] = [];
-    for (const o of this.cache.range(collectionPrefix(this.rt, ''))) keys.push(o.key);
+    // the cache holds one resource: every key is the lister's (unsorted: sorting 100,000 took 100 ms)
+    const keys = this.cache.keys();
     let i = 0;
     return new Promise((resolve, reject) => {
       const slice = (): void => {
@@ -158,7 +158,8 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
           reject(err as Error);
         }
       };
-      slice();
+      // not even the first slice now: a server starting holds its thread for none of them
+      setImmediate(slice);
     });
   }
 

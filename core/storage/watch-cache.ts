@@ -219,6 +219,11 @@ export class WatchCache {
     return this.objects.size;
   }
 
+  /** The keys of every object now, in no particular order (a range sorts them first). */
+  keys(): string[] {
+    return [...this.objects.keys()];
+  }
+
   get(key: string): CachedObject | undefined {
     return this.objects.get(key);
   }
