@@ -219,6 +219,27 @@ export class WatchCache {
     return this.objects.size;
   }
 
+  /**
+   * Finds what each object present now is (its selection attributes and readability, which entries
+   * may leave to their first use), `sliceMs` of the thread at a time: a restart is ready before the
+   * pass over every object, and the first LIST after it does not pay for the pass.
+   */
+  describeGradually(sliceMs: number, stopped: () => boolean): Promise<void> {
+    const keys = this.keys();
+    let i = 0;
+    return new Promise((resolve) => {
+      const slice = (): void => {
+        const until = performance.now() + sliceMs;
+        while (i < keys.length && !stopped()) {
+          void this.objects.get(keys[i++]!)?.unreadable;
+          if ((i & 255) === 0 && performance.now() >= until) return void setImmediate(slice);
+        }
+        resolve();
+      };
+      setImmediate(slice);
+    });
+  }
+
   /** The keys of every object now, in no particular order (a range sorts them first). */
   keys(): string[] {
     return [...this.objects.keys()];

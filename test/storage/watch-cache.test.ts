@@ -206,3 +206,35 @@ t.test('a pass over watchers whose transport sends after the turn ends after the
   t.same(await run(false), ['hand 1 (fan-out paused until 0)', 'hand 2 (fan-out paused until 0)', 'send 1', 'send 2'],
     'a transport that sends within the pass: the cheap pass did not pause and the second event went out at the next tick');
 });
+
+t.test('describeGradually finds what every object present is, a slice at a time, and stops when asked', async (t) => {
+  const asked = new Set<string>();
+  const lazily = (key: string, stored: Uint8Array, revision: number): CachedObject => ({
+    key,
+    namespace: '',
+    name: key,
+    revision,
+    stored,
+    labels: undefined,
+    fields: {},
+    get unreadable() {
+      asked.add(key);
+      // each takes a moment: the pass needs several slices
+      const until = performance.now() + 0.02;
+      while (performance.now() < until);
+      return undefined;
+    },
+  });
+  const cache = new WatchCache({ prefix: '/', capacity: 100, maxBytes: 1 << 20, describe: lazily });
+  const n = 2000;
+  cache.reset(Array.from({ length: n }, (_, i) => ({ key: `/k${i}`, value: Buffer.from('{}'), modRevision: 1 })), 1);
+  let turns = 0;
+  const counting = setInterval(() => turns++, 0);
+  await cache.describeGradually(5, () => false);
+  clearInterval(counting);
+  t.equal(asked.size, n, 'every object described');
+  t.ok(turns > 1, `timers ran ${turns} times meanwhile`);
+  asked.clear();
+  await cache.describeGradually(5, () => asked.size >= 10);
+  t.equal(asked.size, 10, 'a stopped pass goes no further');
+});
