@@ -76,6 +76,33 @@ const openApiV3 = {
   },
 };
 
+/**
+ * Its v2 document: the flunder path, a path outside its group version (the aggregator leaves it out),
+ * and a definition no path uses (left out too).
+ */
+export const openApiV2 = {
+  swagger: '2.0',
+  info: { title: 'wardle', version: 'v1alpha1' },
+  paths: {
+    [`/apis/${GV}/namespaces/{namespace}/flunders/{name}`]: {
+      get: {
+        operationId: 'readWardleV1alpha1NamespacedFlunder',
+        produces: ['application/json'],
+        responses: { '200': { description: 'OK', schema: { $ref: '#/definitions/com.example.wardle.v1alpha1.Flunder' } } },
+        'x-kubernetes-action': 'get',
+        'x-kubernetes-group-version-kind': { group: WARDLE_GROUP, version: WARDLE_VERSION, kind: 'Flunder' },
+      },
+      parameters: [{ name: 'name', in: 'path', required: true, type: 'string', uniqueItems: true, description: 'name of the Flunder' }],
+    },
+    '/version/': { get: { operationId: 'getWardleVersion', responses: { '200': { description: 'OK', schema: { $ref: '#/definitions/com.example.wardle.Info' } } } } },
+  },
+  definitions: {
+    'com.example.wardle.v1alpha1.Flunder': openApiV3.components.schemas['com.example.wardle.v1alpha1.Flunder'],
+    'com.example.wardle.Info': { type: 'object', properties: { version: { type: 'string' } } },
+    'com.example.wardle.v1alpha1.Unused': { type: 'object' },
+  },
+};
+
 export class ExtensionApiServer {
   private server: Server | undefined;
   port = 0;
@@ -163,7 +190,7 @@ export class ExtensionApiServer {
     if (path === `/apis/${GV}`) return this.send(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: GV, resources });
     if (path === '/openapi/v3') return this.send(res, 200, { paths: { [`apis/${GV}`]: { serverRelativeURL: `/openapi/v3/apis/${GV}?hash=ABC` } } });
     if (path === `/openapi/v3/apis/${GV}`) return this.send(res, 200, openApiV3);
-    if (path === '/openapi/v2') return this.send(res, 200, { swagger: '2.0', info: { title: 'wardle', version: 'v1alpha1' }, paths: {}, definitions: { 'com.example.wardle.v1alpha1.Flunder': openApiV3.components.schemas['com.example.wardle.v1alpha1.Flunder'] } });
+    if (path === '/openapi/v2') return this.send(res, 200, openApiV2);
     const m = /^\/apis\/wardle\.example\.com\/v1alpha1(?:\/namespaces\/([^/]+))?\/flunders(?:\/([^/]+))?$/.exec(path);
     if (!m) return this.status(res, 404, 'NotFound', 'the server could not find the requested resource');
     const [, ns = '', name] = m;
