@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rbacEnabled } from '../../authz/factory.js';
-import { AuthenticationConfigMapPublisher, authenticationData, readerRoleObjects } from '../../aggregator/authentication-configmap.js';
+import { AuthenticationConfigMapPublisher, readerRoleObjects } from '../../aggregator/authentication-configmap.js';
 import { aggregatorIdentity, AvailabilityController, availabilityMetrics } from '../../aggregator/availability.js';
 import { AutoRegisterController } from '../../aggregator/autoregister.js';
 import { RemoteDocuments } from '../../aggregator/documents.js';
@@ -180,7 +180,7 @@ export function aggregatorFeature(): ServerFeature {
           writer,
           cmType,
           c.lister().for(cmType),
-          authenticationData({
+          {
             // the bundle client certificates are verified against (--client-ca-file, or the generated CA)
             clientCA: c.tls.clientCA,
             requestHeaderCA: o.requestheaderClientCAFile ? readFileSync(o.requestheaderClientCAFile, 'utf8') : '',
@@ -189,7 +189,7 @@ export function aggregatorFeature(): ServerFeature {
             groupHeaders: o.requestheaderGroupHeaders,
             extraHeaderPrefixes: o.requestheaderExtraHeadersPrefix,
             allowedNames: o.requestheaderAllowedNames,
-          }),
+          },
         );
         stops.push(() => publisher.stop());
         const published = publisher.start();
