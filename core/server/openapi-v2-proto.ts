@@ -2,12 +2,12 @@
  * A Swagger 2.0 document (JSON form) as gnostic's openapi.v2.Document protobuf
  * (proto/openapi/openapiv2.proto), the form kubectl asks /openapi/v2 for. The mapping follows gnostic's
  * reader: maps become ordered (name, value) lists in the document's key order, `x-` keys vendor
- * extensions, free-form values (defaults, enums, examples, extensions) Any messages holding YAML,
+ * extensions, free-form values (defaults, enums, examples, extensions) Any messages holding YAML
+ * (written as JSON, which YAML readers take),
  * a parameter a body or a header/formData/query/path parameter by its `in`, a `$ref` a JSON reference.
  */
 import { join } from 'node:path';
 import protobuf from 'protobufjs';
-import { stringify } from 'yaml';
 import { findProtoDir } from '../codec/protobuf/proto-root.js';
 
 type Json = Record<string, unknown>;
@@ -26,7 +26,8 @@ export function swaggerDocumentType(): protobuf.Type {
 }
 
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
-const any = (v: unknown): Msg => ({ yaml: stringify(v) });
+// JSON is YAML (flow style): what gnostic's readers (kubectl's yaml.Unmarshal) take, and far cheaper to write than block style
+const any = (v: unknown): Msg => ({ yaml: `${JSON.stringify(v)}\n` });
 const named = <T>(o: unknown, value: (v: unknown) => T): { name: string; value: T }[] => (isObject(o) ? Object.entries(o).map(([name, v]) => ({ name, value: value(v) })) : []);
 const extensions = (o: Json): Msg[] => Object.entries(o).filter(([k]) => k.startsWith('x-')).map(([name, v]) => ({ name, value: any(v) }));
 
@@ -152,5 +153,6 @@ export function swaggerMessage(doc: Json): Msg {
 
 export function swaggerToProto(doc: Json): Uint8Array {
   const t = swaggerDocumentType();
-  return t.encode(t.fromObject(swaggerMessage(doc))).finish();
+  // the message is built with the .proto's own field names and shapes: encoded as it is (fromObject would copy it all again)
+  return t.encode(swaggerMessage(doc)).finish();
 }
