@@ -158,8 +158,11 @@ t.test('loss and return of the extension are seen in status; requests meanwhile 
   t.match(metrics, new RegExp(`aggregator_unavailable_apiservice_total\\{name="${WARDLE.replace(/\./g, '\\.')}",reason="FailedDiscoveryCheck"\\} [1-9]`));
   const agg = await a.s.admin.get('/apis', { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' });
   t.equal(agg.json.items.find((i: { metadata: { name: string } }) => i.metadata.name === WARDLE_GROUP)?.versions?.[0]?.freshness, 'Stale', 'what was read stays, Stale');
+  // it comes back as another build: its OpenAPI document is read again
+  a.ext.openApiV2.definitions[FLUNDER_DEF].description = 'A Flunder of the second build.';
   await a.ext.start();
   t.ok(await waitAvailable(a, WARDLE, 'True', 'Passed'));
+  t.ok(await waitFor(async () => (await a.s.admin.get('/openapi/v2')).json.definitions[FLUNDER_DEF]?.description === 'A Flunder of the second build.', 10_000), 'the v2 document read again after its return');
   t.equal((await a.s.admin.get(FLUNDERS)).status, 200);
   t.match((await a.s.admin.get('/metrics')).text, new RegExp(`aggregator_unavailable_apiservice\\{name="${WARDLE.replace(/\./g, '\\.')}"\\} 0`));
 });

@@ -172,6 +172,9 @@ export class ExtensionApiServer {
     socket.on('end', () => socket.end());
   }
 
+  /** The v2 document it serves (a test may change it, as a new build of the extension would). */
+  openApiV2: typeof openApiV2 = structuredClone(openApiV2);
+
   /** Connections switched by upgrade() and still open. */
   readonly upgraded = new Set<Duplex>();
   /** Headers of each request to switch protocols that reached this server. */
@@ -226,7 +229,7 @@ export class ExtensionApiServer {
     if (path === `/apis/${GV}`) return this.send(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: GV, resources });
     if (path === '/openapi/v3') return this.send(res, 200, { paths: { [`apis/${GV}`]: { serverRelativeURL: `/openapi/v3/apis/${GV}?hash=ABC` } } });
     if (path === `/openapi/v3/apis/${GV}`) return this.send(res, 200, openApiV3);
-    if (path === '/openapi/v2') return this.send(res, 200, openApiV2);
+    if (path === '/openapi/v2') return this.send(res, 200, this.openApiV2);
     const m = /^\/apis\/wardle\.example\.com\/v1alpha1(?:\/namespaces\/([^/]+))?\/flunders(?:\/([^/]+))?$/.exec(path);
     if (!m) return this.status(res, 404, 'NotFound', 'the server could not find the requested resource');
     const [, ns = '', name] = m;
