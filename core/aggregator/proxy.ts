@@ -113,14 +113,14 @@ export class AggregatorProxy {
       if (e instanceof ResolveError) return sendPlainError(s, 503, 'service unavailable');
       throw e;
     }
-    const body = s.method === 'GET' || s.method === 'HEAD' ? undefined : await s.readBody(this.d.maxRequestBodyBytes);
+    // a request to switch protocols (WebSocket, SPDY: exec-style streams, kubectl's SPDY ones are POSTs) that this transport can hand over
+    const upgrade = s.sink.takeOver ? upgradeProtocol(s.headers) : undefined;
+    const body = upgrade || s.method === 'GET' || s.method === 'HEAD' ? undefined : await s.readBody(this.d.maxRequestBodyBytes);
     const flat: string[] = [];
     for (const [k, v] of this.forwardedHeaders(s)) flat.push(k, v);
     for (const [k, v] of identityHeaders(this.d.names, s.user)) flat.push(k, v);
     flat.push(HOP_HEADER, this.d.instanceId);
     const path = s.rawQuery ? `${s.path}?${s.rawQuery}` : s.path;
-    // a request to switch protocols (WebSocket, SPDY: exec-style streams) that this transport can hand over
-    const upgrade = s.sink.takeOver ? upgradeProtocol(s.headers) : undefined;
     // undici's dispatch with our own handler: the answer's bytes go straight to the sink (no body
     // stream or promise per chunk); a client gone before the answer is complete aborts the backend
     // request, a finished exchange leaves the connection to the agent's pool

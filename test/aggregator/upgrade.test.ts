@@ -31,7 +31,7 @@ interface Switched {
 }
 
 /** Sends one request asking to switch protocols on a fresh HTTP/1.1 TLS connection and reads the answer's head. */
-async function ask(path: string, headers: Record<string, string>): Promise<Switched> {
+async function ask(path: string, headers: Record<string, string>, method = 'GET'): Promise<Switched> {
   const u = new URL(a.s.url);
   const socket = connect({ host: u.hostname, port: Number(u.port), ca: a.s.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
   socket.on('error', () => undefined);
@@ -49,7 +49,7 @@ async function ask(path: string, headers: Record<string, string>): Promise<Switc
   socket.on('end', () => {
     for (const w of waiters.splice(0)) w();
   });
-  const lines = [`GET ${path} HTTP/1.1`, `Host: ${u.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''];
+  const lines = [`${method} ${path} HTTP/1.1`, `Host: ${u.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''];
   socket.write(lines.join('\r\n'));
   const until = async (cond: () => boolean, ms: number): Promise<boolean> => {
     const end = Date.now() + ms;
@@ -112,6 +112,15 @@ t.test('an authorized upgrade reaches the extension with the caller\'s identity;
   t.equal(h['x-stream-protocol-version'], 'v4.channel.k8s.io', 'the client\'s other headers go on');
   c.socket.end();
   t.ok(await waitFor(() => a.ext.upgraded.size === 0, 5000), 'the client closing closes the backend\'s connection');
+});
+
+t.test('a POST asking to switch (as kubectl exec\'s SPDY request) is switched the same way', async (t) => {
+  const c = await ask(ECHO, spdy(ADMIN_TOKEN, { 'Content-Length': '0' }), 'POST');
+  t.equal(c.status, 101);
+  c.socket.write('over post');
+  t.match(await c.read('echo:over post'), 'echo:over post');
+  c.socket.destroy();
+  t.ok(await waitFor(() => a.ext.upgraded.size === 0, 5000));
 });
 
 t.test('the backend closing closes the client\'s connection', async (t) => {
