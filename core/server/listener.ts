@@ -6,7 +6,7 @@
  * (CONNECT, unknown methods, malformed or oversized headers) still get a Status answer before the
  * connection closes.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, ServerResponse } from 'node:http';
+import { createServer as createHttpServer, IncomingMessage, type Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
@@ -103,6 +103,26 @@ export function upgradeConnection(res: object): { socket: Socket; head: Buffer }
   return upgradeRequests.get(res);
 }
 
+/** A copy of `req` whose body is the `length` bytes that follow its head on the connection. */
+function withBody(req: IncomingMessage, socket: Socket, head: Buffer, length: number): IncomingMessage {
+  const out = new IncomingMessage(socket);
+  Object.assign(out, { method: req.method, url: req.url, headers: req.headers, rawHeaders: req.rawHeaders, httpVersion: req.httpVersion, httpVersionMajor: req.httpVersionMajor, httpVersionMinor: req.httpVersionMinor });
+  let left = length;
+  const take = (chunk: Buffer): void => {
+    const part = chunk.subarray(0, left);
+    left -= part.length;
+    if (part.length) out.push(part);
+    if (left > 0) return;
+    socket.off('data', take);
+    // bytes past the body (a pipelined request) are not read: the connection ends after this answer
+    out.complete = true; // an incomplete message ending would take the connection down with it
+    out.push(null);
+  };
+  take(head);
+  if (left > 0) socket.on('data', take);
+  return out;
+}
+
 export class SecureListener {
   private readonly tls: TlsServer;
   private readonly http1: HttpServer;
@@ -128,6 +148,13 @@ export class SecureListener {
     // upgradeConnection), any other answer is written as usual and ends the connection.
     this.http1.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
       socket.on('error', () => socket.destroy());
+      // Node hands such a request over with its body unread (in `head` and still on the connection):
+      // a body it declares is read into a request of its own, as the parser would have
+      const length = Number(req.headers['content-length'] ?? 0);
+      if (Number.isSafeInteger(length) && length > 0) {
+        req = withBody(req, socket, head, length);
+        head = Buffer.alloc(0);
+      }
       const res = new ServerResponse(req);
       res.shouldKeepAlive = false;
       res.assignSocket(socket);

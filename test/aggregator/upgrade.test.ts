@@ -31,7 +31,7 @@ interface Switched {
 }
 
 /** Sends one request asking to switch protocols on a fresh HTTP/1.1 TLS connection and reads the answer's head. */
-async function ask(path: string, headers: Record<string, string>, method = 'GET'): Promise<Switched> {
+async function ask(path: string, headers: Record<string, string>, method = 'GET', payload = ''): Promise<Switched> {
   const u = new URL(a.s.url);
   const socket = connect({ host: u.hostname, port: Number(u.port), ca: a.s.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
   socket.on('error', () => undefined);
@@ -50,11 +50,11 @@ async function ask(path: string, headers: Record<string, string>, method = 'GET'
     for (const w of waiters.splice(0)) w();
   });
   const lines = [`${method} ${path} HTTP/1.1`, `Host: ${u.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''];
-  socket.write(lines.join('\r\n'));
+  socket.write(lines.join('\r\n') + payload);
   const until = async (cond: () => boolean, ms: number): Promise<boolean> => {
     const end = Date.now() + ms;
     while (!cond()) {
-      if (Date.now() > end || socket.readableEnded) return cond();
+      if (Date.now() > end || socket.readableEnded || socket.destroyed) return cond();
       await new Promise<void>((resolve) => {
         waiters.push(resolve);
         setTimeout(resolve, 100);
@@ -179,4 +179,9 @@ t.test('a request to switch protocols on a path this server serves itself gets i
   const closed = await Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
   t.ok(closed, 'then the connection ends');
   t.equal((await a.s.admin.get('/api/v1/namespaces/wardle')).status, 200, 'the server serves on');
+  const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'upgrade-body' }, data: { k: 'v'.repeat(70_000) } });
+  const post = await ask('/api/v1/namespaces/wardle/configmaps', spdy(ADMIN_TOKEN, { 'Content-Type': 'application/json', 'Content-Length': String(Buffer.byteLength(body)) }), 'POST', body);
+  t.equal(post.status, 201, `a body it carries is read as any request's: ${post.status} ${post.body.slice(0, 300)}`);
+  t.equal(JSON.parse(post.body).data.k.length, 70_000);
+  post.socket.destroy();
 });
