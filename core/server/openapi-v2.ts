@@ -276,6 +276,13 @@ export function noneMatch(header: string | string[] | undefined, etag: string): 
   });
 }
 
+/** Go's ServeContent: If-None-Match decides when present, else If-Modified-Since (whole seconds). */
+function notModified(h: Readonly<Record<string, string | string[] | undefined>>, etag: string, lastModified: string): boolean {
+  if (h['if-none-match'] !== undefined) return noneMatch(h['if-none-match'], etag);
+  const since = Date.parse(String(h['if-modified-since'] ?? ''));
+  return Number.isFinite(since) && Date.parse(lastModified) <= since;
+}
+
 /** The /openapi/v2 route for these documents: each form built on its first request, then kept. */
 export function openApiV2Route(docs: OpenApiDocs): NonResourceRoute {
   let json: Buffer | undefined;
@@ -300,7 +307,7 @@ export function openApiV2Route(docs: OpenApiDocs): NonResourceRoute {
       if (!isJson && !isProto) continue;
       const body = jsonBytes();
       const headers = { etag, 'last-modified': lastModified, vary: 'Accept' };
-      if (noneMatch(s.headers['if-none-match'], etag)) return s.sink.send(304, isJson ? SWAGGER_JSON : SWAGGER_PROTOBUF, new Uint8Array(0), headers);
+      if (notModified(s.headers, etag, lastModified)) return s.sink.send(304, isJson ? SWAGGER_JSON : SWAGGER_PROTOBUF, new Uint8Array(0), headers);
       if (isJson) return s.sink.send(200, SWAGGER_JSON, body, headers);
       proto ??= swaggerToProto(JSON.parse(body.toString('utf8')) as Json);
       return s.sink.send(200, SWAGGER_PROTOBUF, proto, headers);

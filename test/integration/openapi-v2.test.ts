@@ -162,6 +162,9 @@ t.test('one ETag for both forms; If-None-Match answers 304; Vary: Accept; 406 fo
     t.equal(again.body.length, 0);
   }
   t.equal((await s.admin.get('/openapi/v2', { headers: { 'if-none-match': '"other"' } })).status, 200, 'another ETag: the document');
+  t.equal((await s.admin.get('/openapi/v2', { headers: { 'if-modified-since': j.headers['last-modified']! } })).status, 304, 'If-Modified-Since its Last-Modified: 304');
+  t.equal((await s.admin.get('/openapi/v2', { headers: { 'if-modified-since': new Date(Date.parse(j.headers['last-modified']!) - 10_000).toUTCString() } })).status, 200, 'an earlier date: the document');
+  t.equal((await s.admin.get('/openapi/v2', { headers: { 'if-none-match': '"other"', 'if-modified-since': j.headers['last-modified']! } })).status, 200, 'If-None-Match decides when both are sent');
   t.equal((await s.admin.get('/openapi/v2', { accept: 'application/xml' })).status, 406);
   t.equal((await s.admin.get('/openapi/v2', { accept: 'application/xml, */*;q=0.5' })).headers['content-type'], 'application/json', 'a wildcard gets JSON');
   t.equal((await s.admin.get('/openapi/v2', { accept: `application/json;q=0.5, ${PROTOBUF}` })).headers['content-type'], 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'the preferred form first');
