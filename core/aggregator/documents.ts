@@ -5,7 +5,9 @@
  * groups; /apis/<group> of a remote group is answered here; aggregated discovery carries each remote
  * group version read by its last availability check, `Current` while checks pass and `Stale` once
  * they fail; /openapi/v3 lists each remote group version's document, read from the extension server
- * and served under this server's own hash. A remote group version never read is left out of
+ * and served under this server's own hash; /openapi/v2 merges each one's v2 document (openapi-v2.ts).
+ * Both are read again at a passing check a minute after the last read (upstream's period), and at the
+ * first passing check after a failed one (the extension may have come back as another build). A remote group version never read is left out of
  * aggregated discovery and OpenAPI, as upstream leaves out what it could not fetch.
  */
 import { createHash } from 'node:crypto';
@@ -24,7 +26,14 @@ interface Remote {
   resources: Json[];
   fresh: boolean;
   openapi?: { doc: Json; hash: string };
+  /** The extension's /openapi/v2 document. */
+  swagger?: { doc: Json; text: string };
+  /** When each document was last read (0: read again at the next passing check). */
+  readAt: { v2: number; v3: number };
 }
+
+/** How often an available extension's OpenAPI documents are read again (upstream's period after a successful read). */
+export const OPENAPI_REFRESH_MS = 60_000;
 
 interface LegacyGroup {
   name: string;
@@ -82,6 +91,8 @@ export class RemoteDocuments {
     const name = a.metadata.name!;
     const had = this.remotes.get(name);
     if (!body) {
+      // the extension may come back as another build: its documents are read again once it does
+      if (had) had.readAt = { v2: 0, v3: 0 };
       if (had?.fresh) {
         had.fresh = false;
         this.generation++;
@@ -96,21 +107,38 @@ export class RemoteDocuments {
       return;
     }
     const resources = Array.isArray(list?.resources) ? list.resources : [];
-    const next: Remote = { group: a.spec.group ?? '', version: a.spec.version ?? '', resources, fresh: true, ...(had?.openapi ? { openapi: had.openapi } : {}) };
+    const next: Remote = { group: a.spec.group ?? '', version: a.spec.version ?? '', resources, fresh: true, readAt: had?.readAt ?? { v2: 0, v3: 0 }, ...(had?.openapi ? { openapi: had.openapi } : {}), ...(had?.swagger ? { swagger: had.swagger } : {}) };
     if (had && had.fresh && JSON.stringify(had.resources) === JSON.stringify(resources)) return;
     this.remotes.set(name, next);
     this.generation++;
   }
 
-  /** Whether the group version's OpenAPI document is still to be read. */
-  wantsOpenApi(name: string): boolean {
-    return !this.remotes.get(name)?.openapi;
+  /** Whether the group version's OpenAPI v3 (or v2) document is to be read: never read, or read too long ago. */
+  wantsOpenApi(name: string, version: 'v2' | 'v3' = 'v3', now = Date.now()): boolean {
+    const r = this.remotes.get(name);
+    if (!r) return false;
+    return !(version === 'v3' ? r.openapi : r.swagger) || now - r.readAt[version] >= OPENAPI_REFRESH_MS;
   }
 
+  /** A v2 document read; the merged documents change only if it did. */
+  swaggerRead(name: string, doc: Json): void {
+    const r = this.remotes.get(name);
+    if (!r) return;
+    r.readAt.v2 = Date.now();
+    const text = JSON.stringify(doc);
+    if (r.swagger?.text === text) return;
+    r.swagger = { doc, text };
+    this.generation++;
+  }
+
+  /** A v3 document read; the merged documents change only if it did. */
   openApiRead(name: string, doc: Json): void {
     const r = this.remotes.get(name);
     if (!r) return;
-    r.openapi = { doc, hash: createHash('sha512').update(JSON.stringify(doc)).digest('hex').toUpperCase() };
+    r.readAt.v3 = Date.now();
+    const hash = createHash('sha512').update(JSON.stringify(doc)).digest('hex').toUpperCase();
+    if (r.openapi?.hash === hash) return;
+    r.openapi = { doc, hash };
     this.generation++;
   }
 
@@ -181,19 +209,30 @@ export class RemoteDocuments {
     return { byPath, aggregated: { api: local.aggregated.api, apis: items } };
   }
 
-  /** The OpenAPI documents with those of the remote group versions. */
+  /**
+   * The OpenAPI documents with those of the remote group versions: v3 documents listed beside the
+   * local ones, v2 documents to merge into /openapi/v2 in APIService order (upstream's merge order).
+   */
   mergeOpenApi(local: OpenApiDocs): OpenApiDocs {
-    const remote = [...this.remotes.values()].filter((r) => r.openapi && this.apiServices.get('', `${r.version}.${r.group}`)?.spec.service);
+    const remote = [...this.remotes.values()].filter((r) => (r.openapi || r.swagger) && this.apiServices.get('', `${r.version}.${r.group}`)?.spec.service);
     if (!remote.length) return local;
     const byGroupVersion = new Map(local.byGroupVersion);
     const hashes = new Map(local.hashes);
     const paths = { ...((local.index.paths as Json) ?? {}) };
+    const remoteGroupVersions = new Set<string>();
     for (const r of remote) {
+      if (!r.openapi) continue;
       const gv = `apis/${r.group}/${r.version}`;
-      byGroupVersion.set(gv, r.openapi!.doc);
-      hashes.set(gv, r.openapi!.hash);
-      paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${r.openapi!.hash}` };
+      byGroupVersion.set(gv, r.openapi.doc);
+      hashes.set(gv, r.openapi.hash);
+      remoteGroupVersions.add(gv);
+      paths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${r.openapi.hash}` };
     }
-    return { index: { ...local.index, paths }, byGroupVersion, hashes };
+    const order = sortAPIServices(this.apiServices.list()).flat().map((a) => a.metadata.name!);
+    const remoteSwagger = [...this.remotes.entries()]
+      .filter(([, r]) => remote.includes(r) && r.swagger)
+      .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
+      .map(([, r]) => ({ group: r.group, version: r.version, doc: r.swagger!.doc }));
+    return { index: { ...local.index, paths }, byGroupVersion, hashes, remoteGroupVersions, remoteSwagger };
   }
 }

@@ -8,7 +8,12 @@
  * Available or a service that does not resolve, 503 with the error for a backend that cannot be
  * reached, refuses the TLS handshake or answers what is not HTTP. A request that comes back to this
  * server through its own proxy (an APIService pointing at this server) is answered 503 at once.
+ * A request to switch protocols (HTTP/1.1 `Connection: Upgrade`: WebSocket, SPDY), authorized like
+ * any other, is sent on with its Upgrade header; when the backend switches, its 101 answer goes back
+ * and the two connections are joined, bytes both ways, until either side closes (upstream's
+ * upgrade-aware proxy). Over HTTP/2 there is no upgrade: the request goes on as a plain one.
  */
+import type { Duplex } from 'node:stream';
 import type { MaybePromise } from '../api/maybe-async.js';
 import type { APIService } from '../registry/apiregistration/apiservices.js';
 import { isAvailable } from '../registry/apiregistration/apiservices.js';
@@ -50,6 +55,33 @@ export function remoteAPIServiceFor(apiServices: Lister<APIService>, path: strin
   return a?.spec.service ? a : undefined;
 }
 
+/** The protocol a request asks to switch to (`Connection: Upgrade` with an `Upgrade` header), if any. */
+export function upgradeProtocol(headers: RequestScope['headers']): string | undefined {
+  const connection = headers.connection;
+  const upgrade = headers.upgrade;
+  if (typeof upgrade !== 'string' || !upgrade) return undefined;
+  const tokens = (Array.isArray(connection) ? connection.join(',') : (connection ?? '')).split(',').map((t) => t.trim().toLowerCase());
+  return tokens.includes('upgrade') ? upgrade : undefined;
+}
+
+/** Pipes two connections into each other; when either ends or fails, both are closed. */
+function splice(a: Duplex, b: Duplex): void {
+  let done = false;
+  const close = (): void => {
+    if (done) return;
+    done = true;
+    a.destroy();
+    b.destroy();
+  };
+  for (const [from, to] of [[a, b], [b, a]] as const) {
+    from.pipe(to);
+    from.on('error', close);
+    from.on('close', close);
+    // one side's end ends the other's writing; the other may still answer before it closes
+    from.on('end', () => to.end());
+  }
+}
+
 export class AggregatorProxy {
   constructor(private readonly d: ProxyDeps) {}
 
@@ -81,7 +113,9 @@ export class AggregatorProxy {
       if (e instanceof ResolveError) return sendPlainError(s, 503, 'service unavailable');
       throw e;
     }
-    const body = s.method === 'GET' || s.method === 'HEAD' ? undefined : await s.readBody(this.d.maxRequestBodyBytes);
+    // a request to switch protocols (WebSocket, SPDY: exec-style streams, kubectl's SPDY ones are POSTs) that this transport can hand over
+    const upgrade = s.sink.takeOver ? upgradeProtocol(s.headers) : undefined;
+    const body = upgrade || s.method === 'GET' || s.method === 'HEAD' ? undefined : await s.readBody(this.d.maxRequestBodyBytes);
     const flat: string[] = [];
     for (const [k, v] of this.forwardedHeaders(s)) flat.push(k, v);
     for (const [k, v] of identityHeaders(this.d.names, s.user)) flat.push(k, v);
@@ -104,8 +138,24 @@ export class AggregatorProxy {
         if (!complete) abort?.(new Error('the client went away'));
       });
       this.d.transports.agentFor(a, target.serverName).dispatch(
-        { origin: `https://${target.host}`, path, method: s.method as 'GET', headers: flat, body: body ?? null },
+        { origin: `https://${target.host}`, path, method: s.method as 'GET', headers: flat, body: body ?? null, ...(upgrade ? { upgrade } : {}) },
         {
+          // the backend switched protocols: its answer goes to the client as it is, then bytes both ways until either side ends
+          onUpgrade: (statusCode, raw, backend) => {
+            complete = true;
+            const conn = s.sink.takeOver?.();
+            if (!conn) {
+              backend.destroy();
+              return resolve();
+            }
+            let head = `HTTP/1.1 ${statusCode} Switching Protocols\r\n`;
+            const list = raw ?? [];
+            for (let i = 0; i + 1 < list.length; i += 2) head += `${list[i]!.toString('latin1')}: ${list[i + 1]!.toString('latin1')}\r\n`;
+            conn.socket.write(`${head}\r\n`, 'latin1');
+            if (conn.head.length) backend.write(conn.head);
+            splice(conn.socket, backend);
+            resolve();
+          },
           onConnect: (fn) => {
             abort = fn;
             if (s.sink.closed) fn(new Error('the client went away'));

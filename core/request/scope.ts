@@ -4,6 +4,7 @@
  * gRPC adapters build it from their own framing and give it a ResponseSink; nothing past the adapter
  * knows which transport carries the request.
  */
+import type { Duplex } from 'node:stream';
 import type { UserInfo } from '../api/types.js';
 import type { Headers, PeerIdentity } from '../authn/authenticator.js';
 import type { ResponseForm } from '../registry/task.js';
@@ -51,6 +52,12 @@ export interface ResponseSink {
   abort(): void;
   /** Called once when the client is gone or the answer ended, whichever comes first. */
   onClose(fn: () => void): void;
+  /**
+   * The connection of a request that asked to switch protocols (HTTP/1.1 Upgrade), taken over by the
+   * caller: the answer is over as far as the server is concerned (status 101), and whatever is written
+   * next on the connection is the caller's. Undefined when the request did not ask, or on HTTP/2 and gRPC.
+   */
+  takeOver?(): { socket: Duplex; head: Buffer } | undefined;
   /** A header every answer of this request carries (set before the answer starts; gRPC: metadata). */
   addHeader?(name: string, value: string): void;
   /**

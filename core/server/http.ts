@@ -17,7 +17,9 @@ import type { RequestInfo } from '../request/request-info.js';
 import type { Handler } from './chain.js';
 import { sendStatus, serveScope } from './respond.js';
 import type { PeerIdentity, RequestScope, ResponseSink } from '../request/scope.js';
-import type { Readable } from 'node:stream';
+import type { Duplex, Readable } from 'node:stream';
+import type { Socket } from 'node:net';
+import { upgradeConnection } from './listener.js';
 import { warningHeader } from '../api/warnings.js';
 
 export type Req = IncomingMessage | Http2ServerRequest;
@@ -72,7 +74,22 @@ class HttpSink implements ResponseSink {
   ) {}
 
   get started(): boolean {
-    return this.compressing || this.res.headersSent;
+    return this.compressing || this.takenOver || this.res.headersSent;
+  }
+
+  /** The connection was switched to another protocol by a handler (takeOver). */
+  private takenOver = false;
+
+  takeOver(): { socket: Duplex; head: Buffer } | undefined {
+    const conn = upgradeConnection(this.res);
+    if (!conn || this.started || this.closed) return undefined;
+    this.takenOver = true;
+    this.over = true;
+    this.code = 101;
+    (this.res as ServerResponse).detachSocket(conn.socket as Socket);
+    // the request is over for the server's own bookkeeping (deadline, seats, audit)
+    for (const f of this.closeFns?.splice(0) ?? []) f();
+    return conn;
   }
 
   addHeader(name: string, value: string): void {

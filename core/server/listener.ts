@@ -6,7 +6,7 @@
  * (CONNECT, unknown methods, malformed or oversized headers) still get a Status answer before the
  * connection closes.
  */
-import { createServer as createHttpServer, type IncomingMessage, type Server as HttpServer, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, IncomingMessage, type Server as HttpServer, ServerResponse } from 'node:http';
 import { createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
@@ -92,6 +92,37 @@ function refuse(err: NodeJS.ErrnoException & { code?: string }, socket: Socket):
   }
 }
 
+/** A connection that asked to switch protocols (HTTP/1.1 `Connection: Upgrade`), by the response made for its request. */
+const upgradeRequests = new WeakMap<object, { socket: Socket; head: Buffer }>();
+
+/**
+ * The connection of a request that asked to switch protocols, for a handler that switches it (the
+ * aggregator's proxy, after this server's chain authorized the request); undefined for any other.
+ */
+export function upgradeConnection(res: object): { socket: Socket; head: Buffer } | undefined {
+  return upgradeRequests.get(res);
+}
+
+/** A copy of `req` whose body is the `length` bytes that follow its head on the connection. */
+function withBody(req: IncomingMessage, socket: Socket, head: Buffer, length: number): IncomingMessage {
+  const out = new IncomingMessage(socket);
+  Object.assign(out, { method: req.method, url: req.url, headers: req.headers, rawHeaders: req.rawHeaders, httpVersion: req.httpVersion, httpVersionMajor: req.httpVersionMajor, httpVersionMinor: req.httpVersionMinor });
+  let left = length;
+  const take = (chunk: Buffer): void => {
+    const part = chunk.subarray(0, left);
+    left -= part.length;
+    if (part.length) out.push(part);
+    if (left > 0) return;
+    socket.off('data', take);
+    // bytes past the body (a pipelined request) are not read: the connection ends after this answer
+    out.complete = true; // an incomplete message ending would take the connection down with it
+    out.push(null);
+  };
+  take(head);
+  if (left > 0) socket.on('data', take);
+  return out;
+}
+
 export class SecureListener {
   private readonly tls: TlsServer;
   private readonly http1: HttpServer;
@@ -112,6 +143,25 @@ export class SecureListener {
     this.http1.on('connect', (_req: IncomingMessage, socket: Socket) =>
       answerRaw(socket, 405, 'Method Not Allowed', 'MethodNotAllowed', 'the server does not allow this method on the requested resource'),
     );
+    // A request asking to switch protocols goes through the same chain as any other, answered on a
+    // response made for its connection; a handler that switches takes the connection over (see
+    // upgradeConnection), any other answer is written as usual and ends the connection.
+    this.http1.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      socket.on('error', () => socket.destroy());
+      // Node hands such a request over with its body unread (in `head` and still on the connection):
+      // a body it declares is read into a request of its own, as the parser would have
+      const length = Number(req.headers['content-length'] ?? 0);
+      if (Number.isSafeInteger(length) && length > 0) {
+        req = withBody(req, socket, head, length);
+        head = Buffer.alloc(0);
+      }
+      const res = new ServerResponse(req);
+      res.shouldKeepAlive = false;
+      res.assignSocket(socket);
+      upgradeRequests.set(res, { socket, head });
+      res.on('finish', () => endSoon(socket));
+      handler(req, res);
+    });
     this.http2 = createHttp2Server({ maxSessionMemory: 64, settings: { maxHeaderListSize: MAX_HEADER_BYTES } }, handler as (req: Http2ServerRequest, res: Http2ServerResponse) => void);
     this.http2.on('session', (s: Http2Session) => {
       this.sessions.add(s);

@@ -8,6 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { NonResourceRoute } from '../request/routes.js';
+import { noneMatch, openApiV2Route, type RemoteSwagger } from './openapi-v2.js';
 import { listMetaSchema, typeMetaFields } from '../schema/meta.js';
 import { s, type Schema, type StructSchema } from '../schema/schema.js';
 import { allVerbs, type ResourceType } from '../registry/resource-type.js';
@@ -19,6 +20,10 @@ export interface OpenApiDocs {
   /** `api/v1` or `apis/<group>/<version>` -> document. */
   byGroupVersion: Map<string, Json>;
   hashes: Map<string, string>;
+  /** Keys of byGroupVersion that are extensions' documents (the aggregator's), left out of the local v2 document. */
+  remoteGroupVersions?: ReadonlySet<string>;
+  /** Extensions' v2 documents, in APIService order, merged into /openapi/v2 (openapi-v2.ts). */
+  remoteSwagger?: readonly RemoteSwagger[];
 }
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
@@ -301,7 +306,7 @@ export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: st
   return { index: { paths: indexPaths }, byGroupVersion, hashes };
 }
 
-/** Routes serving the documents (`/openapi/v3` and one path per group version). */
+/** Routes serving the documents (`/openapi/v3` and one path per group version; `/openapi/v2`), 304 on a matching If-None-Match. */
 export function openApiRoutes(docs: OpenApiDocs): Map<string, NonResourceRoute> {
   const routes = new Map<string, NonResourceRoute>();
   const index = Buffer.from(JSON.stringify(docs.index));
@@ -309,7 +314,12 @@ export function openApiRoutes(docs: OpenApiDocs): Map<string, NonResourceRoute> 
   for (const [gv, doc] of docs.byGroupVersion) {
     const body = Buffer.from(JSON.stringify(doc));
     const etag = `"${docs.hashes.get(gv)}"`;
-    routes.set(`/openapi/v3/${gv}`, (s) => s.sink.send(200, 'application/json', body, s.query.has('hash') ? { etag, 'cache-control': 'public, immutable' } : { etag }));
+    routes.set(`/openapi/v3/${gv}`, (s) => {
+      const headers: Record<string, string> = s.query.has('hash') ? { etag, 'cache-control': 'public, immutable' } : { etag };
+      if (noneMatch(s.headers['if-none-match'], etag)) s.sink.send(304, 'application/json', new Uint8Array(0), headers);
+      else s.sink.send(200, 'application/json', body, headers);
+    });
   }
+  routes.set('/openapi/v2', openApiV2Route(docs));
   return routes;
 }

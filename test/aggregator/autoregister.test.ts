@@ -4,6 +4,7 @@
  * is served, and the extension-apiserver-authentication ConfigMap with its reader Role.
  */
 import t from 'tap';
+import { pemBlocks } from '../../core/certificates/x509.js';
 import { crd, CRDS } from '../helpers/crd.js';
 import { waitFor } from '../helpers/wait.js';
 import { type Aggregated, APISERVICES, startAggregated, waitAvailable } from './setup.js';
@@ -62,18 +63,22 @@ t.test('an invalid APIService is refused 422 with upstream\'s causes', async (t)
   t.match(r.json?.message, /must be `spec.version\+"\."\+spec.group`: "v1\.g\.example\.com"/);
 });
 
-t.test('svc-system/extension-apiserver-authentication carries the request-header CA and names as JSON arrays, put back when changed', async (t) => {
+t.test('svc-system/extension-apiserver-authentication carries the request-header CA and names as JSON arrays; what is removed is added back', async (t) => {
   const path = '/api/v1/namespaces/svc-system/configmaps/extension-apiserver-authentication';
   const cm = (await a.s.admin.get(path)).json;
-  t.equal(cm.data['client-ca-file'], a.s.ca, 'the client CA (here the generated one)');
-  t.equal(cm.data['requestheader-client-ca-file'], a.proxyCA.cert);
+  const der = (pem: string) => pemBlocks(pem).map((b) => b.bytes.toString('base64'));
+  t.same(der(cm.data['client-ca-file']), der(a.s.ca), 'the client CA (here the generated one)');
+  t.same(der(cm.data['requestheader-client-ca-file']), der(a.proxyCA.cert));
   t.equal(cm.data['requestheader-username-headers'], '["X-Remote-User"]');
   t.equal(cm.data['requestheader-group-headers'], '["X-Remote-Group"]');
   t.equal(cm.data['requestheader-extra-headers-prefix'], '["X-Remote-Extra-"]');
   t.equal(cm.data['requestheader-allowed-names'], '["aggregator"]');
+  // as upstream, a server adds its own to what is there (servers sharing a store each publish theirs)
   cm.data['requestheader-allowed-names'] = '["someone-else"]';
+  delete cm.data['requestheader-client-ca-file'];
   t.equal((await a.s.admin.put(path, cm)).status, 200);
-  t.ok(await waitFor(async () => (await a.s.admin.get(path)).json.data['requestheader-allowed-names'] === '["aggregator"]'), 'put back');
+  t.ok(await waitFor(async () => (await a.s.admin.get(path)).json.data['requestheader-allowed-names'] === '["someone-else","aggregator"]'), 'its own name added back beside the one written');
+  t.same(der((await a.s.admin.get(path)).json.data['requestheader-client-ca-file']), der(a.proxyCA.cert), 'the removed bundle put back');
   const role = (await a.s.admin.get('/apis/rbac.authorization.svc.io/v1/namespaces/svc-system/roles/extension-apiserver-authentication-reader')).json;
   t.same(role.rules, [{ verbs: ['get', 'list', 'watch'], apiGroups: [''], resources: ['configmaps'], resourceNames: ['extension-apiserver-authentication'] }]);
 });

@@ -1,7 +1,7 @@
 /**
  * A real extension API server behind the aggregator: registered through an APIService, reached with
  * the caller's identity after this server authorized the request, its kind listed, read, created
- * and watched through this server, its discovery and OpenAPI merged, kubectl working on it, its
+ * and watched through this server, its discovery and OpenAPI (v3 and v2) merged, kubectl working on it, its
  * loss and return seen in the APIService's status, and its deletion removing the group.
  */
 import t from 'tap';
@@ -105,6 +105,33 @@ t.test('/openapi/v3 lists the extension\'s document, served from here', async (t
   t.ok(doc.json?.components?.schemas?.['com.example.wardle.v1alpha1.Flunder']);
 });
 
+const FLUNDER_PATH = `/apis/${WARDLE_GROUP}/v1alpha1/namespaces/{namespace}/flunders/{name}`;
+const FLUNDER_DEF = 'com.example.wardle.v1alpha1.Flunder';
+
+t.test('/openapi/v2 merges the extension\'s v2 document: its group version\'s paths and the definitions they use', async (t) => {
+  t.ok(await waitFor(async () => !!(await a.s.admin.get('/openapi/v2')).json?.paths?.[FLUNDER_PATH], 10_000), 'the extension\'s path appears');
+  const doc = (await a.s.admin.get('/openapi/v2')).json;
+  t.equal(doc.paths[FLUNDER_PATH].get.operationId, 'readWardleV1alpha1NamespacedFlunder');
+  t.same(doc.definitions[FLUNDER_DEF]['x-kubernetes-group-version-kind'], [{ group: WARDLE_GROUP, kind: 'Flunder', version: 'v1alpha1' }]);
+  t.notOk(doc.paths['/version/'], 'a path outside its group version is left out');
+  t.notOk(doc.definitions['com.example.wardle.Info'], 'and the definitions only that path used');
+  t.notOk(doc.definitions['com.example.wardle.v1alpha1.Unused'], 'a definition no path uses is left out');
+  t.ok(doc.paths['/api/v1/namespaces/{namespace}/configmaps'], 'the local document is still there');
+  const proto = await a.s.admin.get('/openapi/v2', { accept: 'application/com.github.proto-openapi.spec.v2@v1.0+protobuf' });
+  t.equal(proto.status, 200);
+  t.ok(proto.body.includes(Buffer.from(FLUNDER_DEF)), 'the protobuf form has it too');
+});
+
+t.test('kubectl explain --output=plaintext-openapiv2 works for a built-in kind and for the extension\'s kind', async (t) => {
+  const kubectl = kubectlAsToken(a.dir, a.s, 'admin-v2', 'admin-token-0123456789');
+  const cm = await kubectl(['explain', 'configmaps.data', '--output=plaintext-openapiv2']);
+  t.equal(cm.code, 0, cm.stderr);
+  t.match(cm.stdout, /FIELD:\s+data <map\[string\]string>/);
+  const fl = await kubectl(['explain', 'flunders.spec.reference', '--output=plaintext-openapiv2']);
+  t.equal(fl.code, 0, fl.stderr);
+  t.match(fl.stdout, /The name of another flunder this one refers to/);
+});
+
 t.test('kubectl api-resources, get and explain work on the extension\'s kind', async (t) => {
   const kubectl = kubectlAsToken(a.dir, a.s, 'admin', 'admin-token-0123456789');
   const res = await kubectl(['api-resources', `--api-group=${WARDLE_GROUP}`]);
@@ -131,8 +158,11 @@ t.test('loss and return of the extension are seen in status; requests meanwhile 
   t.match(metrics, new RegExp(`aggregator_unavailable_apiservice_total\\{name="${WARDLE.replace(/\./g, '\\.')}",reason="FailedDiscoveryCheck"\\} [1-9]`));
   const agg = await a.s.admin.get('/apis', { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' });
   t.equal(agg.json.items.find((i: { metadata: { name: string } }) => i.metadata.name === WARDLE_GROUP)?.versions?.[0]?.freshness, 'Stale', 'what was read stays, Stale');
+  // it comes back as another build: its OpenAPI document is read again
+  a.ext.openApiV2.definitions[FLUNDER_DEF].description = 'A Flunder of the second build.';
   await a.ext.start();
   t.ok(await waitAvailable(a, WARDLE, 'True', 'Passed'));
+  t.ok(await waitFor(async () => (await a.s.admin.get('/openapi/v2')).json.definitions[FLUNDER_DEF]?.description === 'A Flunder of the second build.', 10_000), 'the v2 document read again after its return');
   t.equal((await a.s.admin.get(FLUNDERS)).status, 200);
   t.match((await a.s.admin.get('/metrics')).text, new RegExp(`aggregator_unavailable_apiservice\\{name="${WARDLE.replace(/\./g, '\\.')}"\\} 0`));
 });
@@ -164,4 +194,7 @@ t.test('deleting the APIService removes the group: gone from /apis, its paths 40
   const agg = await a.s.admin.get('/apis', { accept: 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList' });
   t.notOk(agg.json.items.some((i: { metadata: { name: string } }) => i.metadata.name === WARDLE_GROUP));
   t.notOk((await a.s.admin.get('/openapi/v3')).json.paths[`apis/${WARDLE_GROUP}/v1alpha1`]);
+  const v2 = (await a.s.admin.get('/openapi/v2')).json;
+  t.notOk(v2.paths[FLUNDER_PATH], 'its v2 paths go');
+  t.notOk(v2.definitions[FLUNDER_DEF], 'and its definitions');
 });

@@ -6,10 +6,12 @@
  * takes the user from the X-Remote-* headers, which it records. Its behaviour can be switched to the
  * failures the aggregator must survive: slow (never answers), garbage (bytes that are not HTTP), cut
  * (a watch closed mid-stream); stop() and start() take it down and bring it back on the same port.
+ * A request to switch protocols on a path ending in /echo is switched and echoed (upgrade()).
  */
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { KeyPair } from './pki.js';
 
@@ -76,6 +78,33 @@ const openApiV3 = {
   },
 };
 
+/**
+ * Its v2 document: the flunder path, a path outside its group version (the aggregator leaves it out),
+ * and a definition no path uses (left out too).
+ */
+export const openApiV2 = {
+  swagger: '2.0',
+  info: { title: 'wardle', version: 'v1alpha1' },
+  paths: {
+    [`/apis/${GV}/namespaces/{namespace}/flunders/{name}`]: {
+      get: {
+        operationId: 'readWardleV1alpha1NamespacedFlunder',
+        produces: ['application/json'],
+        responses: { '200': { description: 'OK', schema: { $ref: '#/definitions/com.example.wardle.v1alpha1.Flunder' } } },
+        'x-kubernetes-action': 'get',
+        'x-kubernetes-group-version-kind': { group: WARDLE_GROUP, version: WARDLE_VERSION, kind: 'Flunder' },
+      },
+      parameters: [{ name: 'name', in: 'path', required: true, type: 'string', uniqueItems: true, description: 'name of the Flunder' }],
+    },
+    '/version/': { get: { operationId: 'getWardleVersion', responses: { '200': { description: 'OK', schema: { $ref: '#/definitions/com.example.wardle.Info' } } } } },
+  },
+  definitions: {
+    'com.example.wardle.v1alpha1.Flunder': openApiV3.components.schemas['com.example.wardle.v1alpha1.Flunder'],
+    'com.example.wardle.Info': { type: 'object', properties: { version: { type: 'string' } } },
+    'com.example.wardle.v1alpha1.Unused': { type: 'object' },
+  },
+};
+
 export class ExtensionApiServer {
   private server: Server | undefined;
   port = 0;
@@ -95,6 +124,7 @@ export class ExtensionApiServer {
 
   async start(): Promise<void> {
     const server = createServer({ cert: this.o.serving.cert, key: this.o.serving.key, ca: this.o.proxyCA, requestCert: true, rejectUnauthorized: false }, (req, res) => this.handle(req, res));
+    server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
     server.keepAliveTimeout = 30_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -110,9 +140,45 @@ export class ExtensionApiServer {
     if (!s) return;
     for (const w of this.watchers) w.res.destroy();
     this.watchers.clear();
+    for (const u of this.upgraded) u.destroy();
     s.closeAllConnections();
     await new Promise((r) => s.close(r));
   }
+
+  /**
+   * A request to switch protocols: with a trusted client certificate, the caller is recorded as for
+   * any request; a path ending in /echo switches (101, the protocol asked for) and then echoes every
+   * byte back prefixed with `echo:`; any other path is refused with a plain 400, not switched.
+   */
+  private upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const sock = req.socket as TLSSocket;
+    const cnRaw = sock.getPeerCertificate()?.subject?.CN ?? '';
+    const cn = Array.isArray(cnRaw) ? cnRaw.join(',') : cnRaw;
+    if (!sock.authorized || (this.o.allowedNames?.length && !this.o.allowedNames.includes(cn))) {
+      this.refused++;
+      return void socket.end('HTTP/1.1 401 Unauthorized\r\nContent-Length: 0\r\nConnection: close\r\n\r\n');
+    }
+    const url = new URL(req.url ?? '/', 'https://x');
+    const leaked = Object.keys(req.headers).filter((k) => k === 'authorization' || k.startsWith('impersonate-'));
+    this.seen.push({ user: String(req.headers['x-remote-user'] ?? ''), groups: req.headersDistinct['x-remote-group'] ?? [], extra: {}, clientCN: cn, path: url.pathname, ...(leaked.length ? { leaked } : {}) });
+    this.upgradeHeaders.push(req.headers);
+    if (!url.pathname.endsWith('/echo')) return void socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 16\r\nConnection: close\r\n\r\nno upgrade here\n');
+    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${req.headers.upgrade}\r\nConnection: Upgrade\r\nX-Stream-Protocol-Version: echo.v1\r\n\r\n`);
+    this.upgraded.add(socket);
+    socket.on('close', () => this.upgraded.delete(socket));
+    if (head.length) socket.write(Buffer.concat([Buffer.from('echo:'), head]));
+    socket.on('data', (chunk: Buffer) => socket.write(Buffer.concat([Buffer.from('echo:'), chunk])));
+    socket.on('end', () => socket.end());
+  }
+
+  /** The v2 document it serves (a test may change it, as a new build of the extension would). */
+  openApiV2: typeof openApiV2 = structuredClone(openApiV2);
+
+  /** Connections switched by upgrade() and still open. */
+  readonly upgraded = new Set<Duplex>();
+  /** Headers of each request to switch protocols that reached this server. */
+  readonly upgradeHeaders: IncomingMessage['headers'][] = [];
 
   private send(res: ServerResponse, code: number, body: unknown, contentType = 'application/json'): void {
     const b = Buffer.isBuffer(body) ? body : Buffer.from(JSON.stringify(body));
@@ -163,7 +229,7 @@ export class ExtensionApiServer {
     if (path === `/apis/${GV}`) return this.send(res, 200, { kind: 'APIResourceList', apiVersion: 'v1', groupVersion: GV, resources });
     if (path === '/openapi/v3') return this.send(res, 200, { paths: { [`apis/${GV}`]: { serverRelativeURL: `/openapi/v3/apis/${GV}?hash=ABC` } } });
     if (path === `/openapi/v3/apis/${GV}`) return this.send(res, 200, openApiV3);
-    if (path === '/openapi/v2') return this.send(res, 200, { swagger: '2.0', info: { title: 'wardle', version: 'v1alpha1' }, paths: {}, definitions: { 'com.example.wardle.v1alpha1.Flunder': openApiV3.components.schemas['com.example.wardle.v1alpha1.Flunder'] } });
+    if (path === '/openapi/v2') return this.send(res, 200, this.openApiV2);
     const m = /^\/apis\/wardle\.example\.com\/v1alpha1(?:\/namespaces\/([^/]+))?\/flunders(?:\/([^/]+))?$/.exec(path);
     if (!m) return this.status(res, 404, 'NotFound', 'the server could not find the requested resource');
     const [, ns = '', name] = m;

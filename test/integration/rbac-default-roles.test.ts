@@ -80,6 +80,7 @@ const rows: Row[] = [
   ['GET /apis (discovery)', 'GET', '/apis', undefined, 'p v e d r m n M'],
   ['GET /api/v1 (discovery)', 'GET', '/api/v1', undefined, 'p v e d r m n M'],
   ['GET /openapi/v3', 'GET', '/openapi/v3', undefined, 'p v e d r m n M'],
+  ['GET /openapi/v2', 'GET', '/openapi/v2', undefined, 'p v e d r m n M'],
   ['GET /readyz/ping (one check)', 'GET', '/readyz/ping', undefined, 'm M'],
   ['GET /livez?verbose', 'GET', '/livez?verbose', undefined, 'a p v e d r m n M'],
 ];

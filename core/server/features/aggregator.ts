@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { rbacEnabled } from '../../authz/factory.js';
-import { AuthenticationConfigMapPublisher, authenticationData, readerRoleObjects } from '../../aggregator/authentication-configmap.js';
+import { AuthenticationConfigMapPublisher, readerRoleObjects } from '../../aggregator/authentication-configmap.js';
 import { aggregatorIdentity, AvailabilityController, availabilityMetrics } from '../../aggregator/availability.js';
 import { AutoRegisterController } from '../../aggregator/autoregister.js';
 import { RemoteDocuments } from '../../aggregator/documents.js';
@@ -27,6 +27,16 @@ const APISERVICES = 'apiregistration.svc.io/v1/apiservices';
 const ENDPOINTS = '/v1/endpoints';
 const CONFIGMAPS = '/v1/configmaps';
 const RECHECK_MS = 30_000;
+
+/** A JSON object, or undefined for anything else (an extension's document that is not one is left out). */
+function parseObject(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    const v: unknown = JSON.parse(body.toString('utf8'));
+    return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export function aggregatorFeature(): ServerFeature {
   let client: ProxyClientCertificate | undefined;
@@ -77,13 +87,21 @@ export function aggregatorFeature(): ServerFeature {
       const informers = c.lister().whenReady(rt);
       c.addPostStartHook('start-kube-aggregator-informers', informers);
       await informers;
-      // the OpenAPI document of a remote group version, read once it passes a check
+      // the OpenAPI documents (v2 and v3) of a remote group version, each read once it passes a check
       const readOpenApi = async (a: DeepReadonly<APIService>): Promise<void> => {
         const name = a.metadata.name!;
-        if (!documents.wantsOpenApi(name)) return;
+        const wantsV2 = documents.wantsOpenApi(name, 'v2');
+        if (!wantsV2 && !documents.wantsOpenApi(name, 'v3')) return;
         const target = resolver.resolve(a.spec.service!);
         const agent = transports.agentFor(a, target.serverName);
         const headers = [['accept', 'application/json'] as [string, string], ...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId] as [string, string]];
+        if (wantsV2) {
+          // as upstream's downloader: the JSON form; an extension without one (404) is left out
+          const v2 = await fetchFrom(agent, target, '/openapi/v2', headers, 5000);
+          const doc = v2.status === 200 ? parseObject(v2.body) : undefined;
+          if (doc) documents.swaggerRead(name, doc);
+        }
+        if (!documents.wantsOpenApi(name, 'v3')) return;
         const index = await fetchFrom(agent, target, '/openapi/v3', headers, 5000);
         if (index.status !== 200) return;
         const gv = `apis/${a.spec.group}/${a.spec.version}`;
@@ -162,7 +180,7 @@ export function aggregatorFeature(): ServerFeature {
           writer,
           cmType,
           c.lister().for(cmType),
-          authenticationData({
+          {
             // the bundle client certificates are verified against (--client-ca-file, or the generated CA)
             clientCA: c.tls.clientCA,
             requestHeaderCA: o.requestheaderClientCAFile ? readFileSync(o.requestheaderClientCAFile, 'utf8') : '',
@@ -171,7 +189,7 @@ export function aggregatorFeature(): ServerFeature {
             groupHeaders: o.requestheaderGroupHeaders,
             extraHeaderPrefixes: o.requestheaderExtraHeadersPrefix,
             allowedNames: o.requestheaderAllowedNames,
-          }),
+          },
         );
         stops.push(() => publisher.stop());
         const published = publisher.start();
