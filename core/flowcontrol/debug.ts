@@ -24,7 +24,7 @@ export function dumpPriorityLevels(fc: FlowController): string {
     const qs = l.qs;
     const active = qs.allQueues.filter((q) => q.waiting.length > 0).length;
     const idle = qs.executing === 0 && qs.waitingCount === 0;
-    rows.push([l.name, String(active), String(idle), 'false', String(qs.waitingCount), String(qs.executing), String(l.dispatched), String(l.rejected), String(l.timedOut), String(l.cancelled)]);
+    rows.push([l.name, String(active), String(idle), String(l.quiescing), String(qs.waitingCount), String(qs.executing), String(l.dispatched), String(l.rejected), String(l.timedOut), String(l.cancelled)]);
   }
   return tabular(rows);
 }
