@@ -128,3 +128,30 @@ t.test("work estimates as upstream's v1.32: LIST seats by objects read, watches 
   const level = fc.classify(user('alice'), update).level;
   t.equal(fc.estimate(update, q(''), level).watchCount, 3, 'every write estimated reports its watchers (watch_count_samples), few or many');
 });
+
+t.test('quiescing: a level that leaves the configuration keeps its queues and shares while busy, is forgotten when drained, and is taken back as it was when restored', async (t) => {
+  const extra: PriorityLevelConfiguration[] = [
+    { metadata: { name: 'busy', uid: 'b' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 10, lendablePercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 4, handSize: 2, queueLengthLimit: 5 } } } } } as PriorityLevelConfiguration,
+  ];
+  const fss = [...mandatoryFlowSchemas, ...suggestedFlowSchemas].map((f, i) => asStored<FlowSchema>(f, i));
+  const pls = [...mandatoryPriorityLevels, ...suggestedPriorityLevels].map((p, i) => asStored<PriorityLevelConfiguration>(p, i));
+  const fc = new FlowController({ flowSchemas: () => fss, priorityLevels: () => [...pls, ...extra], objectCount: () => undefined, watchCount: () => 0 }, 600, 15_000);
+  const busy = fc.sortedLevels().find((l) => l.name === 'busy')!;
+  const run = busy.qs.start('f', { initialSeats: 1, finalSeats: 0, additionalLatencyMs: 0 });
+  const kept = extra.splice(0);
+  fc.invalidate();
+  const during = fc.sortedLevels().find((l) => l.name === 'busy');
+  t.equal(during, busy, 'deleted while a request runs: the same level (and queue set) stays');
+  t.ok(during!.quiescing, 'quiescing');
+  t.ok(during!.nominalCL > 0, 'its shares still count: it keeps seats to drain with');
+  extra.push(...kept);
+  fc.invalidate();
+  const restored = fc.sortedLevels().find((l) => l.name === 'busy')!;
+  t.equal(restored, busy, 'restored while quiescing: taken back with its queues');
+  t.notOk(restored.quiescing, 'no longer quiescing');
+  extra.splice(0);
+  fc.invalidate();
+  t.ok(fc.sortedLevels().find((l) => l.name === 'busy')!.quiescing, 'deleted again: quiescing');
+  (run as { finish(): void }).finish();
+  t.notOk(fc.sortedLevels().some((l) => l.name === 'busy'), 'drained: forgotten at the next digest');
+});
