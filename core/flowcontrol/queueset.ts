@@ -299,9 +299,10 @@ export class QueueSet {
 
   /**
    * Admits a request: an Execution when it runs now, a Pending when it waits in a queue, or the reason
-   * it is refused. `flowSchema` names it in the metrics of refused dispatches.
+   * it is refused. `flowSchema` names it in the metrics of refused dispatches; `waitLimitMs` is how
+   * long it may wait in its queue (the level's default when not given).
    */
-  start(flowKey: string, work: WorkEstimate, flowSchema = ''): Execution | Pending | RejectReason {
+  start(flowKey: string, work: WorkEstimate, flowSchema = '', waitLimitMs = this.waitLimitMs): Execution | Pending | RejectReason {
     this.lastQueueLength = undefined;
     if (this.exempt) return this.begin(undefined, work, 0);
     this.advance();
@@ -329,7 +330,7 @@ export class QueueSet {
     this.observer.changed(this);
     this.dispatch();
     if (w.ran) return w.ran;
-    w.timer = setTimeout(() => this.reject(w, 'time-out'), this.waitLimitMs);
+    w.timer = setTimeout(() => this.reject(w, 'time-out'), Math.max(0, waitLimitMs));
     return new Pending(result, () => this.reject(w, 'cancelled'), w);
   }
 

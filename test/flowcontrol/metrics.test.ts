@@ -187,3 +187,16 @@ t.test('under real requests: seats held, a request queued and dispatched move th
   t.ok(value(adjusted, 'apiserver_flowcontrol_demand_seats_stdev', 'apiserver_flowcontrol_demand_seats_stdev', { priority_level: L }) >= 0, 'demand_seats_stdev');
   t.ok(value(adjusted, 'apiserver_flowcontrol_target_seats', 'apiserver_flowcontrol_target_seats', { priority_level: L }) >= 1, 'target_seats: at least its lower bound');
 });
+
+t.test("a queued request waits a quarter of its own deadline (?timeout=), as upstream's getRequestWaitContext, not the server's default", async (t) => {
+  const bob = s.admin.with({ token: BOB_TOKEN });
+  const upload = await stalledUpload(s, BOB_TOKEN, 'held-again');
+  t.teardown(() => upload.destroy());
+  t.ok(await waitFor(async () => value(await scrape(), 'apiserver_flowcontrol_current_executing_seats', 'apiserver_flowcontrol_current_executing_seats', { priority_level: 'tiny-queue' }) === 1), 'the seat is held');
+  const t0 = performance.now();
+  const r = await bob.get('/api/v1/namespaces/default/configmaps?timeout=2s');
+  const waited = performance.now() - t0;
+  t.equal(r.status, 429, 'refused when its wait is over');
+  t.ok(waited >= 450 && waited < 5000, `after about 0.5 s (a quarter of 2 s), not the default 10 s (${Math.round(waited)} ms)`);
+  upload.destroy();
+});

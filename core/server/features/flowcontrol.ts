@@ -76,8 +76,8 @@ export function priorityAndFairnessFeature(): ServerFeature {
           watchCount: (info) => cacheOf(info)?.watcherCount ?? 0,
         },
         serverCL,
-        // upstream's request wait limit: a quarter of the request timeout
-        Math.max(1000, o.requestTimeoutMs / 4),
+        // upstream's default request wait limit: a quarter of the request timeout, at most a minute
+        Math.min(60_000, o.requestTimeoutMs / 4),
       ));
       controller.start();
       stops.push(() => controller.stop());
@@ -126,7 +126,7 @@ export function priorityAndFairnessFeature(): ServerFeature {
       c.addPostStartHook('priority-and-fairness-config-producer', ensured);
       await ensured;
     },
-    stages: () => (fc && metrics ? { flowcontrol: withPriorityAndFairness(fc, metrics, new RetryAfter(), waiting) } : {}),
+    stages: (c) => (fc && metrics ? { flowcontrol: withPriorityAndFairness(fc, metrics, new RetryAfter(), waiting, c.opts.requestTimeoutMs / 4) } : {}),
     routes: () => (fc ? debugRoutes(fc, waiting) : []),
     stop() {
       for (const s of stops.splice(0)) s();

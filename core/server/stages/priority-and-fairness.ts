@@ -83,7 +83,26 @@ function onStreamOpened(sink: ResponseSink, opened: () => void): void {
   };
 }
 
-export function withPriorityAndFairness(fc: FlowController, metrics: FlowControlMetrics, retryAfter: RetryAfter, waiting: Map<Pending, WaitingDetail>): Stage {
+/** The longest any request waits in a queue (upstream's hard limit). */
+const MAX_WAIT_MS = 60_000;
+
+export function withPriorityAndFairness(
+  fc: FlowController,
+  metrics: FlowControlMetrics,
+  retryAfter: RetryAfter,
+  waiting: Map<Pending, WaitingDetail>,
+  /** A request without a deadline (a watch) waits at most this: a quarter of --request-timeout. */
+  defaultWaitMs: number,
+): Stage {
+  /**
+   * upstream's getRequestWaitContext: a quarter of the time the request was given (its deadline from its
+   * arrival, or the default), at most a minute, counted from its arrival.
+   */
+  const waitLimitMs = (s: RequestScope): number => {
+    const sinceArrival = performance.now() - s.startedAt;
+    const limit = s.deadline > 0 ? (s.deadline - (Date.now() - sinceArrival)) / 4 : defaultWaitMs;
+    return Math.min(limit, MAX_WAIT_MS) - sinceArrival;
+  };
   const rw = metrics.readWrite;
   const refuse = (c: Classification, stats: FlowStats, reason: RejectReason, waitedMs: number): never => {
     stats.rejected(reason);
@@ -139,7 +158,7 @@ export function withPriorityAndFairness(fc: FlowController, metrics: FlowControl
     const seats = Math.max(work.initialSeats, work.finalSeats);
     stats.seats.observe(seats);
     if (watchCount !== undefined) stats.watchCount.observe(watchCount);
-    const admitted = level.qs.start(c.flowKey, work, c.schema.name);
+    const admitted = level.qs.start(c.flowKey, work, c.schema.name, waitLimitMs(s));
     // every request that went through a queue, run at once or not, saw its queue's length
     if (level.qs.lastQueueLength !== undefined) stats.queueLength.observe(level.qs.lastQueueLength);
     if (admitted instanceof Execution) return run(s, next, level, stats, admitted);
