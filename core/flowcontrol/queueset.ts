@@ -9,6 +9,7 @@
  * (then `time-out`); a full queue refuses at once (`queue-full`); a level without queues (limitResponse
  * Reject) refuses what it cannot run now (`concurrency-limit`). An exempt level only counts.
  */
+import { createHash } from 'node:crypto';
 
 /** Seats and how long the request's final phase keeps seats after it finished (upstream's WorkEstimate). */
 export interface WorkEstimate {
@@ -51,7 +52,10 @@ export interface QueueSetObserver {
   epochAdvanced(success: boolean): void;
 }
 
-/** Deals a hand of distinct queue indexes from a flow's 64-bit hash (shuffle sharding). */
+/**
+ * Deals a hand of distinct queue indexes from a flow's 64-bit hash (upstream's shufflesharding.Dealer):
+ * the hash's successive remainders by deckSize, deckSize-1, ... each pick a card among those left.
+ */
 export class Dealer {
   constructor(
     readonly deckSize: number,
@@ -59,32 +63,27 @@ export class Dealer {
   ) {}
 
   deal(hash: bigint): number[] {
-    const remaining = Array.from({ length: this.deckSize }, (_, i) => i);
-    const hand: number[] = [];
+    const remainders: number[] = [];
     let h = hash;
     for (let i = 0; i < this.handSize; i++) {
-      const n = BigInt(remaining.length);
-      const pick = Number(h % n);
+      const n = BigInt(this.deckSize - i);
+      remainders.push(Number(h % n));
       h /= n;
-      hand.push(remaining[pick]!);
-      remaining.splice(pick, 1);
     }
-    return hand;
+    return remainders.map((r, i) => {
+      let card = r;
+      for (let j = i; j > 0; j--) if (card >= remainders[j - 1]!) card++;
+      return card;
+    });
   }
 }
 
-const FNV_OFFSET = 0xcbf29ce484222325n;
-const FNV_PRIME = 0x100000001b3n;
-const MASK64 = 0xffffffffffffffffn;
-
-/** FNV-1a, 64 bits, of a flow's identity (schema and distinguisher). */
+/**
+ * A flow's hash (upstream's hashFlowID): the first 8 bytes, little-endian, of the SHA-256 of the
+ * FlowSchema's name, a zero byte and the distinguisher - the flow key's own bytes.
+ */
 export function flowHash(key: string): bigint {
-  let h = FNV_OFFSET;
-  for (let i = 0; i < key.length; i++) {
-    h ^= BigInt(key.charCodeAt(i));
-    h = (h * FNV_PRIME) & MASK64;
-  }
-  return h;
+  return createHash('sha256').update(key).digest().readBigUInt64LE(0);
 }
 
 export class Queue {

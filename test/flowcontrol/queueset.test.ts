@@ -34,6 +34,21 @@ t.test('shuffle sharding: a hand is handSize distinct queues of the deck, the sa
   t.ok(hands.size > 190, `200 flows get (almost) 200 different hands (${hands.size})`);
 });
 
+t.test("a flow's hand as upstream deals it: SHA-256 of schema, zero byte and distinguisher, dealt by the hash's remainders", async (t) => {
+  // values from an independent implementation of upstream's hashFlowID and shufflesharding.Dealer
+  const rows: [string, string, number, number, bigint, number[]][] = [
+    ['global-default', 'alice', 128, 6, 0xf4de3bd42ccdf6b7n, [55, 62, 126, 125, 105, 1]],
+    ['system-nodes', 'system:node:n1', 64, 6, 0x7c71ae117bf78d24n, [36, 37, 40, 20, 55, 27]],
+    ['leader-election-x', '', 16, 4, 0x6af8a868caccb43fn, [15, 0, 2, 10]],
+    ['workload-low', 'system:serviceaccount:team:robot', 128, 6, 0xd101e59548db61b8n, [56, 76, 80, 114, 0, 36]],
+  ];
+  for (const [fs, distinguisher, deck, hand, hash, cards] of rows) {
+    const h = flowHash(`${fs}\0${distinguisher}`);
+    t.equal(h, hash, `${fs}/${distinguisher}: hash`);
+    t.same(new Dealer(deck, hand).deal(h), cards, `${fs}/${distinguisher}: hand`);
+  }
+});
+
 t.test('a request runs at once while seats are free; beyond them it waits and runs when seats come back', async (t) => {
   const qs = level(2);
   const a = asExecution(qs.start('f1', one));
@@ -166,14 +181,14 @@ t.test('shuffle sharding picks the queue of the hand with the least work waiting
 
 t.test('R is wound back by half its range when it nears the end of the 64-bit seat-seconds (an epoch advance), and the observer is told', async (t) => {
   let now = 0;
-  const qs = new QueueSet('epoch', { queues: 4, handSize: 1, queueLengthLimit: 50 }, false, 1e15, () => now);
+  const qs = new QueueSet('epoch', { queues: 1, handSize: 1, queueLengthLimit: 50 }, false, 1e15, () => now);
   qs.limit = 1;
   const events: boolean[] = [];
   qs.observer = { changed() {}, dispatched() {}, noAccommodation() {}, epochAdvanced: (ok) => events.push(ok) };
   const run = asExecution(qs.start('f', one));
   const w = asPending(qs.start('g', one));
-  // two active queues sharing one seat: R advances half a seat-second per second; 3e11 s of it passes 3/4 of the range (1.38e11)
-  now += 3e14;
+  // one active queue at one seat: R advances a seat-second per second; 1.5e11 s of it passes 3/4 of the range (1.38e11)
+  now += 1.5e14;
   run.finish();
   t.same(events, [true], 'one advance, every value moved back consistently');
   t.ok(Math.abs(qs.currentR - (1.5e11 - 18446744073709551615 / 1e8 / 2)) < 1e3, `R went back by half the range (${qs.currentR})`);
