@@ -24,6 +24,17 @@ export interface QueuingConfig {
   queueLengthLimit: number;
 }
 
+/** What the debug dump of requests shows of one (set by the request path; absent in unit tests). */
+export interface RequestDetail {
+  flowSchema: string;
+  distinguisher: string;
+  user: string;
+  info: { verb: string; path: string; namespace: string; name: string; apiGroup: string; apiVersion: string; resource: string; subresource: string };
+}
+
+/** Now as milliseconds since the epoch, with the fraction performance.now() has (the dumps' times). */
+export const epochNow = (): number => performance.timeOrigin + performance.now();
+
 export type RejectReason = 'queue-full' | 'concurrency-limit' | 'time-out' | 'cancelled';
 
 /** upstream's estimated service time of a request (fair queuing's unit of work): 3 ms. */
@@ -93,6 +104,8 @@ export class Queue {
   waitingWork = 0;
   executing = 0;
   seatsInUse = 0;
+  /** The requests it dispatched that are running (the dump of requests lists them). */
+  readonly running = new Set<Execution>();
   /** Virtual time at which the queue's next request starts being served (upstream's nextDispatchR). */
   nextDispatchR = 0;
   active = false;
@@ -108,6 +121,9 @@ export interface Waiter {
   arrivalR: number;
   readonly flowKey: string;
   readonly flowSchema: string;
+  /** When it arrived (ms since the epoch). */
+  readonly arrivedAt: number;
+  readonly detail: RequestDetail | undefined;
   timer: NodeJS.Timeout | undefined;
   /** Set when it was dispatched within the call that queued it. */
   ran?: Execution;
@@ -126,6 +142,10 @@ export class Execution {
     readonly startedAt: number,
     /** How long it waited in a queue (ms). */
     readonly waitedMs: number,
+    /** When it arrived and when it started (ms since the epoch). */
+    readonly arrivedAt: number,
+    readonly startedAtEpoch: number,
+    readonly detail: RequestDetail | undefined,
   ) {}
 
   finish(): void {
@@ -162,6 +182,8 @@ export class QueueSet {
   private queues: Queue[] = [];
   private dealer: Dealer | undefined;
   private readonly hands = new Map<string, number[]>();
+  /** Running requests that came through no queue (an exempt level's, a level without queues). */
+  readonly runningQueueless = new Set<Execution>();
   /** Requests enqueued so far: where a hand's scan for the shortest queue starts (upstream's enqueues). */
   private enqueues = 0;
   /** The queue last dispatched from: the next scan starts after it (upstream's robinIndex). */
@@ -282,18 +304,20 @@ export class QueueSet {
     return best!;
   }
 
-  private begin(queue: Queue | undefined, work: WorkEstimate, waitedMs: number): Execution {
+  private begin(queue: Queue | undefined, work: WorkEstimate, waitedMs: number, arrivedAt: number, detail: RequestDetail | undefined): Execution {
     const seats = Math.max(work.initialSeats, work.finalSeats);
     this.seatsInUse += seats;
     this.executing++;
+    const e = new Execution(this, queue, work, seats, this.now(), waitedMs, arrivedAt, epochNow(), detail);
     if (queue) {
       queue.executing++;
       queue.seatsInUse += seats;
       queue.nextDispatchR += totalWork(work);
+      queue.running.add(e);
       this.setActive(queue);
-    }
+    } else this.runningQueueless.add(e);
     this.observer.changed(this);
-    return new Execution(this, queue, work, seats, this.now(), waitedMs);
+    return e;
   }
 
   /**
@@ -301,18 +325,19 @@ export class QueueSet {
    * it is refused. `flowSchema` names it in the metrics of refused dispatches; `waitLimitMs` is how
    * long it may wait in its queue (the level's default when not given).
    */
-  start(flowKey: string, work: WorkEstimate, flowSchema = '', waitLimitMs = this.waitLimitMs): Execution | Pending | RejectReason {
+  start(flowKey: string, work: WorkEstimate, flowSchema = '', waitLimitMs = this.waitLimitMs, detail?: RequestDetail): Execution | Pending | RejectReason {
     this.lastQueueLength = undefined;
-    if (this.exempt) return this.begin(undefined, work, 0);
+    const arrivedAt = epochNow();
+    if (this.exempt) return this.begin(undefined, work, 0, arrivedAt, detail);
     this.advance();
     const seats = Math.max(work.initialSeats, work.finalSeats);
-    if (!this.config) return this.canAccommodate(seats) ? this.begin(undefined, work, 0) : 'concurrency-limit';
+    if (!this.config) return this.canAccommodate(seats) ? this.begin(undefined, work, 0, arrivedAt, detail) : 'concurrency-limit';
     const queue = this.queueFor(flowKey);
     // a full queue refuses only while the level's seats are all taken
     if (this.seatsInUse >= this.limit && queue.waiting.length >= this.config.queueLengthLimit) return 'queue-full';
     let resolve!: (r: Execution | RejectReason) => void;
     const result = new Promise<Execution | RejectReason>((r) => (resolve = r));
-    const w: Waiter = { seats, work, queue, enqueuedAt: this.now(), arrivalR: this.currentR, flowKey, flowSchema, timer: undefined, resolve };
+    const w: Waiter = { seats, work, queue, enqueuedAt: this.now(), arrivalR: this.currentR, flowKey, flowSchema, arrivedAt, detail, timer: undefined, resolve };
     w.resolve = (r) => {
       if (r instanceof Execution) w.ran = r;
       resolve(r);
@@ -410,7 +435,7 @@ export class QueueSet {
         w.work = { ...w.work, finalSeats: this.limit, additionalLatencyMs: finalWork / this.limit };
       }
       this.observer.dispatched(this.currentR, best.nextDispatchR, sMin, sMax, dsMin, dsMax);
-      const e = this.begin(best, w.work, this.now() - w.enqueuedAt);
+      const e = this.begin(best, w.work, this.now() - w.enqueuedAt, w.arrivedAt, w.detail);
       this.boundNextDispatch(best);
       w.resolve(e);
     }
@@ -421,8 +446,10 @@ export class QueueSet {
     this.advance();
     const q = e.queue;
     this.executing--;
+    this.runningQueueless.delete(e);
     if (q) {
       q.executing--;
+      q.running.delete(e);
       // fair queuing charged the estimate; the queue is charged what the request really took
       const actualS = (this.now() - e.startedAt) / 1000;
       q.nextDispatchR += (actualS - ESTIMATED_SERVICE_S) * e.work.initialSeats;

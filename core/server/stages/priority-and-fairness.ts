@@ -11,7 +11,7 @@ import { isPromise, type MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import type { Classification, FlowController, Level } from '../../flowcontrol/controller.js';
 import type { FlowControlMetrics, FlowStats } from '../../flowcontrol/metrics.js';
-import { Execution, Pending, type RejectReason } from '../../flowcontrol/queueset.js';
+import { Execution, Pending, type RejectReason, type RequestDetail } from '../../flowcontrol/queueset.js';
 import type { RequestScope, ResponseSink } from '../../request/scope.js';
 import type { Stage } from '../chain.js';
 
@@ -60,16 +60,6 @@ export class RetryAfter {
   }
 }
 
-/** The request's details as the debug dump of waiting requests shows them. */
-export interface WaitingDetail {
-  level: string;
-  flowSchema: string;
-  distinguisher: string;
-  arrived: Date;
-  user: string;
-  scope: RequestScope;
-}
-
 /**
  * The watch's sink, told to say when its stream opens: its own openStream (this answer's sink only,
  * so every other call, each event's write included, goes straight to the sink as before).
@@ -90,7 +80,6 @@ export function withPriorityAndFairness(
   fc: FlowController,
   metrics: FlowControlMetrics,
   retryAfter: RetryAfter,
-  waiting: Map<Pending, WaitingDetail>,
   /** A request without a deadline (a watch) waits at most this: a quarter of --request-timeout. */
   defaultWaitMs: number,
 ): Stage {
@@ -105,7 +94,8 @@ export function withPriorityAndFairness(
   };
   const rw = metrics.readWrite;
   const refuse = (c: Classification, stats: FlowStats, reason: RejectReason, waitedMs: number): never => {
-    stats.rejected(reason);
+    // upstream ends a wait whose client left as it ends one that ran out of time: reason time-out
+    stats.rejected(reason === 'cancelled' ? 'time-out' : reason);
     stats.waitRejected.observe(waitedMs / 1000);
     c.level.rejected++;
     if (reason === 'time-out') c.level.timedOut++;
@@ -158,7 +148,8 @@ export function withPriorityAndFairness(
     const seats = Math.max(work.initialSeats, work.finalSeats);
     stats.seats.observe(seats);
     if (watchCount !== undefined) stats.watchCount.observe(watchCount);
-    const admitted = level.qs.start(c.flowKey, work, c.schema.name, waitLimitMs(s));
+    const detail: RequestDetail = { flowSchema: c.schema.name, distinguisher: c.distinguisher, user: s.user.username, info: s.info };
+    const admitted = level.qs.start(c.flowKey, work, c.schema.name, waitLimitMs(s), detail);
     // every request that went through a queue, run at once or not, saw its queue's length
     if (level.qs.lastQueueLength !== undefined) stats.queueLength.observe(level.qs.lastQueueLength);
     if (admitted instanceof Execution) return run(s, next, level, stats, admitted);
@@ -169,10 +160,8 @@ export function withPriorityAndFairness(
     stats.inqueueSeats += seats;
     const waitingKind = READ_ONLY_VERBS.has(s.info.verb) ? rw.waitingReadOnly : rw.waitingMutating;
     waitingKind.add(1);
-    waiting.set(admitted, { level: level.name, flowSchema: c.schema.name, distinguisher: c.distinguisher, arrived: new Date(), user: s.user.username, scope: s });
     s.sink.onClose(admitted.cancel);
     return admitted.result.then((e) => {
-      waiting.delete(admitted);
       stats.inqueue--;
       stats.inqueueSeats -= seats;
       waitingKind.add(-1);
