@@ -56,6 +56,12 @@ export interface ReadWriteGauges {
   executingMutating: RatioedGauge;
 }
 
+/** A histogram child made at its first observation: a series appears only once something was observed, as upstream's. */
+function lazy(make: () => HistogramChild): HistogramChild {
+  let child: HistogramChild | undefined;
+  return { observe: (v) => (child ??= make()).observe(v) };
+}
+
 /** What one (flow schema, priority level) pair counts, and its cached metric children. */
 export class FlowStats {
   inqueue = 0;
@@ -139,13 +145,13 @@ export class FlowControlMetrics {
           if (!c) byReason.set(reason, (c = rejected.with(fs, pl, reason)));
           return c;
         },
-        wait.with('true', fs, pl),
-        wait.with('false', fs, pl),
-        execution.with(fs, pl, 'regular'),
-        execution.with(fs, pl, 'watch'),
-        queueLength.with(fs, pl),
-        seats.with(fs, pl),
-        watchCount.with(fs, pl),
+        lazy(() => wait.with('true', fs, pl)),
+        lazy(() => wait.with('false', fs, pl)),
+        lazy(() => execution.with(fs, pl, 'regular')),
+        lazy(() => execution.with(fs, pl, 'watch')),
+        lazy(() => queueLength.with(fs, pl)),
+        lazy(() => seats.with(fs, pl)),
+        lazy(() => watchCount.with(fs, pl)),
       );
     };
     const perPair = (name: string, stability: 'BETA' | 'ALPHA', help: string, value: (s: FlowStats) => number, deprecatedVersion?: string): void => {

@@ -133,6 +133,8 @@ export interface Waiter {
 /** A request running in a level: finish() gives its seats back (once). */
 export class Execution {
   private done = false;
+  /** Called when its seats come back (after its additional latency, if any). */
+  onRelease: (() => void) | undefined;
   constructor(
     private readonly qs: QueueSet,
     readonly queue: Queue | undefined,
@@ -459,6 +461,7 @@ export class QueueSet {
     const release = (): void => {
       this.seatsInUse -= e.seats;
       if (q) q.seatsInUse -= e.seats;
+      e.onRelease?.();
       this.observer.changed(this);
       this.dropEmptyQueues();
       this.dispatch();

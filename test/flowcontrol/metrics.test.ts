@@ -119,6 +119,7 @@ const value = (fams: Map<string, PromFamily>, family: string, sample: string, la
 
 t.test("every family of upstream v1.32's flowcontrol metrics.go: type, stability class, help and labels", async (t) => {
   t.equal((await s.admin.get('/api/v1/namespaces/default/configmaps')).status, 200);
+  t.equal((await s.admin.with({ token: BOB_TOKEN }).get('/api/v1/namespaces/default/configmaps')).status, 200);
   const fams = await scrape();
   const ours = [...fams.keys()].filter((n) => n.startsWith('apiserver_flowcontrol_'));
   const upstream = UPSTREAM.map(([n, type]) => (type === 'counter' ? n.replace(/_total$/, '') : n));
@@ -131,6 +132,11 @@ t.test("every family of upstream v1.32's flowcontrol metrics.go: type, stability
     const sample = f!.samples.find((m) => !('le' in m.labels) || m.name.endsWith('_count'));
     if (sample) t.same(Object.keys(sample.labels).sort(), labels, `${name}: labels`);
   }
+  const waits = fams.get('apiserver_flowcontrol_request_wait_duration_seconds')!.samples;
+  t.ok(waits.some((m) => m.labels.priority_level === 'global-default' && m.labels.execute === 'true'), "a limited level's wait is observed (bob's LIST)");
+  t.notOk(waits.some((m) => m.labels.priority_level === 'exempt'), 'the exempt level has no wait series, as upstream (its requests never wait)');
+  t.notOk(waits.some((m) => m.labels.execute === 'false'), 'nor is there a series of refused waits before a refusal');
+  t.ok(fams.get('apiserver_flowcontrol_dispatched_requests')!.samples.some((m) => m.labels.priority_level === 'exempt'), 'though its requests are dispatched');
 });
 
 t.test('under real requests: seats held, a request queued and dispatched move the timing-ratio histograms, the dispatch gauges and the demand figures', async (t) => {

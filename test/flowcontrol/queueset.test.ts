@@ -112,11 +112,16 @@ t.test('seats: a wide request waits for its seats, and runs alone when wider tha
 t.test("a write's final seats stay taken for its additional latency after it finished", async (t) => {
   const qs = level(10);
   const w = asExecution(qs.start('f', { initialSeats: 1, finalSeats: 3, additionalLatencyMs: 50 }));
+  let released = false;
+  w.onRelease = () => (released = true);
   t.equal(qs.seatsInUse, 3, 'the larger of initial and final seats while it runs');
   w.finish();
   t.equal(qs.seatsInUse, 3, 'the final seats are still held just after it finished');
+  t.equal(qs.executing, 0, 'though the request no longer counts as executing');
+  t.notOk(released, 'its release (current_executing_seats) has not come yet');
   await new Promise((r) => setTimeout(r, 80));
   t.equal(qs.seatsInUse, 0, 'and come back after the additional latency');
+  t.ok(released, 'then the release is told');
 });
 
 t.test('refusals: a full queue, a wait past the limit, a client that left, a level that rejects', async (t) => {

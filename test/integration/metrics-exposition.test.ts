@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { misspelledValues, parseOpenMetricsText, parsePrometheusText, type PromFamily } from '../helpers/prometheus.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { ALICE_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { createServer } from 'node:https';
 import type { Test } from 'tap';
@@ -158,6 +158,8 @@ t.test("every histogram has upstream v1.32's bucket bounds, in both formats", as
   t.equal((await s.admin.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'buckets' } })).status, 201);
   for (let e = await w.next(); e; e = await w.next()) if (e.type === 'ADDED' && e.object.metadata.name === 'buckets') break;
   w.close();
+  // a request of an ordinary user passes a limited priority level's queue (an exempt one never waits)
+  await s.admin.with({ token: ALICE_TOKEN }).get('/version');
   // a call of a webhook (the one client of core/webhook, to a loopback server)
   await webhookCall(t);
   // a create admitted by a validating webhook and a policy (admission's step, plugin, webhook and policy histograms)

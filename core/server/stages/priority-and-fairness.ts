@@ -105,10 +105,13 @@ export function withPriorityAndFairness(
 
   const run = (s: RequestScope, next: (s: RequestScope) => MaybePromise<void>, level: Level, stats: FlowStats, e: Execution): MaybePromise<void> => {
     stats.dispatched.inc();
-    stats.waitExecuted.observe(e.waitedMs / 1000);
+    // upstream times the waits of the levels that limit; an exempt request never waits
+    if (!level.exempt) stats.waitExecuted.observe(e.waitedMs / 1000);
     level.dispatched++;
     stats.executing++;
     stats.executingSeats += e.seats;
+    // the seats stay taken through a write's additional latency, after the request itself
+    e.onRelease = () => (stats.executingSeats -= e.seats);
     const watch = s.info.verb === 'watch';
     const executing = READ_ONLY_VERBS.has(s.info.verb) ? rw.executingReadOnly : rw.executingMutating;
     executing.add(1);
@@ -117,7 +120,6 @@ export function withPriorityAndFairness(
       if (!held) return;
       held = false;
       stats.executing--;
-      stats.executingSeats -= e.seats;
       executing.add(-1);
       (watch ? stats.watchExecution : stats.execution).observe((performance.now() - e.startedAt) / 1000);
       e.finish();
