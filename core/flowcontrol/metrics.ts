@@ -9,6 +9,7 @@ import type { ApiserverMetrics } from '../metrics/apiserver.js';
 import type { CounterChild, CounterMetric, GaugeMetric, HistogramChild, TimingHistogramChild, TimingHistogramMetric } from '../metrics/registry.js';
 import type { FlowController, Level } from './controller.js';
 import type { QueueSet, QueueSetObserver, RejectReason } from './queueset.js';
+import { InflightCounter } from '../server/stages/max-in-flight.js';
 
 const DURATION_BUCKETS = [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30];
 export const FLOWCONTROL_HISTOGRAM_BUCKETS: Readonly<Record<string, readonly number[]>> = {
@@ -90,6 +91,8 @@ export class FlowControlMetrics {
   private readonly make: (fs: string, pl: string) => FlowStats;
   /** Requests waiting and executing, read-only and mutating, over the server's queue and seat capacity. */
   readonly readWrite: ReadWriteGauges;
+  /** Requests waiting in queues, read-only and mutating (apiserver_current_inqueue_requests reports each one's peak). */
+  readonly inqueue = { readOnly: new InflightCounter(0), mutating: new InflightCounter(0) };
 
   constructor(metrics: ApiserverMetrics, controller: FlowController) {
     const r = metrics.registry;
@@ -223,6 +226,18 @@ export class FlowControlMetrics {
       help: "Fair fraction of server's concurrency to allocate to each priority level that can use it",
       aggregator: 'average',
       collect: (g) => g.set(Number.isFinite(controller.fairFrac) ? controller.fairFrac : 0),
+    });
+    // upstream's endpoint metric that only priority and fairness feeds: the most requests waiting in the last period
+    r.gauge({
+      name: 'apiserver_current_inqueue_requests',
+      stability: 'ALPHA',
+      help: 'Maximal number of queued requests in this apiserver per request kind in last second.',
+      labelNames: ['request_kind'],
+      aggregator: 'sum',
+      collect: (g) => {
+        g.with('readOnly').set(this.inqueue.readOnly.takePeak());
+        g.with('mutating').set(this.inqueue.mutating.takePeak());
+      },
     });
     const dispatch = {
       r: r.gauge({ name: 'apiserver_flowcontrol_dispatch_r', stability: 'ALPHA', help: 'R(time of last dispatch)', labelNames: ['priority_level'], aggregator: 'max' }),

@@ -164,6 +164,10 @@ t.test('under real requests: seats held, a request queued and dispatched move th
   t.ok(all - full >= 0.3, 'the seconds at utilization 1 are counted in the bucket above 0.99');
   t.equal(value(during, 'apiserver_flowcontrol_request_concurrency_in_use', 'apiserver_flowcontrol_request_concurrency_in_use', { priority_level: L, flow_schema: L }), 1, 'deprecated request_concurrency_in_use: the seat in use');
   t.equal(value(during, 'apiserver_flowcontrol_request_concurrency_limit', 'apiserver_flowcontrol_request_concurrency_limit', { priority_level: L }), 1, 'deprecated request_concurrency_limit: the nominal seat');
+  // upstream's endpoint gauges that priority and fairness feeds: the most executing and waiting since the last scrape
+  t.ok(value(during, 'apiserver_current_inflight_requests', 'apiserver_current_inflight_requests', { request_kind: 'mutating' }) >= 1, 'apiserver_current_inflight_requests: the upload executing');
+  t.ok(value(during, 'apiserver_current_inqueue_requests', 'apiserver_current_inqueue_requests', { request_kind: 'readOnly' }) >= 1, 'apiserver_current_inqueue_requests: the LIST waiting');
+  t.equal(during.get('apiserver_current_inqueue_requests')?.help, '[ALPHA] Maximal number of queued requests in this apiserver per request kind in last second.');
 
   // a configuration change re-balances at once, reading the demand since the last re-balancing (the
   // seat in use and the one wanted are still there, whenever the periodic one last ran)

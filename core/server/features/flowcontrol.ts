@@ -124,7 +124,7 @@ export function priorityAndFairnessFeature(): ServerFeature {
       c.addPostStartHook('priority-and-fairness-config-producer', ensured);
       await ensured;
     },
-    stages: (c) => (fc && metrics ? { flowcontrol: withPriorityAndFairness(fc, metrics, new RetryAfter(), c.opts.requestTimeoutMs / 4) } : {}),
+    stages: (c) => (fc && metrics ? { flowcontrol: withPriorityAndFairness(fc, metrics, new RetryAfter(), c.inflight, c.opts.requestTimeoutMs / 4) } : {}),
     routes: () => (fc ? debugRoutes(fc) : []),
     stop() {
       for (const s of stops.splice(0)) s();

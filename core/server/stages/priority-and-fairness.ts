@@ -14,6 +14,7 @@ import type { FlowControlMetrics, FlowStats } from '../../flowcontrol/metrics.js
 import { Execution, Pending, type RejectReason, type RequestDetail } from '../../flowcontrol/queueset.js';
 import type { RequestScope, ResponseSink } from '../../request/scope.js';
 import type { Stage } from '../chain.js';
+import type { InflightCounter } from './max-in-flight.js';
 
 export const FLOW_SCHEMA_UID_HEADER = 'X-Kubernetes-PF-FlowSchema-UID';
 export const PRIORITY_LEVEL_UID_HEADER = 'X-Kubernetes-PF-PriorityLevel-UID';
@@ -80,6 +81,8 @@ export function withPriorityAndFairness(
   fc: FlowController,
   metrics: FlowControlMetrics,
   retryAfter: RetryAfter,
+  /** The server's count of requests executing, read-only and mutating (apiserver_current_inflight_requests). */
+  inflight: { readonly readOnly: InflightCounter; readonly mutating: InflightCounter },
   /** A request without a deadline (a watch) waits at most this: a quarter of --request-timeout. */
   defaultWaitMs: number,
 ): Stage {
@@ -113,14 +116,18 @@ export function withPriorityAndFairness(
     // the seats stay taken through a write's additional latency, after the request itself
     e.onRelease = () => (stats.executingSeats -= e.seats);
     const watch = s.info.verb === 'watch';
-    const executing = READ_ONLY_VERBS.has(s.info.verb) ? rw.executingReadOnly : rw.executingMutating;
+    const readOnly = READ_ONLY_VERBS.has(s.info.verb);
+    const executing = readOnly ? rw.executingReadOnly : rw.executingMutating;
+    const counter = readOnly ? inflight.readOnly : inflight.mutating;
     executing.add(1);
+    counter.acquire();
     let held = true;
     const release = (): void => {
       if (!held) return;
       held = false;
       stats.executing--;
       executing.add(-1);
+      counter.current--;
       (watch ? stats.watchExecution : stats.execution).observe((performance.now() - e.startedAt) / 1000);
       e.finish();
     };
@@ -160,13 +167,17 @@ export function withPriorityAndFairness(
     const arrived = performance.now();
     stats.inqueue++;
     stats.inqueueSeats += seats;
-    const waitingKind = READ_ONLY_VERBS.has(s.info.verb) ? rw.waitingReadOnly : rw.waitingMutating;
+    const waitingReadOnly = READ_ONLY_VERBS.has(s.info.verb);
+    const waitingKind = waitingReadOnly ? rw.waitingReadOnly : rw.waitingMutating;
+    const inqueue = waitingReadOnly ? metrics.inqueue.readOnly : metrics.inqueue.mutating;
     waitingKind.add(1);
+    inqueue.acquire();
     s.sink.onClose(admitted.cancel);
     return admitted.result.then((e) => {
       stats.inqueue--;
       stats.inqueueSeats -= seats;
       waitingKind.add(-1);
+      inqueue.current--;
       if (!(e instanceof Execution)) return refuse(c, stats, e, performance.now() - arrived);
       // the client may have left while its request waited: its seats go back at once
       if (s.sink.closed) {
