@@ -133,6 +133,12 @@ t.test("the ensurer's decisions, as upstream's: mandatory always restored, sugge
     reason: 'NotFound',
     message: 'This FlowSchema references the PriorityLevelConfiguration object named "gone" but there is no such object',
   });
+  t.same(danglingCondition({ spec: { priorityLevelConfiguration: { name: 'system' } } }, true), {
+    type: 'Dangling',
+    status: 'False',
+    reason: 'Found',
+    message: 'This FlowSchema references the PriorityLevelConfiguration object named "system" and it exists',
+  }, "upstream's words when the level exists");
 });
 
 t.test('a real server keeps the configuration at every start: mandatory objects restored, suggested ones as annotated, Dangling maintained', async (t) => {
