@@ -220,11 +220,20 @@ export class FlowController {
     this.dirty = false;
     const pls = new Map<string, { uid: string; spec: PriorityLevelConfigurationSpec }>();
     for (const pl of this.sources.priorityLevels()) pls.set(pl.metadata.name!, { uid: pl.metadata.uid ?? '', spec: pl.spec });
-    // the mandatory levels stand in while they are not stored
-    for (const m of mandatoryPriorityLevels) if (!pls.has(m.metadata.name)) pls.set(m.metadata.name, { uid: '', spec: m.spec });
+    // schemas of stored levels only (one naming a level not stored is dangling, even a mandatory one's)
+    const stored = new Set(pls.keys());
     const fss = new Map<string, Schema>();
-    for (const m of mandatoryFlowSchemas) fss.set(m.metadata.name, { name: m.metadata.name, uid: '', spec: m.spec });
-    for (const fs of this.sources.flowSchemas()) fss.set(fs.metadata.name!, { name: fs.metadata.name!, uid: fs.metadata.uid ?? '', spec: fs.spec });
+    for (const fs of this.sources.flowSchemas()) {
+      if (stored.has(fs.spec?.priorityLevelConfiguration?.name)) fss.set(fs.metadata.name!, { name: fs.metadata.name!, uid: fs.metadata.uid ?? '', spec: fs.spec });
+    }
+    // the mandatory schemas and levels stand in while they are not stored (or not usable)
+    const standIn = (name: string): Schema | undefined => {
+      const m = mandatoryFlowSchemas.find((f) => f.metadata.name === name)!;
+      return fss.has(name) ? undefined : { name, uid: '', spec: m.spec };
+    };
+    const exemptSchema = standIn('exempt');
+    const catchAllSchema = standIn('catch-all');
+    for (const m of mandatoryPriorityLevels) if (!pls.has(m.metadata.name)) pls.set(m.metadata.name, { uid: '', spec: m.spec });
     for (const [name, l] of [...this.levels]) {
       if (pls.has(name)) continue;
       if (l.qs.idle) this.levels.delete(name);
@@ -267,10 +276,10 @@ export class FlowController {
       this.watch(level);
       this.levels.set(name, level);
     }
-    // a schema of a quiescing level is dangling: requests no longer go there
-    this.schemas = [...fss.values()]
-      .filter((s) => pls.has(s.spec.priorityLevelConfiguration?.name))
-      .sort((a, b) => (a.spec.matchingPrecedence ?? 1000) - (b.spec.matchingPrecedence ?? 1000) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    // by precedence then name; a missing mandatory schema first (exempt) or last (catch-all), as upstream
+    // supplies them (a schema of a quiescing level is not among them: requests no longer go there)
+    const sorted = [...fss.values()].sort((a, b) => (a.spec.matchingPrecedence ?? 1000) - (b.spec.matchingPrecedence ?? 1000) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.schemas = [...(exemptSchema ? [exemptSchema] : []), ...sorted, ...(catchAllSchema ? [catchAllSchema] : [])];
     this.divide();
   }
 

@@ -155,3 +155,17 @@ t.test('quiescing: a level that leaves the configuration keeps its queues and sh
   (run as { finish(): void }).finish();
   t.notOk(fc.sortedLevels().some((l) => l.name === 'busy'), 'drained: forgotten at the next digest');
 });
+
+t.test("a schema naming a level that is not stored is skipped, a mandatory level's included; the mandatory schemas stand in first and last, as upstream's digest", async (t) => {
+  const fss = [...mandatoryFlowSchemas, ...suggestedFlowSchemas].map((f, i) => asStored<FlowSchema>(f, i));
+  // every level stored but exempt: the exempt level is imagined, yet schemas naming it are dangling
+  const pls = [...mandatoryPriorityLevels, ...suggestedPriorityLevels].filter((p) => p.metadata.name !== 'exempt').map((p, i) => asStored<PriorityLevelConfiguration>(p, i));
+  const fc = new FlowController({ flowSchemas: () => fss, priorityLevels: () => pls, objectCount: () => undefined, watchCount: () => 0 }, 600, 15_000);
+  const probe = fc.classify(user('alice'), nonResource('get', '/readyz'));
+  t.same([probe.schema.name, probe.level.name], ['global-default', 'global-default'], "the probes schema names the unstored exempt level: skipped, global-default serves the probe");
+  const admin = fc.classify(user('admin', 'system:masters'), resource('list', '', 'configmaps', 'a'));
+  t.same([admin.schema.name, admin.schema.uid, admin.level.name, admin.level.uid], ['exempt', '', 'exempt', ''], 'system:masters: the stand-in exempt schema and level (no UIDs)');
+  // no schemas stored at all: the two stand-ins alone
+  const bare = new FlowController({ flowSchemas: () => [], priorityLevels: () => [], objectCount: () => undefined, watchCount: () => 0 }, 600, 15_000);
+  t.same([bare.classify(user('alice'), nonResource('get', '/version')).schema.name, bare.classify(user('admin', 'system:masters'), nonResource('get', '/version')).schema.name], ['catch-all', 'exempt']);
+});
