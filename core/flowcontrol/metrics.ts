@@ -6,7 +6,7 @@
  * queue set as it changes (LevelMetrics, its observer).
  */
 import type { ApiserverMetrics } from '../metrics/apiserver.js';
-import type { CounterChild, CounterMetric, GaugeMetric, HistogramChild, TimingHistogramChild, TimingHistogramMetric } from '../metrics/registry.js';
+import type { CounterChild, CounterMetric, HistogramChild, TimingHistogramChild, TimingHistogramMetric } from '../metrics/registry.js';
 import type { FlowController, Level } from './controller.js';
 import type { QueueSet, QueueSetObserver, RejectReason } from './queueset.js';
 import { InflightCounter } from '../server/stages/max-in-flight.js';
@@ -36,9 +36,10 @@ export class RatioedGauge {
   ) {
     child.set(0);
   }
-  set(numerator: number): void {
+  /** `at`: performance.now() when the change happened, when the caller has it already. */
+  set(numerator: number, at?: number): void {
     this.numerator = numerator;
-    this.child.set(numerator / this.denominator);
+    this.child.set(numerator / this.denominator, at);
   }
   add(delta: number): void {
     this.set(this.numerator + delta);
@@ -239,24 +240,45 @@ export class FlowControlMetrics {
         g.with('mutating').set(this.inqueue.mutating.takePeak());
       },
     });
-    const dispatch = {
-      r: r.gauge({ name: 'apiserver_flowcontrol_dispatch_r', stability: 'ALPHA', help: 'R(time of last dispatch)', labelNames: ['priority_level'], aggregator: 'max' }),
-      s: r.gauge({ name: 'apiserver_flowcontrol_latest_s', stability: 'ALPHA', help: 'S(most recently dispatched request)', labelNames: ['priority_level'], aggregator: 'max' }),
-      sBounds: r.gauge({
-        name: 'apiserver_flowcontrol_next_s_bounds',
+    const byLevel = new Map<Level, LevelMetrics>();
+    /** A per-level gauge read at scrape time from each level's metrics (the request path only stores numbers). */
+    const dispatchGauge = (name: string, help: string, value: (m: LevelMetrics) => number): void => {
+      r.gauge({
+        name,
         stability: 'ALPHA',
-        help: 'min and max, over queues, of S(oldest waiting request in queue)',
-        labelNames: ['bound', 'priority_level'],
+        help,
+        labelNames: ['priority_level'],
         aggregator: 'max',
-      }),
-      dsBounds: r.gauge({
-        name: 'apiserver_flowcontrol_next_discounted_s_bounds',
-        stability: 'ALPHA',
-        help: 'min and max, over queues, of S(oldest waiting request in queue) - estimated work in progress',
-        labelNames: ['bound', 'priority_level'],
-        aggregator: 'max',
-      }),
+        collect: (g) => {
+          for (const m of byLevel.values()) if (m.hasDispatched) g.with(m.level).set(value(m));
+        },
+      });
     };
+    const boundsGauge = (name: string, help: string, min: (m: LevelMetrics) => number, max: (m: LevelMetrics) => number): void => {
+      r.gauge({
+        name,
+        stability: 'ALPHA',
+        help,
+        labelNames: ['bound', 'priority_level'],
+        aggregator: 'max',
+        collect: (g) => {
+          for (const m of byLevel.values()) {
+            if (!m.hasDispatched) continue;
+            g.with('min', m.level).set(min(m));
+            g.with('max', m.level).set(max(m));
+          }
+        },
+      });
+    };
+    dispatchGauge('apiserver_flowcontrol_dispatch_r', 'R(time of last dispatch)', (m) => m.dispatchR);
+    dispatchGauge('apiserver_flowcontrol_latest_s', 'S(most recently dispatched request)', (m) => m.latestS);
+    boundsGauge('apiserver_flowcontrol_next_s_bounds', 'min and max, over queues, of S(oldest waiting request in queue)', (m) => m.sMin, (m) => m.sMax);
+    boundsGauge(
+      'apiserver_flowcontrol_next_discounted_s_bounds',
+      'min and max, over queues, of S(oldest waiting request in queue) - estimated work in progress',
+      (m) => m.dsMin,
+      (m) => m.dsMax,
+    );
     const epochs = r.counter({ name: 'apiserver_flowcontrol_epoch_advance_total', stability: 'ALPHA', help: "Number of times the queueset's progress meter jumped backward", labelNames: ['priority_level', 'success'] });
     const noAccommodation = r.counter({
       name: 'apiserver_flowcontrol_request_dispatch_no_accommodation_total',
@@ -292,7 +314,6 @@ export class FlowControlMetrics {
       executingReadOnly: new RatioedGauge(readWrite.with('executing', 'readOnly')),
       executingMutating: new RatioedGauge(readWrite.with('executing', 'mutating')),
     };
-    const byLevel = new Map<Level, LevelMetrics>();
     controller.onAdjusted = () => {
       const rw = this.readWrite;
       rw.waitingReadOnly.setDenominator(controller.maxWaitingRequests);
@@ -312,7 +333,6 @@ export class FlowControlMetrics {
           waiting: new RatioedGauge(requestUtilization.with('waiting', level.name)),
           executing: new RatioedGauge(requestUtilization.with('executing', level.name)),
           demand: new RatioedGauge(demand.with(level.name)),
-          dispatch,
           epochs,
           noAccommodation,
         });
@@ -334,14 +354,21 @@ export class FlowControlMetrics {
 
 /** One level's gauges that follow its queue set (upstream's reqsGaugePair, execSeatsObs and seat demand gauge). */
 class LevelMetrics implements QueueSetObserver {
+  /** The figures of the last dispatch from a queue (read at scrape time). */
+  hasDispatched = false;
+  dispatchR = 0;
+  latestS = 0;
+  sMin = 0;
+  sMax = 0;
+  dsMin = 0;
+  dsMax = 0;
   constructor(
-    private readonly level: string,
+    readonly level: string,
     private readonly g: {
       seatUtilization: RatioedGauge;
       waiting: RatioedGauge;
       executing: RatioedGauge;
       demand: RatioedGauge;
-      dispatch: { r: GaugeMetric; s: GaugeMetric; sBounds: GaugeMetric; dsBounds: GaugeMetric };
       epochs: CounterMetric;
       noAccommodation: CounterMetric;
     },
@@ -358,20 +385,21 @@ class LevelMetrics implements QueueSetObserver {
   }
 
   changed(qs: QueueSet): void {
-    this.g.waiting.set(qs.waitingCount);
-    this.g.executing.set(qs.executing);
-    this.g.seatUtilization.set(qs.seatsInUse);
-    this.g.demand.set(qs.seatsInUse + qs.waitingSeats);
+    const t = performance.now();
+    this.g.waiting.set(qs.waitingCount, t);
+    this.g.executing.set(qs.executing, t);
+    this.g.seatUtilization.set(qs.seatsInUse, t);
+    this.g.demand.set(qs.seatsInUse + qs.waitingSeats, t);
   }
 
   dispatched(r: number, s: number, sMin: number, sMax: number, dsMin: number, dsMax: number): void {
-    const d = this.g.dispatch;
-    d.r.with(this.level).set(r);
-    d.s.with(this.level).set(s);
-    d.sBounds.with('min', this.level).set(sMin);
-    d.sBounds.with('max', this.level).set(sMax);
-    d.dsBounds.with('min', this.level).set(dsMin);
-    d.dsBounds.with('max', this.level).set(dsMax);
+    this.hasDispatched = true;
+    this.dispatchR = r;
+    this.latestS = s;
+    this.sMin = sMin;
+    this.sMax = sMax;
+    this.dsMin = dsMin;
+    this.dsMax = dsMax;
   }
 
   noAccommodation(flowSchema: string): void {

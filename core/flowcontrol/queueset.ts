@@ -337,6 +337,17 @@ export class QueueSet {
     const queue = this.queueFor(flowKey);
     // a full queue refuses only while the level's seats are all taken
     if (this.seatsInUse >= this.limit && queue.waiting.length >= this.config.queueLengthLimit) return 'queue-full';
+    if (this.waitingCount === 0 && this.seatsInUse < this.limit && this.canAccommodate(seats)) {
+      // nothing waits and the seats are free: what enqueueing and dispatching would do, without the wait
+      if (!queue.waiting.length && !queue.executing) queue.nextDispatchR = this.currentR;
+      if (queue.nextDispatchR < this.currentR) queue.nextDispatchR = this.currentR;
+      this.lastQueueLength = 1;
+      const s = queue.nextDispatchR;
+      const ds = s - queue.seatsInUse * ESTIMATED_SERVICE_S;
+      this.observer.dispatched(this.currentR, s, s, s, ds, ds);
+      this.robinIndex = queue.index;
+      return this.begin(queue, work, 0, arrivedAt, detail);
+    }
     let resolve!: (r: Execution | RejectReason) => void;
     const result = new Promise<Execution | RejectReason>((r) => (resolve = r));
     const w: Waiter = { seats, work, queue, enqueuedAt: this.now(), arrivalR: this.currentR, flowKey, flowSchema, arrivedAt, detail, timer: undefined, resolve };

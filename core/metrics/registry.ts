@@ -263,8 +263,8 @@ export class HistogramMetric {
 }
 
 export interface TimingHistogramChild {
-  /** The gauge's new value: the time until the next set() is counted in its bucket. */
-  set(v: number): void;
+  /** The gauge's new value: the time until the next set() is counted in its bucket. `at`: now (performance.now()), when known. */
+  set(v: number, at?: number): void;
 }
 
 /** One label set of a timing histogram: seconds spent in each bucket, and the value held now. */
@@ -289,8 +289,7 @@ class LocalTimingHistogramChild implements TimingHistogramChild {
     this.since = now();
   }
   /** Counts the time since the last change at the value held. */
-  settle(): void {
-    const t = this.now();
+  settle(t = this.now()): void {
     const dt = (t - this.since) / 1000;
     this.since = t;
     if (dt <= 0 || !Number.isFinite(this.value)) return;
@@ -305,9 +304,9 @@ class LocalTimingHistogramChild implements TimingHistogramChild {
     }
     this.overflow += dt;
   }
-  set(v: number): void {
+  set(v: number, at?: number): void {
     if (v === this.value) return;
-    this.settle();
+    this.settle(at);
     this.value = v;
   }
 }
