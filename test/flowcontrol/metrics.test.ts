@@ -211,3 +211,14 @@ t.test("a queued request waits a quarter of its own deadline (?timeout=), as ups
   t.ok(waited >= 450 && waited < 5000, `after about 0.5 s (a quarter of 2 s), not the default 10 s (${Math.round(waited)} ms)`);
   upload.destroy();
 });
+
+t.test("a watch's initial stage is timed as type watch, other requests as regular (request_execution_seconds)", async (t) => {
+  const bob = s.admin.with({ token: BOB_TOKEN });
+  const w = await bob.stream('/api/v1/namespaces/default/configmaps?watch=true');
+  t.equal(w.status, 200);
+  w.close();
+  const fams = await scrape();
+  const count = (type: string): number => value(fams, 'apiserver_flowcontrol_request_execution_seconds', 'apiserver_flowcontrol_request_execution_seconds_count', { priority_level: 'tiny-queue', type });
+  t.ok(await waitFor(async () => value(await scrape(), 'apiserver_flowcontrol_request_execution_seconds', 'apiserver_flowcontrol_request_execution_seconds_count', { priority_level: 'tiny-queue', type: 'watch' }) === 1), 'the watch: type watch');
+  t.ok(count('regular') >= 1, 'the LISTs before it: type regular');
+});
