@@ -169,3 +169,27 @@ t.test("a schema naming a level that is not stored is skipped, a mandatory level
   const bare = new FlowController({ flowSchemas: () => [], priorityLevels: () => [], objectCount: () => undefined, watchCount: () => 0 }, 600, 15_000);
   t.same([bare.classify(user('alice'), nonResource('get', '/version')).schema.name, bare.classify(user('admin', 'system:masters'), nonResource('get', '/version')).schema.name], ['catch-all', 'exempt']);
 });
+
+t.test("borrowing as upstream's updateBorrowingLocked: a level whose demand passed its nominal seats borrows what idle levels lend, in proportion to the targets", async (t) => {
+  const fc = controller([], [], {}, 600);
+  const levels = new Map(fc.sortedLevels().map((l) => [l.name, l]));
+  const gd = levels.get('global-default')!;
+  // global-default wants 100 seats for the whole period; the others want none
+  gd.demand.set(100);
+  await new Promise((r) => setTimeout(r, 50));
+  fc.rebalance();
+  // lower bounds: global-default max(24, min(49, 100)) = 49, the others what they do not lend; targets:
+  // global-default about 100 (average plus deviation), the others their lower bounds; the nominal sum 602
+  // is shared as f x target with f = 602 / (100 + 13 + 25 + 73 + 50 + 49 + 24) = 1.80
+  t.equal(gd.demandHighWatermark, 100, 'high watermark of the period');
+  t.ok(gd.demandAverage > 95 && gd.demandAverage <= 100, `time-weighted average (${gd.demandAverage})`);
+  t.ok(gd.currentCL > 160 && gd.currentCL < 200, `global-default borrows: ${gd.currentCL} seats of its nominal 49`);
+  t.ok(fc.fairFrac > 1.6 && fc.fairFrac < 2, `the fair fraction (${fc.fairFrac})`);
+  for (const name of ['catch-all', 'leader-election', 'node-high', 'system', 'workload-high', 'workload-low']) {
+    const l = levels.get(name)!;
+    t.ok(l.currentCL >= l.minCL, `${name}: at least what it does not lend (${l.currentCL} >= ${l.minCL})`);
+  }
+  const sum = [...levels.values()].reduce((a, l) => a + l.currentCL, 0);
+  t.ok(Math.abs(sum - fc.nominalCLSum) <= levels.size, `the levels' seats add up to the nominal sum, rounding aside (${sum} of ${fc.nominalCLSum})`);
+  t.equal(levels.get('exempt')!.currentCL, 0, 'the exempt level keeps what it used: nothing');
+});
