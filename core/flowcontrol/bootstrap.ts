@@ -78,10 +78,8 @@ export const suggestedPriorityLevels: readonly BootstrapPriorityLevel[] = [
   level('global-default', queued(20, 50, 128, 6, 50)),
 ];
 
-const leaderElectionRules = (configMapNamespaces: string[]): ResourcePolicyRule[] => [
-  resourceRule(['get', 'create', 'update'], [''], ['endpoints', 'configmaps'], configMapNamespaces, false),
-  resourceRule(['get', 'create', 'update'], ['coordination.svc.io'], ['leases'], [ALL], false),
-];
+/** Leader election's reads and writes: Leases anywhere (and, for workloads, the older Endpoints and ConfigMaps locks). */
+const leaseRule = resourceRule(['get', 'create', 'update'], ['coordination.svc.io'], ['leases'], [ALL], false);
 
 export const suggestedFlowSchemas: readonly BootstrapFlowSchema[] = [
   schema('system-nodes', 'system', 500, 'ByUser', everything(groups('system:nodes'))),
@@ -92,9 +90,12 @@ export const suggestedFlowSchemas: readonly BootstrapFlowSchema[] = [
   schema('probes', 'exempt', 2, '', { subjects: groups('system:unauthenticated', 'system:authenticated'), nonResourceRules: [{ verbs: ['get'], nonResourceURLs: ['/healthz', '/readyz', '/livez'] }] }),
   schema('system-leader-election', 'leader-election', 100, 'ByUser', {
     subjects: [...users(CONTROLLER_MANAGER, SCHEDULER), ...systemServiceAccounts(ALL)],
-    resourceRules: leaderElectionRules([SYSTEM_NAMESPACE]),
+    resourceRules: [leaseRule],
   }),
-  schema('workload-leader-election', 'leader-election', 200, 'ByUser', { subjects: systemServiceAccounts(ALL), resourceRules: leaderElectionRules([ALL]) }),
+  schema('workload-leader-election', 'leader-election', 200, 'ByUser', {
+    subjects: systemServiceAccounts(ALL),
+    resourceRules: [resourceRule(['get', 'create', 'update'], [''], ['endpoints', 'configmaps'], [ALL], false), leaseRule],
+  }),
   schema('endpoint-controller', 'workload-high', 150, 'ByUser', {
     subjects: [...users(CONTROLLER_MANAGER), ...systemServiceAccounts('endpoint-controller', 'endpointslicemirroring-controller')],
     resourceRules: [resourceRule(['get', 'create', 'update'], [''], ['endpoints'], [ALL], false)],

@@ -1,20 +1,40 @@
 /**
- * /debug/api_priority_and_fairness/dump_priority_levels, dump_queues and dump_requests: upstream's
- * text tables (comma-terminated cells aligned as Go's tabwriter aligns them), read from this process's
- * controller. Authorized as non-resource URLs by the authorization stage like every other path.
+ * /debug/api_priority_and_fairness/dump_priority_levels, dump_queues and dump_requests as upstream's
+ * apf_controller_debug prints them: cells joined by ",\t" through Go's tabwriter (minwidth 8, padding
+ * 1, spaces), levels by name, read from this process's controller. Authorized as non-resource URLs by
+ * the authorization stage like every other path.
  */
+import { goDuration } from '../api/go-format.js';
 import type { RequestScope } from '../request/scope.js';
-import type { WaitingDetail } from '../server/stages/priority-and-fairness.js';
 import type { FlowController } from './controller.js';
-import type { Pending } from './queueset.js';
+import { type Execution, totalWork, type Waiter } from './queueset.js';
 
-/** Go's tabwriter with minwidth 8, padding 1, spaces: each column as wide as its widest cell. */
+/**
+ * Go's text/tabwriter with minwidth 8, padding 1 and spaces over rows of cells joined by ",\t": every
+ * cell but a row's last is padded to its column's widest cell plus one (at least 8); the last is
+ * written as it is.
+ */
 export function tabular(rows: readonly (readonly string[])[]): string {
   const cells = rows.map((r) => r.map((c, i) => (i < r.length - 1 ? `${c},` : c)));
   const widths: number[] = [];
-  for (const r of cells) r.forEach((c, i) => (widths[i] = Math.max(widths[i] ?? 0, c.length + 1, 8)));
-  return cells.map((r) => r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]!) : c)).join('').trimEnd() + '\n').join('');
+  for (const r of cells) r.forEach((c, i) => i < r.length - 1 && (widths[i] = Math.max(widths[i] ?? 8, c.length + 1)));
+  return cells.map((r) => r.map((c, i) => (i < r.length - 1 ? c.padEnd(widths[i]!) : c)).join('') + '\n').join('');
 }
+
+/** A time (ms since the epoch, with a fraction) as Go's RFC3339Nano in UTC: nanoseconds without trailing zeros. */
+export function rfc3339Nano(epochMs: number): string {
+  const whole = Math.floor(epochMs / 1000);
+  const ns = Math.round((epochMs - whole * 1000) * 1e6);
+  const base = new Date(whole * 1000).toISOString().slice(0, 19);
+  const frac = ns > 0 ? `.${String(Math.min(ns, 999_999_999)).padStart(9, '0').replace(/0+$/, '')}` : '';
+  return `${base}${frac}Z`;
+}
+
+/** Go's zero time.Time in RFC3339Nano: a request that has not started. */
+const ZERO_TIME = '0001-01-01T00:00:00Z';
+
+/** A work amount as upstream's SeatSeconds.String(): eight decimals and `ss`. */
+const seatSeconds = (ss: number): string => `${ss.toFixed(8)}ss`;
 
 export function dumpPriorityLevels(fc: FlowController): string {
   const rows: string[][] = [
@@ -23,53 +43,69 @@ export function dumpPriorityLevels(fc: FlowController): string {
   for (const l of fc.sortedLevels()) {
     const qs = l.qs;
     const active = qs.allQueues.filter((q) => q.waiting.length > 0).length;
-    const idle = qs.executing === 0 && qs.waitingCount === 0;
-    rows.push([l.name, String(active), String(idle), 'false', String(qs.waitingCount), String(qs.executing), String(l.dispatched), String(l.rejected), String(l.timedOut), String(l.cancelled)]);
+    // upstream counts a wait that ends unserved (its time-out or its client leaving) as cancelled, and never as timed out
+    rows.push([l.name, String(active), String(qs.idle), String(l.quiescing), String(qs.waitingCount), String(qs.executing), String(l.dispatched), String(l.rejected), '0', String(l.timedOut + l.cancelled)]);
   }
   return tabular(rows);
 }
 
 export function dumpQueues(fc: FlowController): string {
   const rows: string[][] = [['PriorityLevelName', 'Index', 'PendingRequests', 'ExecutingRequests', 'SeatsInUse', 'NextDispatchR', 'InitialSeatsSum', 'MaxSeatsSum', 'TotalWorkSum']];
+  // a level without queues (exempt, or one that rejects) has no rows
   for (const l of fc.sortedLevels()) {
-    if (!l.qs.allQueues.length) {
-      rows.push([l.name, '<none>', '<none>', '<none>', '<none>', '<none>', '<none>', '<none>', '<none>']);
-      continue;
-    }
     for (const q of l.qs.allQueues) {
-      const seats = q.waiting.reduce((a, w) => a + w.work.initialSeats, 0);
+      const initial = q.waiting.reduce((a, w) => a + w.work.initialSeats, 0);
       const max = q.waiting.reduce((a, w) => a + w.seats, 0);
-      const work = q.waiting.reduce((a, w) => a + w.work.initialSeats * 0.003 + (w.work.finalSeats * w.work.additionalLatencyMs) / 1000, 0);
-      rows.push([l.name, String(q.index), String(q.waiting.length), String(q.executing), String(q.seatsInUse), `${q.nextDispatchR.toFixed(8)}ss`, String(seats), String(max), `${work.toFixed(8)}ss`]);
+      const work = q.waiting.reduce((a, w) => a + totalWork(w.work), 0);
+      rows.push([l.name, String(q.index), String(q.waiting.length), String(q.executing), String(q.seatsInUse), seatSeconds(q.nextDispatchR), String(initial), String(max), seatSeconds(work)]);
     }
   }
   return tabular(rows);
 }
 
-export function dumpRequests(waiting: ReadonlyMap<Pending, WaitingDetail>, details: boolean): string {
+export function dumpRequests(fc: FlowController, details: boolean): string {
   const head = ['PriorityLevelName', 'FlowSchemaName', 'QueueIndex', 'RequestIndexInQueue', 'FlowDistingsher', 'ArriveTime', 'InitialSeats', 'FinalSeats', 'AdditionalLatency', 'StartTime'];
   if (details) head.push('UserName', 'Verb', 'APIPath', 'Namespace', 'Name', 'APIVersion', 'Resource', 'SubResource');
   const rows: string[][] = [head];
-  const entries = [...waiting].map(([p, d]) => ({ w: p.waiter, d })).sort((a, b) => (a.d.level < b.d.level ? -1 : a.d.level > b.d.level ? 1 : a.w.queue.index - b.w.queue.index || a.w.enqueuedAt - b.w.enqueuedAt));
-  for (const { w, d } of entries) {
-    const i = w.queue.waiting.indexOf(w);
-    if (i < 0) continue;
-    const row = [d.level, d.flowSchema, String(w.queue.index), String(i), d.distinguisher, d.arrived.toISOString(), String(w.work.initialSeats), String(w.work.finalSeats), `${w.work.additionalLatencyMs / 1000}s`, '0001-01-01T00:00:00Z'];
-    if (details) {
-      const info = d.scope.info;
-      row.push(d.user, info.verb, d.scope.path, info.namespace, info.name, info.apiGroup ? `${info.apiGroup}/${info.apiVersion}` : info.apiVersion, info.resource, info.subresource);
+  for (const l of fc.sortedLevels()) {
+    const row = (queue: number, index: number, r: Waiter | Execution, started: string): void => {
+      const d = r.detail;
+      const cells = [
+        l.name,
+        d?.flowSchema ?? '',
+        String(queue),
+        String(index),
+        d?.distinguisher ?? '',
+        rfc3339Nano(r.arrivedAt),
+        String(r.work.initialSeats),
+        String(r.work.finalSeats),
+        goDuration(Math.round(r.work.additionalLatencyMs * 1e6)),
+        started,
+      ];
+      if (details) {
+        const i = d?.info;
+        const gv = i ? (i.apiGroup ? `${i.apiGroup}/${i.apiVersion}` : i.apiVersion) : '';
+        cells.push(d?.user ?? '', i?.verb ?? '', i?.path ?? '', i?.namespace ?? '', i?.name ?? '', gv, i?.resource ?? '', i?.subresource ?? '');
+      }
+      rows.push(cells);
+    };
+    // each queue's waiting requests by their place, then those it runs; then those run without a queue
+    for (const q of l.qs.allQueues) {
+      q.waiting.forEach((w, i) => row(q.index, i, w, ZERO_TIME));
+      for (const e of q.running) row(q.index, -1, e, rfc3339Nano(e.startedAtEpoch));
     }
-    rows.push(row);
+    for (const e of l.qs.runningQueueless) row(-1, -1, e, rfc3339Nano(e.startedAtEpoch));
   }
   return tabular(rows);
 }
 
-export function debugRoutes(fc: FlowController, waiting: ReadonlyMap<Pending, WaitingDetail>): [string, (s: RequestScope) => void][] {
+export function debugRoutes(fc: FlowController): [string, (s: RequestScope) => void][] {
   const text = (s: RequestScope, body: string) => s.sink.send(200, 'text/plain; charset=utf-8', Buffer.from(body));
   const base = '/debug/api_priority_and_fairness';
   return [
     [`${base}/dump_priority_levels`, (s) => text(s, dumpPriorityLevels(fc))],
     [`${base}/dump_queues`, (s) => text(s, dumpQueues(fc))],
-    [`${base}/dump_requests`, (s) => text(s, dumpRequests(waiting, s.query.get('includeRequestDetails') === '1'))],
+    // any non-empty value asks for the details, as upstream reads the parameter
+    [`${base}/dump_requests`, (s) => text(s, dumpRequests(fc, (s.query.get('includeRequestDetails') ?? '') !== ''))],
   ];
 }

@@ -132,7 +132,7 @@ export async function ensureConfiguration(
 export function danglingCondition(fs: Pick<FlowSchema, 'spec'>, levelExists: boolean): Required<Pick<FlowControlCondition, 'type' | 'status' | 'reason' | 'message'>> {
   const name = fs.spec?.priorityLevelConfiguration?.name ?? '';
   return levelExists
-    ? { type: 'Dangling', status: 'False', reason: 'Found', message: 'This FlowSchema references an existing PriorityLevelConfiguration object' }
+    ? { type: 'Dangling', status: 'False', reason: 'Found', message: `This FlowSchema references the PriorityLevelConfiguration object named ${JSON.stringify(name)} and it exists` }
     : { type: 'Dangling', status: 'True', reason: 'NotFound', message: `This FlowSchema references the PriorityLevelConfiguration object named ${JSON.stringify(name)} but there is no such object` };
 }
 

@@ -9,6 +9,7 @@
  * (then `time-out`); a full queue refuses at once (`queue-full`); a level without queues (limitResponse
  * Reject) refuses what it cannot run now (`concurrency-limit`). An exempt level only counts.
  */
+import { createHash } from 'node:crypto';
 
 /** Seats and how long the request's final phase keeps seats after it finished (upstream's WorkEstimate). */
 export interface WorkEstimate {
@@ -23,12 +24,49 @@ export interface QueuingConfig {
   queueLengthLimit: number;
 }
 
+/** What the debug dump of requests shows of one (set by the request path; absent in unit tests). */
+export interface RequestDetail {
+  flowSchema: string;
+  distinguisher: string;
+  user: string;
+  info: { verb: string; path: string; namespace: string; name: string; apiGroup: string; apiVersion: string; resource: string; subresource: string };
+}
+
+/** Now as milliseconds since the epoch, with the fraction performance.now() has (the dumps' times). */
+export const epochNow = (): number => performance.timeOrigin + performance.now();
+
 export type RejectReason = 'queue-full' | 'concurrency-limit' | 'time-out' | 'cancelled';
 
 /** upstream's estimated service time of a request (fair queuing's unit of work): 3 ms. */
-const ESTIMATED_SERVICE_S = 0.003;
+export const ESTIMATED_SERVICE_S = 0.003;
 
-/** Deals a hand of distinct queue indexes from a flow's 64-bit hash (shuffle sharding). */
+/**
+ * Where R is wound back (upstream's epoch advance): its seat-seconds are 64-bit fixed point with 1e-8
+ * resolution, so R is moved back by half that range once it passes three quarters of it.
+ */
+const MAX_SEAT_SECONDS = 18446744073709551615 / 1e8;
+const R_DECREMENT = MAX_SEAT_SECONDS / 2;
+const HIGH_R = R_DECREMENT + R_DECREMENT / 2;
+
+/** The work fair queuing charges a request: its initial seats for the estimated service time plus its final seats' work. */
+export const totalWork = (w: WorkEstimate): number => w.initialSeats * ESTIMATED_SERVICE_S + (w.finalSeats * w.additionalLatencyMs) / 1000;
+
+/** What a level's metrics see of its queues (upstream's gauges and integrator fed by the queueset). */
+export interface QueueSetObserver {
+  /** After every change of the requests or seats waiting and executing. */
+  changed(qs: QueueSet): void;
+  /** A request was dispatched from a queue: R now, its queue's virtual start, and the bounds over queues with waiters. */
+  dispatched(r: number, s: number, sMin: number, sMax: number, dsMin: number, dsMax: number): void;
+  /** The request chosen next did not fit in the seats free. */
+  noAccommodation(flowSchema: string): void;
+  /** R was wound back; success is false when some value went the wrong way. */
+  epochAdvanced(success: boolean): void;
+}
+
+/**
+ * Deals a hand of distinct queue indexes from a flow's 64-bit hash (upstream's shufflesharding.Dealer):
+ * the hash's successive remainders by deckSize, deckSize-1, ... each pick a card among those left.
+ */
 export class Dealer {
   constructor(
     readonly deckSize: number,
@@ -36,67 +74,80 @@ export class Dealer {
   ) {}
 
   deal(hash: bigint): number[] {
-    const remaining = Array.from({ length: this.deckSize }, (_, i) => i);
-    const hand: number[] = [];
+    const remainders: number[] = [];
     let h = hash;
     for (let i = 0; i < this.handSize; i++) {
-      const n = BigInt(remaining.length);
-      const pick = Number(h % n);
+      const n = BigInt(this.deckSize - i);
+      remainders.push(Number(h % n));
       h /= n;
-      hand.push(remaining[pick]!);
-      remaining.splice(pick, 1);
     }
-    return hand;
+    return remainders.map((r, i) => {
+      let card = r;
+      for (let j = i; j > 0; j--) if (card >= remainders[j - 1]!) card++;
+      return card;
+    });
   }
 }
 
-const FNV_OFFSET = 0xcbf29ce484222325n;
-const FNV_PRIME = 0x100000001b3n;
-const MASK64 = 0xffffffffffffffffn;
-
-/** FNV-1a, 64 bits, of a flow's identity (schema and distinguisher). */
+/**
+ * A flow's hash (upstream's hashFlowID): the first 8 bytes, little-endian, of the SHA-256 of the
+ * FlowSchema's name, a zero byte and the distinguisher - the flow key's own bytes.
+ */
 export function flowHash(key: string): bigint {
-  let h = FNV_OFFSET;
-  for (let i = 0; i < key.length; i++) {
-    h ^= BigInt(key.charCodeAt(i));
-    h = (h * FNV_PRIME) & MASK64;
-  }
-  return h;
+  return createHash('sha256').update(key).digest().readBigUInt64LE(0);
 }
 
 export class Queue {
   readonly waiting: Waiter[] = [];
   waitingSeats = 0;
+  /** Sum of the waiting requests' work (seat-seconds): shuffle sharding picks the queue with the least. */
+  waitingWork = 0;
   executing = 0;
   seatsInUse = 0;
-  /** Virtual time at which the queue's next request would finish being served. */
+  /** The requests it dispatched that are running (the dump of requests lists them). */
+  readonly running = new Set<Execution>();
+  /** Virtual time at which the queue's next request starts being served (upstream's nextDispatchR). */
   nextDispatchR = 0;
   active = false;
-  constructor(readonly index: number) {}
+  constructor(public index: number) {}
 }
 
 export interface Waiter {
   readonly seats: number;
-  readonly work: WorkEstimate;
+  work: WorkEstimate;
   readonly queue: Queue;
   readonly enqueuedAt: number;
+  /** R when it arrived: its queue's next dispatch is never before it. */
+  arrivalR: number;
   readonly flowKey: string;
+  readonly flowSchema: string;
+  /** When it arrived (ms since the epoch). */
+  readonly arrivedAt: number;
+  readonly detail: RequestDetail | undefined;
   timer: NodeJS.Timeout | undefined;
+  /** Set when it was dispatched within the call that queued it. */
+  ran?: Execution;
   resolve(r: Execution | RejectReason): void;
 }
 
 /** A request running in a level: finish() gives its seats back (once). */
 export class Execution {
   private done = false;
+  /** Called when its seats come back (after its additional latency, if any). */
+  onRelease: (() => void) | undefined;
   constructor(
     private readonly qs: QueueSet,
     readonly queue: Queue | undefined,
     readonly work: WorkEstimate,
-    /** Seats held while it runs: the larger of its initial and final seats. */
+    /** Seats held while it runs and through its additional latency: the larger of its initial and final seats. */
     readonly seats: number,
     readonly startedAt: number,
     /** How long it waited in a queue (ms). */
     readonly waitedMs: number,
+    /** When it arrived and when it started (ms since the epoch). */
+    readonly arrivedAt: number,
+    readonly startedAtEpoch: number,
+    readonly detail: RequestDetail | undefined,
   ) {}
 
   finish(): void {
@@ -115,6 +166,8 @@ export class Pending {
   ) {}
 }
 
+const NO_OBSERVER: QueueSetObserver = { changed() {}, dispatched() {}, noAccommodation() {}, epochAdvanced() {} };
+
 export class QueueSet {
   /** The current concurrency limit in seats (set by the level's controller as seats are lent and borrowed). */
   limit = 0;
@@ -122,15 +175,21 @@ export class QueueSet {
   executing = 0;
   waitingCount = 0;
   waitingSeats = 0;
-  /** Peak seats in use plus seats waiting since the last read (the level's demand). */
-  private demandPeak = 0;
   currentR = 0;
+  /** Length of the chosen queue after the last start() enqueued (upstream's request_queue_length_after_enqueue). */
+  lastQueueLength: number | undefined;
+  observer: QueueSetObserver = NO_OBSERVER;
   private lastAdvance: number;
   private activeQueues = 0;
   private queues: Queue[] = [];
-  private readonly nonEmpty = new Set<Queue>();
   private dealer: Dealer | undefined;
   private readonly hands = new Map<string, number[]>();
+  /** Running requests that came through no queue (an exempt level's, a level without queues). */
+  readonly runningQueueless = new Set<Execution>();
+  /** Requests enqueued so far: where a hand's scan for the shortest queue starts (upstream's enqueues). */
+  private enqueues = 0;
+  /** The queue last dispatched from: the next scan starts after it (upstream's robinIndex). */
+  private robinIndex = -1;
 
   constructor(
     readonly name: string,
@@ -150,35 +209,38 @@ export class QueueSet {
     return this.config;
   }
 
-  /** A new queuing configuration (queues kept where they still exist; waiters of removed queues are refused). */
+  /** Nothing waits and nothing runs. */
+  get idle(): boolean {
+    return this.waitingCount === 0 && this.executing === 0;
+  }
+
+  /**
+   * A new queuing configuration. Queues beyond the new number are kept while they hold requests and
+   * dropped as they empty, as upstream does.
+   */
   configure(config: QueuingConfig | undefined): void {
     this.config = config;
     this.hands.clear();
     const n = config?.queues ?? 0;
-    if (this.queues.length > n) {
-      for (const q of this.queues.slice(n)) for (const w of [...q.waiting]) this.reject(w, 'concurrency-limit');
-      this.queues.length = n;
-    }
     while (this.queues.length < n) this.queues.push(new Queue(this.queues.length));
+    this.dropEmptyQueues();
     this.dealer = config ? new Dealer(config.queues, Math.min(config.handSize, config.queues)) : undefined;
     this.dispatch();
+  }
+
+  private dropEmptyQueues(): void {
+    const n = this.config?.queues ?? 0;
+    if (this.queues.length <= n) return;
+    const keep = this.queues.filter((q, i) => i < n || q.waiting.length > 0 || q.executing > 0 || q.seatsInUse > 0);
+    if (keep.length === this.queues.length) return;
+    keep.forEach((q, i) => (q.index = i));
+    this.queues = keep;
+    if (this.robinIndex >= keep.length) this.robinIndex = keep.length - 1;
   }
 
   /** The queues (for the debug dumps). */
   get allQueues(): readonly Queue[] {
     return this.queues;
-  }
-
-  /** Peak demand (seats in use plus waiting) since the last call. */
-  takeDemandPeak(): number {
-    const p = Math.max(this.demandPeak, this.seatsInUse + this.waitingSeats);
-    this.demandPeak = this.seatsInUse + this.waitingSeats;
-    return p;
-  }
-
-  private noteDemand(): void {
-    const d = this.seatsInUse + this.waitingSeats;
-    if (d > this.demandPeak) this.demandPeak = d;
   }
 
   /** upstream's canAccommodateSeatsLocked: a request wider than the limit runs alone. */
@@ -188,13 +250,35 @@ export class QueueSet {
     return this.seatsInUse + seats <= this.limit;
   }
 
+  /** Moves R on to now: the seats requested (at most the limit) shared by the active queues. */
   private advance(): void {
     const t = this.now();
     if (this.activeQueues > 0) {
-      const rate = Math.min(this.seatsInUse + this.waitingSeats, Math.max(this.limit, 1)) / this.activeQueues;
+      const rate = Math.min(this.seatsInUse + this.waitingSeats, this.limit) / this.activeQueues;
       this.currentR += ((t - this.lastAdvance) / 1000) * rate;
+      if (this.currentR >= HIGH_R) this.advanceEpoch();
     }
     this.lastAdvance = t;
+  }
+
+  private advanceEpoch(): void {
+    this.currentR -= R_DECREMENT;
+    let success = true;
+    for (const q of this.queues) {
+      if (!q.waiting.length && !q.executing) {
+        q.nextDispatchR = 0;
+        continue;
+      }
+      const before = q.nextDispatchR;
+      q.nextDispatchR -= R_DECREMENT;
+      if (q.nextDispatchR > before) success = false;
+      for (const w of q.waiting) {
+        const was = w.arrivalR;
+        w.arrivalR -= R_DECREMENT;
+        if (w.arrivalR > was) success = false;
+      }
+    }
+    this.observer.epochAdvanced(success);
   }
 
   private setActive(q: Queue): void {
@@ -204,7 +288,7 @@ export class QueueSet {
     this.activeQueues += active ? 1 : -1;
   }
 
-  /** The shortest queue (seats waiting and running) of the flow's hand. */
+  /** The queue of the flow's hand with the least work waiting, the scan starting at a rotating offset. */
   private queueFor(flowKey: string): Queue {
     let hand = this.hands.get(flowKey);
     if (!hand) {
@@ -212,59 +296,85 @@ export class QueueSet {
       hand = this.dealer!.deal(flowHash(flowKey));
       this.hands.set(flowKey, hand);
     }
-    let best = this.queues[hand[0]!]!;
-    let bestSum = best.waitingSeats + best.seatsInUse;
-    for (let i = 1; i < hand.length; i++) {
-      const q = this.queues[hand[i]!]!;
-      const sum = q.waitingSeats + q.seatsInUse;
-      if (sum < bestSum) {
-        best = q;
-        bestSum = sum;
-      }
+    const offset = this.enqueues % hand.length;
+    this.enqueues++;
+    let best: Queue | undefined;
+    for (let i = 0; i < hand.length; i++) {
+      const q = this.queues[hand[(offset + i) % hand.length]!]!;
+      if (!best || q.waitingWork < best.waitingWork) best = q;
     }
-    return best;
+    return best!;
   }
 
-  private begin(queue: Queue | undefined, work: WorkEstimate, waitedMs: number): Execution {
+  private begin(queue: Queue | undefined, work: WorkEstimate, waitedMs: number, arrivedAt: number, detail: RequestDetail | undefined): Execution {
     const seats = Math.max(work.initialSeats, work.finalSeats);
     this.seatsInUse += seats;
     this.executing++;
+    const e = new Execution(this, queue, work, seats, this.now(), waitedMs, arrivedAt, epochNow(), detail);
     if (queue) {
       queue.executing++;
       queue.seatsInUse += seats;
-      queue.nextDispatchR = Math.max(queue.nextDispatchR, this.currentR) + work.initialSeats * ESTIMATED_SERVICE_S + (work.finalSeats * work.additionalLatencyMs) / 1000;
+      queue.nextDispatchR += totalWork(work);
+      queue.running.add(e);
       this.setActive(queue);
-    }
-    this.noteDemand();
-    return new Execution(this, queue, work, seats, this.now(), waitedMs);
+    } else this.runningQueueless.add(e);
+    this.observer.changed(this);
+    return e;
   }
 
   /**
    * Admits a request: an Execution when it runs now, a Pending when it waits in a queue, or the reason
-   * it is refused.
+   * it is refused. `flowSchema` names it in the metrics of refused dispatches; `waitLimitMs` is how
+   * long it may wait in its queue (the level's default when not given).
    */
-  start(flowKey: string, work: WorkEstimate): Execution | Pending | RejectReason {
-    if (this.exempt) return this.begin(undefined, work, 0);
+  start(flowKey: string, work: WorkEstimate, flowSchema = '', waitLimitMs = this.waitLimitMs, detail?: RequestDetail): Execution | Pending | RejectReason {
+    this.lastQueueLength = undefined;
+    const arrivedAt = epochNow();
+    if (this.exempt) return this.begin(undefined, work, 0, arrivedAt, detail);
     this.advance();
     const seats = Math.max(work.initialSeats, work.finalSeats);
-    if (!this.config) return this.canAccommodate(seats) ? this.begin(undefined, work, 0) : 'concurrency-limit';
+    if (!this.config) return this.canAccommodate(seats) ? this.begin(undefined, work, 0, arrivedAt, detail) : 'concurrency-limit';
     const queue = this.queueFor(flowKey);
-    if (this.waitingCount === 0 && this.canAccommodate(seats)) return this.begin(queue, work, 0);
-    if (queue.waiting.length >= this.config.queueLengthLimit) return 'queue-full';
+    // a full queue refuses only while the level's seats are all taken
+    if (this.seatsInUse >= this.limit && queue.waiting.length >= this.config.queueLengthLimit) return 'queue-full';
+    if (this.waitingCount === 0 && this.seatsInUse < this.limit && this.canAccommodate(seats)) {
+      // nothing waits and the seats are free: what enqueueing and dispatching would do, without the wait
+      if (!queue.waiting.length && !queue.executing) queue.nextDispatchR = this.currentR;
+      if (queue.nextDispatchR < this.currentR) queue.nextDispatchR = this.currentR;
+      this.lastQueueLength = 1;
+      const s = queue.nextDispatchR;
+      const ds = s - queue.seatsInUse * ESTIMATED_SERVICE_S;
+      this.observer.dispatched(this.currentR, s, s, s, ds, ds);
+      this.robinIndex = queue.index;
+      return this.begin(queue, work, 0, arrivedAt, detail);
+    }
     let resolve!: (r: Execution | RejectReason) => void;
     const result = new Promise<Execution | RejectReason>((r) => (resolve = r));
-    const w: Waiter = { seats, work, queue, enqueuedAt: this.now(), flowKey, timer: undefined, resolve };
-    if (!queue.active) queue.nextDispatchR = Math.max(queue.nextDispatchR, this.currentR);
+    const w: Waiter = { seats, work, queue, enqueuedAt: this.now(), arrivalR: this.currentR, flowKey, flowSchema, arrivedAt, detail, timer: undefined, resolve };
+    w.resolve = (r) => {
+      if (r instanceof Execution) w.ran = r;
+      resolve(r);
+    };
+    if (!queue.waiting.length && !queue.executing) queue.nextDispatchR = this.currentR;
     queue.waiting.push(w);
     queue.waitingSeats += seats;
+    queue.waitingWork += totalWork(work);
     this.waitingCount++;
     this.waitingSeats += seats;
-    this.nonEmpty.add(queue);
     this.setActive(queue);
-    this.noteDemand();
-    w.timer = setTimeout(() => this.reject(w, 'time-out'), this.waitLimitMs);
+    this.boundNextDispatch(queue);
+    this.lastQueueLength = queue.waiting.length;
+    this.observer.changed(this);
     this.dispatch();
+    if (w.ran) return w.ran;
+    w.timer = setTimeout(() => this.reject(w, 'time-out'), Math.max(0, waitLimitMs));
     return new Pending(result, () => this.reject(w, 'cancelled'), w);
+  }
+
+  /** A queue's next dispatch is never before the arrival of its oldest waiting request. */
+  private boundNextDispatch(q: Queue): void {
+    const oldest = q.waiting[0];
+    if (oldest && q.nextDispatchR < oldest.arrivalR) q.nextDispatchR = oldest.arrivalR;
   }
 
   /** Takes a waiter out of its queue. */
@@ -274,9 +384,10 @@ export class QueueSet {
     if (i < 0) return false;
     q.waiting.splice(i, 1);
     q.waitingSeats -= w.seats;
+    q.waitingWork -= totalWork(w.work);
+    if (!q.waiting.length) q.waitingWork = 0;
     this.waitingCount--;
     this.waitingSeats -= w.seats;
-    if (!q.waiting.length) this.nonEmpty.delete(q);
     if (w.timer) clearTimeout(w.timer);
     this.setActive(q);
     return true;
@@ -285,48 +396,97 @@ export class QueueSet {
   private reject(w: Waiter, reason: RejectReason): void {
     this.advance();
     if (!this.remove(w)) return;
+    this.boundNextDispatch(w.queue);
+    this.observer.changed(this);
     w.resolve(reason);
+    this.dropEmptyQueues();
     // a wide request leaving may let narrower ones behind it run
     this.dispatch();
   }
 
-  /** Runs waiting requests while their seats are free, the queue with the earliest virtual finish first. */
+  /**
+   * Runs waiting requests while seats are free: each time the oldest request of the queue whose virtual
+   * finish (next dispatch plus that request's work) is earliest, scanning round-robin from the queue
+   * after the last one served; when that request does not fit, nothing overtakes it.
+   */
   private dispatch(): void {
-    while (this.waitingCount > 0) {
+    while (this.waitingCount > 0 && this.seatsInUse < this.limit) {
       let best: Queue | undefined;
-      for (const q of this.nonEmpty) if (!best || q.nextDispatchR < best.nextDispatchR) best = q;
-      const w = best!.waiting[0]!;
-      // the chosen request waits for its seats; nothing overtakes it (it would starve otherwise)
-      if (!this.canAccommodate(w.seats)) return;
+      let bestFinish = Infinity;
+      let sMin = Infinity;
+      let sMax = -Infinity;
+      let dsMin = Infinity;
+      let dsMax = -Infinity;
+      const n = this.queues.length;
+      for (let k = 0; k < n; k++) {
+        this.robinIndex = (this.robinIndex + 1) % n;
+        const q = this.queues[this.robinIndex]!;
+        const oldest = q.waiting[0];
+        if (!oldest) continue;
+        sMin = Math.min(sMin, q.nextDispatchR);
+        sMax = Math.max(sMax, q.nextDispatchR);
+        const discounted = q.nextDispatchR - q.seatsInUse * ESTIMATED_SERVICE_S;
+        dsMin = Math.min(dsMin, discounted);
+        dsMax = Math.max(dsMax, discounted);
+        const finish = q.nextDispatchR + totalWork(oldest.work);
+        if (finish < bestFinish) {
+          bestFinish = finish;
+          best = q;
+        }
+      }
+      if (!best) return;
+      const w = best.waiting[0]!;
+      if (!this.canAccommodate(w.seats)) {
+        this.observer.noAccommodation(w.flowSchema);
+        return;
+      }
+      this.robinIndex = best.index;
       this.remove(w);
-      w.resolve(this.begin(best, w.work, this.now() - w.enqueuedAt));
+      // final seats beyond the whole limit are reshaped into the limit, the same work over a longer time
+      if (w.work.finalSeats > this.limit && this.limit > 0) {
+        const finalWork = w.work.finalSeats * w.work.additionalLatencyMs;
+        w.work = { ...w.work, finalSeats: this.limit, additionalLatencyMs: finalWork / this.limit };
+      }
+      this.observer.dispatched(this.currentR, best.nextDispatchR, sMin, sMax, dsMin, dsMax);
+      const e = this.begin(best, w.work, this.now() - w.enqueuedAt, w.arrivedAt, w.detail);
+      this.boundNextDispatch(best);
+      w.resolve(e);
     }
   }
 
-  /** An execution ended: its seats come back, the final seats after the additional latency. */
+  /** An execution ended: its seats come back, after its additional latency when it has one. */
   finish(e: Execution): void {
     this.advance();
     const q = e.queue;
-    const { finalSeats, additionalLatencyMs } = e.work;
-    const late = additionalLatencyMs > 0 && finalSeats > 0 ? Math.min(finalSeats, e.seats) : 0;
     this.executing--;
-    this.seatsInUse -= e.seats - late;
+    this.runningQueueless.delete(e);
     if (q) {
       q.executing--;
-      q.seatsInUse -= e.seats - late;
+      q.running.delete(e);
       // fair queuing charged the estimate; the queue is charged what the request really took
       const actualS = (this.now() - e.startedAt) / 1000;
       q.nextDispatchR += (actualS - ESTIMATED_SERVICE_S) * e.work.initialSeats;
+      this.boundNextDispatch(q);
       this.setActive(q);
     }
-    if (late) {
+    const release = (): void => {
+      this.seatsInUse -= e.seats;
+      if (q) q.seatsInUse -= e.seats;
+      e.onRelease?.();
+      this.observer.changed(this);
+      this.dropEmptyQueues();
+      this.dispatch();
+    };
+    const { additionalLatencyMs } = e.work;
+    if (additionalLatencyMs > 0) {
+      this.observer.changed(this);
       const t = setTimeout(() => {
-        this.seatsInUse -= late;
-        if (q) q.seatsInUse -= late;
-        this.dispatch();
+        this.advance();
+        release();
       }, additionalLatencyMs);
       t.unref?.();
+      return;
     }
-    this.dispatch();
+    release();
   }
 }

@@ -262,6 +262,103 @@ export class HistogramMetric {
   }
 }
 
+export interface TimingHistogramChild {
+  /** The gauge's new value: the time until the next set() is counted in its bucket. `at`: now (performance.now()), when known. */
+  set(v: number, at?: number): void;
+}
+
+/** One label set of a timing histogram: seconds spent in each bucket, and the value held now. */
+class LocalTimingHistogramChild implements TimingHistogramChild {
+  readonly perBucket: Float64Array;
+  /** Integral of value dt (seconds). */
+  sum = 0;
+  /** Seconds observed. */
+  count = 0;
+  /** Seconds spent above the last bound (the +Inf bucket alone). */
+  overflow = 0;
+  private value: number;
+  private since: number;
+  constructor(
+    private readonly bounds: readonly number[],
+    readonly labels: Readonly<Record<string, string>>,
+    initial: number,
+    private readonly now: () => number,
+  ) {
+    this.perBucket = new Float64Array(bounds.length);
+    this.value = initial;
+    this.since = now();
+  }
+  /** Counts the time since the last change at the value held. */
+  settle(t = this.now()): void {
+    const dt = (t - this.since) / 1000;
+    this.since = t;
+    if (dt <= 0 || !Number.isFinite(this.value)) return;
+    this.count += dt;
+    this.sum += this.value * dt;
+    const b = this.bounds;
+    for (let i = 0; i < b.length; i++) {
+      if (this.value <= b[i]!) {
+        this.perBucket[i]! += dt;
+        return;
+      }
+    }
+    this.overflow += dt;
+  }
+  set(v: number, at?: number): void {
+    if (v === this.value) return;
+    this.settle(at);
+    this.value = v;
+  }
+}
+
+/**
+ * upstream's TimingHistogram (component-base): a gauge observed continuously, each bucket counting
+ * the seconds the gauge's value lay in it, _sum the integral of the value over time and _count the
+ * seconds observed. Exposed as a histogram whose counts are seconds (fractions in the text format).
+ */
+export class TimingHistogramMetric {
+  readonly type = 'histogram';
+  readonly aggregator = 'sum';
+  private readonly children: Children<LocalTimingHistogramChild>;
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    labelNames: readonly string[],
+    private readonly bounds: readonly number[],
+    now: () => number = () => performance.now(),
+  ) {
+    this.children = new Children((v) => new LocalTimingHistogramChild(bounds, Object.fromEntries(labelNames.map((n, i) => [n, v[i] ?? ''])), 0, now));
+  }
+  with(...values: string[]): TimingHistogramChild {
+    return this.children.get(values);
+  }
+
+  getForPromString(): Promise<{ name: string; help: string; type: string; values: SampleValue[]; aggregator: string }> {
+    const values: SampleValue[] = [];
+    for (const c of this.children.all()) {
+      c.settle();
+      let acc = 0;
+      for (let i = 0; i < this.bounds.length; i++) {
+        acc += c.perBucket[i]!;
+        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: c.labels, value: acc, metricName: `${this.name}_bucket` });
+      }
+      values.push({ labels: { le: '+Inf' }, sharedLabels: c.labels, value: c.count, metricName: `${this.name}_bucket` });
+      values.push({ labels: {}, sharedLabels: c.labels, value: c.sum, metricName: `${this.name}_sum` });
+      values.push({ labels: {}, sharedLabels: c.labels, value: c.count, metricName: `${this.name}_count` });
+    }
+    return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator });
+  }
+
+  async get(): Promise<{ name: string; help: string; type: string; values: { labels: Record<string, string | number>; value: number; metricName: string }[]; aggregator: string }> {
+    const data = await this.getForPromString();
+    return { ...data, values: data.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...sharedLabels, ...labels } })) };
+  }
+
+  reset(): void {
+    this.children.clear();
+  }
+}
+
 export interface RegistryOptions {
   /** --show-hidden-metrics-for-version was given (and valid): hidden metrics are registered. */
   showHidden?: boolean;
@@ -476,6 +573,12 @@ export class StabilityRegistry {
 
   histogram(o: HistogramOpts): HistogramMetric {
     const h = new HistogramMetric(o.name, helpText(o), o.labelNames ?? [], [...o.buckets].sort((a, b) => a - b));
+    for (const r of this.registersFor(o)) r.registerMetric(h as unknown as Metric);
+    return h;
+  }
+
+  timingHistogram(o: HistogramOpts): TimingHistogramMetric {
+    const h = new TimingHistogramMetric(o.name, helpText(o), o.labelNames ?? [], [...o.buckets].sort((a, b) => a - b));
     for (const r of this.registersFor(o)) r.registerMetric(h as unknown as Metric);
     return h;
   }

@@ -39,6 +39,7 @@ import type { TlsMaterial } from './certs.js';
 import type { DiscoveryDocs } from './discovery.js';
 import type { OpenApiDocs } from './openapi.js';
 import type { Stage } from './chain.js';
+import type { InflightCounter } from './stages/max-in-flight.js';
 import type { ServerOptions } from './options.js';
 
 /** What features make and others use (set by the feature that makes it, in list order). */
@@ -58,6 +59,8 @@ export interface FeatureConfig {
   readonly tls: TlsMaterial;
   readonly log: Logger;
   readonly metrics: ApiserverMetrics;
+  /** Requests executing, read-only and mutating (apiserver_current_inflight_requests): the in-flight limits count them, or priority and fairness. */
+  readonly inflight: { readonly readOnly: InflightCounter; readonly mutating: InflightCounter };
   readonly authenticationConfigStatus: AuthenticationConfigStatus;
   readonly authorizationConfigStatus: ConfigReloadStatus;
   /** An acceptor's audit lines go to its primary, which writes the one log file. */

@@ -300,6 +300,7 @@ export class ApiServer {
         tls: this.tls,
         log: this.log,
         metrics,
+        inflight: this.inflight,
         authenticationConfigStatus: this.authenticationConfigStatus,
         authorizationConfigStatus: this.authorizationConfigStatus,
         ...(auditLines ? { auditLines } : {}),

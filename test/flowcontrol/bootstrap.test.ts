@@ -68,6 +68,39 @@ t.test("upstream v1.32's FlowSchemas: level, precedence, distinguisher and subje
   for (const f of all) t.same(create(flowSchemas, { apiVersion: 'flowcontrol.apiserver.svc.io/v1', kind: 'FlowSchema', ...structuredClone(f) } as unknown as ApiObject).errors, [], `${f.metadata.name} is valid`);
 });
 
+t.test("upstream v1.32's FlowSchemas: every rule, resource and non-resource, in the svc spelling", async (t) => {
+  // verbs groups resources namespaces [cluster] per resource rule; verbs urls per non-resource rule
+  const ALL_RES = '* * * * cluster';
+  const ALL_NONRES = 'url * *';
+  const LEASES = 'get,create,update coordination.svc.io leases *';
+  const want: Record<string, string[]> = {
+    exempt: [ALL_RES, ALL_NONRES],
+    'catch-all': [ALL_RES, ALL_NONRES],
+    'system-nodes': [ALL_RES, ALL_NONRES],
+    'system-node-high': ['* "" nodes,nodes/status * cluster', '* coordination.svc.io leases *'],
+    probes: ['url get /healthz,/readyz,/livez'],
+    // v1.32: Leases only; the workloads' schema still has the Endpoints and ConfigMaps locks
+    'system-leader-election': [LEASES],
+    'workload-leader-election': ['get,create,update "" endpoints,configmaps *', LEASES],
+    'endpoint-controller': ['get,create,update "" endpoints *'],
+    'kube-controller-manager': [ALL_RES, ALL_NONRES],
+    'kube-scheduler': [ALL_RES, ALL_NONRES],
+    'kube-system-service-accounts': [ALL_RES, ALL_NONRES],
+    'service-accounts': [ALL_RES, ALL_NONRES],
+    'global-default': [ALL_RES, ALL_NONRES],
+  };
+  const list = (xs: readonly string[]) => xs.map((x) => (x === '' ? '""' : x)).join(',');
+  for (const f of [...mandatoryFlowSchemas, ...suggestedFlowSchemas]) {
+    t.equal(f.spec.rules!.length, 1, `${f.metadata.name}: one rule with subjects`);
+    const r = f.spec.rules![0]!;
+    const got = [
+      ...(r.resourceRules ?? []).map((x) => `${list(x.verbs)} ${list(x.apiGroups)} ${list(x.resources)} ${list(x.namespaces ?? [])}${x.clusterScope ? ' cluster' : ''}`),
+      ...(r.nonResourceRules ?? []).map((x) => `url ${list(x.verbs)} ${list(x.nonResourceURLs)}`),
+    ];
+    t.same(got, want[f.metadata.name], f.metadata.name);
+  }
+});
+
 t.test("the ensurer's decisions, as upstream's: mandatory always restored, suggested by the annotation or an untouched generation", async (t) => {
   const want = suggestedPriorityLevels[0]!;
   const stored = (annotation: string | undefined, generation: number, changed: boolean): ApiObject =>
@@ -100,6 +133,12 @@ t.test("the ensurer's decisions, as upstream's: mandatory always restored, sugge
     reason: 'NotFound',
     message: 'This FlowSchema references the PriorityLevelConfiguration object named "gone" but there is no such object',
   });
+  t.same(danglingCondition({ spec: { priorityLevelConfiguration: { name: 'system' } } }, true), {
+    type: 'Dangling',
+    status: 'False',
+    reason: 'Found',
+    message: 'This FlowSchema references the PriorityLevelConfiguration object named "system" and it exists',
+  }, "upstream's words when the level exists");
 });
 
 t.test('a real server keeps the configuration at every start: mandatory objects restored, suggested ones as annotated, Dangling maintained', async (t) => {

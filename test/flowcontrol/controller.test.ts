@@ -53,41 +53,143 @@ t.test('classification: equal precedence goes by name; a schema naming a missing
   t.equal(fc.classify(user('alice'), nonResource('get', '/api')).schema.name, 'global-default', 'a /apis/* glob does not match /api');
 });
 
-t.test('concurrency: nominal seats by shares, lendable and borrowing bounds; zero shares give zero nominal seats', async (t) => {
+t.test("concurrency as upstream's digest: nominal seats by shares (rounded up), lendable and borrowing bounds, a new level's half-lent start, max seats", async (t) => {
   const zero = { metadata: { name: 'zero', uid: 'z' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 0, limitResponse: { type: 'Reject' }, lendablePercent: 0, borrowingLimitPercent: 100 } } } as PriorityLevelConfiguration;
   const fc = controller([], [zero], {}, 600);
-  const levels = new Map(fc.sortedLevels().map((l) => [l.name, l]));
   // shares: catch-all 5 + system 30 + node-high 40 + leader-election 10 + workload-high 40 + workload-low 100 + global-default 20 = 245
-  t.equal(levels.get('node-high')!.nominalCL, Math.ceil((600 * 40) / 245));
-  t.equal(levels.get('workload-low')!.lendableCL, Math.round((Math.ceil((600 * 100) / 245) * 90) / 100), 'workload-low lends 90%');
-  t.equal(levels.get('leader-election')!.minCL, levels.get('leader-election')!.nominalCL, 'leader-election lends nothing');
-  t.equal(levels.get('system')!.maxCL, 600, 'no borrowing limit: up to the whole server');
-  t.equal(levels.get('zero')!.nominalCL, 0, 'zero shares: zero nominal seats');
-  t.equal(levels.get('zero')!.maxCL, 0, 'and 100% of nothing to borrow');
-  t.equal(levels.get('exempt')!.nominalCL, 0);
-  fc.rebalance();
-  const after = fc.sortedLevels();
-  t.ok(after.reduce((a, l) => a + l.currentCL, 0) <= 600 + after.length, 're-balanced seats add up to the server (rounding aside)');
-  t.ok(after.every((l) => l.currentCL >= Math.floor(l.minCL) - 1), 'no level below what it does not lend');
+  // name, nominal ceil(600 x shares / 245), lendable round(nominal x lendable%), min, max (nominal + borrowing, the server's seats when unlimited),
+  // starting current seats (nominal - floor(lendable / 2)), max seats a request (max(1, min(ceil(15% nominal), floor(nominal / handSize))); 0 without queues)
+  const want: [string, number, number, number, number, number][] = [
+    ['catch-all', 13, 0, 13, 613, 0],
+    ['exempt', 0, 0, 0, 600, 0],
+    ['global-default', 49, 25, 24, 649, 8],
+    ['leader-election', 25, 0, 25, 625, 4],
+    ['node-high', 98, 25, 73, 698, 15],
+    ['system', 74, 24, 50, 674, 12],
+    ['workload-high', 98, 49, 49, 698, 15],
+    ['workload-low', 245, 221, 24, 845, 37],
+    ['zero', 0, 0, 0, 0, 0],
+  ];
+  const levels = fc.sortedLevels();
+  t.same(
+    levels.map((l) => [l.name, l.nominalCL, l.lendableCL, l.minCL, l.maxCL, l.maxSeats]),
+    want,
+  );
+  t.equal(fc.nominalCLSum, 13 + 49 + 25 + 98 + 74 + 98 + 245, "the nominal seats' sum, a little above the server's 600");
+  t.equal(fc.maxWaitingRequests, 128 * 50 * 3 + 64 * 50 * 2 + 16 * 50, "queues x queue length over the levels' queues");
+  // the controller re-balanced at the digest (no demand yet): every level between its bounds
+  t.ok(levels.every((l) => l.currentCL >= l.minCL && l.currentCL <= l.maxCL), 'every level between its lower and upper bound');
+  // a level with no demand is held at its lower bound when others want its seats; max seats capped at 10 by the estimators
+  const list = resource('list', '', 'configmaps', 'a');
+  const big = controller([], [], { objects: 100_000 });
+  const node = big.sortedLevels().find((l) => l.name === 'node-high')!;
+  t.equal(big.estimate(list, new URLSearchParams(), node).initialSeats, 10, "node-high's 15 max seats are capped at the estimators' 10");
+  const fresh = controller([], [], {}, 600);
+  const wl = fresh.sortedLevels().find((l) => l.name === 'workload-low')!;
+  t.equal(wl.lendableCL, 221);
 });
 
-t.test("work estimates as upstream's: LIST seats by objects read, watches' initial burst, writes' extra seats with many watchers", async (t) => {
+t.test("work estimates as upstream's v1.32: LIST seats by objects read, watches asking for initial events, writes' extra seats with many watchers", async (t) => {
   const q = (s: string) => new URLSearchParams(s);
   const est = (objects: number | undefined, watchers: number, info: RequestInfo, query = '') => {
     const fc = controller([], [], { objects, watchers });
     const level = fc.classify(user('alice'), info).level;
-    return fc.estimate(info, q(query), level);
+    const { watchCount: _w, ...w } = fc.estimate(info, q(query), level);
+    return w;
   };
+  const seats = (initialSeats: number) => ({ initialSeats, finalSeats: 0, additionalLatencyMs: 0 });
   const list = resource('list', '', 'configmaps', 'a');
-  t.equal(est(50, 0, list).initialSeats, 1, '50 objects: one seat');
-  t.equal(est(450, 0, list).initialSeats, 5, '450 objects: five seats');
-  // global-default's nominal 49 seats of 600: at most ceil(15%) = 8 seats a request (never more than 10)
-  t.equal(est(100_000, 0, list).initialSeats, 8, "at most the level's maximum seats");
-  t.equal(est(undefined, 0, list).initialSeats, 1, 'an uncached resource: one seat');
-  t.equal(est(5000, 0, list, 'limit=100&continue=abc').initialSeats, 2, 'a page read from the store: twice the limit');
-  t.equal(est(450, 0, resource('watch', '', 'configmaps', 'a')).initialSeats, 5, 'a watch from now: its initial burst');
-  t.equal(est(450, 0, resource('watch', '', 'configmaps', 'a'), 'resourceVersion=77').initialSeats, 1, 'a resumed watch: one seat');
-  t.same(est(10, 5, resource('update', '', 'configmaps', 'a')), { initialSeats: 1, finalSeats: 0, additionalLatencyMs: 0 }, 'a write with few watchers: one seat');
-  t.same(est(10, 50, resource('update', '', 'configmaps', 'a')), { initialSeats: 1, finalSeats: 5, additionalLatencyMs: 5 }, 'a write with 50 watchers: 5 final seats for 5 ms');
-  t.equal(est(10, 0, resource('get', '', 'configmaps', 'a')).initialSeats, 1, 'a GET: one seat');
+  const named = { ...list, name: 'one' } as RequestInfo;
+  const watch = resource('watch', '', 'configmaps', 'a');
+  const update = resource('update', '', 'configmaps', 'a');
+  const rows: [string, number | undefined, number, RequestInfo, string, { initialSeats: number; finalSeats: number; additionalLatencyMs: number }][] = [
+    ['50 objects: one seat', 50, 0, list, '', seats(1)],
+    ['450 objects: five seats', 450, 0, list, '', seats(5)],
+    // global-default: nominal 49, max(1, min(ceil(7.35), floor(49 / 6))) = 8
+    ["100,000 objects: the level's max seats", 100_000, 0, list, '', seats(8)],
+    ['an uncounted resource: one seat', undefined, 0, list, '', seats(1)],
+    ['a LIST of one name (fieldSelector metadata.name): one seat', 5000, 0, named, '', seats(1)],
+    ['a page continued from the store: twice the limit', 5000, 0, list, 'limit=100&continue=abc', seats(2)],
+    ['an exact resourceVersion with a limit is read from the store: twice the limit', 5000, 0, list, 'limit=100&resourceVersion=77', seats(2)],
+    ['resourceVersionMatch=Exact is read from the store; with a selector: stored + limit', 5000, 0, list, 'limit=100&resourceVersion=77&resourceVersionMatch=Exact&labelSelector=a%3Db', seats(8)],
+    ['a consistent LIST with a limit is served by the cache: every object', 450, 0, list, 'limit=100', seats(5)],
+    ['a watch asking for its initial events: as its LIST', 450, 0, watch, 'sendInitialEvents=true&resourceVersionMatch=NotOlderThan', seats(5)],
+    ['a watch from now without sendInitialEvents: one seat', 450, 0, watch, '', seats(1)],
+    ['a resumed watch: one seat', 450, 0, watch, 'resourceVersion=77', seats(1)],
+    ['a write with 9 watchers: one seat', 10, 9, update, '', seats(1)],
+    ['a write with 50 watchers: 5 final seats for 5 ms', 10, 50, update, '', { initialSeats: 1, finalSeats: 5, additionalLatencyMs: 5 }],
+    ["a write with 1,000 watchers: 100 seats' work reshaped into the level's 8, 62.5 ms", 10, 1000, update, '', { initialSeats: 1, finalSeats: 8, additionalLatencyMs: 62.5 }],
+    ['deletecollection is not estimated as a write: one seat', 10, 1000, resource('deletecollection', '', 'configmaps', 'a'), '', seats(1)],
+    ['a service account token makes no event: one seat', 10, 1000, resource('create', '', 'serviceaccounts', 'a', 'token'), '', seats(1)],
+    ['a GET: one seat', 10, 1000, resource('get', '', 'configmaps', 'a'), '', seats(1)],
+  ];
+  for (const [name, objects, watchers, info, query, want] of rows) t.same(est(objects, watchers, info, query), want, name);
+  const fc = controller([], [], { objects: 1, watchers: 3 });
+  const level = fc.classify(user('alice'), update).level;
+  t.equal(fc.estimate(update, q(''), level).watchCount, 3, 'every write estimated reports its watchers (watch_count_samples), few or many');
+});
+
+t.test('quiescing: a level that leaves the configuration keeps its queues and shares while busy, is forgotten when drained, and is taken back as it was when restored', async (t) => {
+  const extra: PriorityLevelConfiguration[] = [
+    { metadata: { name: 'busy', uid: 'b' }, spec: { type: 'Limited', limited: { nominalConcurrencyShares: 10, lendablePercent: 0, limitResponse: { type: 'Queue', queuing: { queues: 4, handSize: 2, queueLengthLimit: 5 } } } } } as PriorityLevelConfiguration,
+  ];
+  const fss = [...mandatoryFlowSchemas, ...suggestedFlowSchemas].map((f, i) => asStored<FlowSchema>(f, i));
+  const pls = [...mandatoryPriorityLevels, ...suggestedPriorityLevels].map((p, i) => asStored<PriorityLevelConfiguration>(p, i));
+  const fc = new FlowController({ flowSchemas: () => fss, priorityLevels: () => [...pls, ...extra], objectCount: () => undefined, watchCount: () => 0 }, 600, 15_000);
+  const busy = fc.sortedLevels().find((l) => l.name === 'busy')!;
+  const run = busy.qs.start('f', { initialSeats: 1, finalSeats: 0, additionalLatencyMs: 0 });
+  const kept = extra.splice(0);
+  fc.invalidate();
+  const during = fc.sortedLevels().find((l) => l.name === 'busy');
+  t.equal(during, busy, 'deleted while a request runs: the same level (and queue set) stays');
+  t.ok(during!.quiescing, 'quiescing');
+  t.ok(during!.nominalCL > 0, 'its shares still count: it keeps seats to drain with');
+  extra.push(...kept);
+  fc.invalidate();
+  const restored = fc.sortedLevels().find((l) => l.name === 'busy')!;
+  t.equal(restored, busy, 'restored while quiescing: taken back with its queues');
+  t.notOk(restored.quiescing, 'no longer quiescing');
+  extra.splice(0);
+  fc.invalidate();
+  t.ok(fc.sortedLevels().find((l) => l.name === 'busy')!.quiescing, 'deleted again: quiescing');
+  (run as { finish(): void }).finish();
+  t.notOk(fc.sortedLevels().some((l) => l.name === 'busy'), 'drained: forgotten at the next digest');
+});
+
+t.test("a schema naming a level that is not stored is skipped, a mandatory level's included; the mandatory schemas stand in first and last, as upstream's digest", async (t) => {
+  const fss = [...mandatoryFlowSchemas, ...suggestedFlowSchemas].map((f, i) => asStored<FlowSchema>(f, i));
+  // every level stored but exempt: the exempt level is imagined, yet schemas naming it are dangling
+  const pls = [...mandatoryPriorityLevels, ...suggestedPriorityLevels].filter((p) => p.metadata.name !== 'exempt').map((p, i) => asStored<PriorityLevelConfiguration>(p, i));
+  const fc = new FlowController({ flowSchemas: () => fss, priorityLevels: () => pls, objectCount: () => undefined, watchCount: () => 0 }, 600, 15_000);
+  const probe = fc.classify(user('alice'), nonResource('get', '/readyz'));
+  t.same([probe.schema.name, probe.level.name], ['global-default', 'global-default'], "the probes schema names the unstored exempt level: skipped, global-default serves the probe");
+  const admin = fc.classify(user('admin', 'system:masters'), resource('list', '', 'configmaps', 'a'));
+  t.same([admin.schema.name, admin.schema.uid, admin.level.name, admin.level.uid], ['exempt', '', 'exempt', ''], 'system:masters: the stand-in exempt schema and level (no UIDs)');
+  // no schemas stored at all: the two stand-ins alone
+  const bare = new FlowController({ flowSchemas: () => [], priorityLevels: () => [], objectCount: () => undefined, watchCount: () => 0 }, 600, 15_000);
+  t.same([bare.classify(user('alice'), nonResource('get', '/version')).schema.name, bare.classify(user('admin', 'system:masters'), nonResource('get', '/version')).schema.name], ['catch-all', 'exempt']);
+});
+
+t.test("borrowing as upstream's updateBorrowingLocked: a level whose demand passed its nominal seats borrows what idle levels lend, in proportion to the targets", async (t) => {
+  const fc = controller([], [], {}, 600);
+  const levels = new Map(fc.sortedLevels().map((l) => [l.name, l]));
+  const gd = levels.get('global-default')!;
+  // global-default wants 100 seats for the whole period; the others want none
+  gd.demand.set(100);
+  await new Promise((r) => setTimeout(r, 50));
+  fc.rebalance();
+  // lower bounds: global-default max(24, min(49, 100)) = 49, the others what they do not lend; targets:
+  // global-default about 100 (average plus deviation), the others their lower bounds; the nominal sum 602
+  // is shared as f x target with f = 602 / (100 + 13 + 25 + 73 + 50 + 49 + 24) = 1.80
+  t.equal(gd.demandHighWatermark, 100, 'high watermark of the period');
+  t.ok(gd.demandAverage > 95 && gd.demandAverage <= 100, `time-weighted average (${gd.demandAverage})`);
+  t.ok(gd.currentCL > 160 && gd.currentCL < 200, `global-default borrows: ${gd.currentCL} seats of its nominal 49`);
+  t.ok(fc.fairFrac > 1.6 && fc.fairFrac < 2, `the fair fraction (${fc.fairFrac})`);
+  for (const name of ['catch-all', 'leader-election', 'node-high', 'system', 'workload-high', 'workload-low']) {
+    const l = levels.get(name)!;
+    t.ok(l.currentCL >= l.minCL, `${name}: at least what it does not lend (${l.currentCL} >= ${l.minCL})`);
+  }
+  const sum = [...levels.values()].reduce((a, l) => a + l.currentCL, 0);
+  t.ok(Math.abs(sum - fc.nominalCLSum) <= levels.size, `the levels' seats add up to the nominal sum, rounding aside (${sum} of ${fc.nominalCLSum})`);
+  t.equal(levels.get('exempt')!.currentCL, 0, 'the exempt level keeps what it used: nothing');
 });

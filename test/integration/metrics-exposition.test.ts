@@ -6,7 +6,7 @@
  */
 import t from 'tap';
 import { misspelledValues, parseOpenMetricsText, parsePrometheusText, type PromFamily } from '../helpers/prometheus.js';
-import { startServer, type TestServer } from '../helpers/server.js';
+import { ALICE_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 import { createServer } from 'node:https';
 import type { Test } from 'tap';
@@ -141,7 +141,12 @@ const UPSTREAM_HISTOGRAMS: [name: string, bounds: number[], where: string][] = [
   ['apiserver_flowcontrol_request_execution_seconds', [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30], 'flowcontrol metrics.go apiserverRequestExecutionTime: the same list'],
   ['apiserver_flowcontrol_work_estimated_seats', [1, 2, 4, 10], 'flowcontrol metrics.go apiserverWorkEstimatedSeats: its own list'],
   ['apiserver_flowcontrol_request_queue_length_after_enqueue', [0, 10, 25, 50, 100, 250, 500, 1000], 'flowcontrol metrics.go apiserverRequestQueueLength: queueLengthBuckets'],
-  ['apiserver_flowcontrol_watch_count_samples', [0, 1, 10, 100, 1000], 'flowcontrol metrics.go watchCountSamples: its own list'],
+  ['apiserver_flowcontrol_watch_count_samples', [0, 1, 10, 100, 1000, 10000], 'flowcontrol metrics.go watchCountSamples: its own list'],
+  // timing-ratio histograms: buckets count the seconds a ratio spent in them
+  ['apiserver_flowcontrol_priority_level_seat_utilization', [0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1], 'flowcontrol metrics.go PriorityLevelExecutionSeatsGaugeVec: its own list'],
+  ['apiserver_flowcontrol_priority_level_request_utilization', [0, 0.001, 0.003, 0.01, 0.03, 0.1, 0.25, 0.5, 0.75, 1], 'flowcontrol metrics.go PriorityLevelConcurrencyGaugeVec: its own list'],
+  ['apiserver_flowcontrol_read_vs_write_current_requests', [0, 0.001, 0.01, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1], 'flowcontrol metrics.go readWriteConcurrencyGaugeVec: its own list'],
+  ['apiserver_flowcontrol_demand_seats', [0.2, 0.4, 0.6, 0.8, 1, 1.2, 1.4, 1.7, 2, 2.8, 4, 6], 'flowcontrol metrics.go ApiserverSeatDemands: its own list'],
   // upstream's Go runtime times collections in go_gc_duration_seconds, a summary: no buckets to follow
   ['nodejs_gc_duration_seconds', [0.001, 0.01, 0.1, 1, 2, 5], "prom-client's runtime histogram, its own buckets; no upstream counterpart"],
 ];
@@ -153,6 +158,8 @@ t.test("every histogram has upstream v1.32's bucket bounds, in both formats", as
   t.equal((await s.admin.post('/api/v1/namespaces/default/configmaps', { metadata: { name: 'buckets' } })).status, 201);
   for (let e = await w.next(); e; e = await w.next()) if (e.type === 'ADDED' && e.object.metadata.name === 'buckets') break;
   w.close();
+  // a request of an ordinary user passes a limited priority level's queue (an exempt one never waits)
+  await s.admin.with({ token: ALICE_TOKEN }).get('/version');
   // a call of a webhook (the one client of core/webhook, to a loopback server)
   await webhookCall(t);
   // a create admitted by a validating webhook and a policy (admission's step, plugin, webhook and policy histograms)

@@ -32,6 +32,8 @@ t.teardown(() => s.stop());
 t.test('every metric upstream names is exposed with its type, stability class and labels', async (t) => {
   // one request of each kind so labelled families have samples
   await s.admin.get('/api/v1/namespaces/default/configmaps');
+  // and one through a limited priority level's queue (an exempt request never waits)
+  await s.admin.with({ token: ALICE_TOKEN }).get('/version');
   const fams = await scrape(s.admin);
   const table: [string, string, string, string[]][] = [
     ['apiserver_request_total', 'COUNTER', '[STABLE]', ['verb', 'dry_run', 'group', 'version', 'resource', 'subresource', 'scope', 'component', 'code']],

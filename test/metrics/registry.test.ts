@@ -1,7 +1,7 @@
 import t from 'tap';
 import { parsePrometheusText, sampleValue } from '../helpers/prometheus.js';
 import { goFloat } from '../../core/api/go-format.js';
-import { exponentialBuckets, familyText, helpText, openMetricsFloat, showHiddenMetricsFor, StabilityRegistry, textFloat, visibilityOf, wantsOpenMetrics } from '../../core/metrics/registry.js';
+import { exponentialBuckets, familyText, helpText, openMetricsFloat, showHiddenMetricsFor, StabilityRegistry, textFloat, TimingHistogramMetric, visibilityOf, wantsOpenMetrics } from '../../core/metrics/registry.js';
 import { parseOpenMetricsText } from '../helpers/prometheus.js';
 
 const current = { major: 1, minor: 32 };
@@ -216,4 +216,23 @@ t.test('values are written as upstream writes them: floats in the text format; i
   const fams = parseOpenMetricsText(om);
   t.equal(fams.get('test_plain')!.type, 'unknown');
   t.equal(fams.get('test_sizes')!.samples.find((m) => m.labels.le === '1e+06')!.value, 3);
+});
+
+t.test("a timing histogram counts the seconds its gauge's value spent in each bucket (upstream's TimingHistogram)", async (t) => {
+  let now = 0;
+  const h = new TimingHistogramMetric('test_timing', '[ALPHA] t', ['level'], [0.5, 1], () => now);
+  const c = h.with('a');
+  c.set(0.25); // from 0 at t=0 to 0.25 at once
+  now = 2000;
+  c.set(1); // 2 s at 0.25
+  now = 3000;
+  c.set(3); // 1 s at 1
+  now = 3500; // 0.5 s at 3 so far (counted at the scrape)
+  const { values } = await h.getForPromString();
+  const v = (metric: string, le?: number | string): number | undefined => values.find((x) => x.metricName === metric && (le === undefined || x.labels.le === le))?.value;
+  t.equal(v('test_timing_bucket', 0.5), 2, 'le 0.5: the 2 s at 0.25');
+  t.equal(v('test_timing_bucket', 1), 3, 'le 1: and the 1 s at 1 (cumulative)');
+  t.equal(v('test_timing_bucket', '+Inf'), 3.5, '+Inf: every second observed, the 0.5 s at 3 included');
+  t.equal(v('test_timing_count'), 3.5, '_count: the seconds observed');
+  t.equal(v('test_timing_sum'), 0.25 * 2 + 1 * 1 + 3 * 0.5, '_sum: the integral of the value over time');
 });

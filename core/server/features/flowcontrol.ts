@@ -9,14 +9,13 @@ import { FlowController } from '../../flowcontrol/controller.js';
 import { debugRoutes } from '../../flowcontrol/debug.js';
 import { consumerIdentity, ensureConfiguration, producerIdentity, updateDanglingConditions } from '../../flowcontrol/ensurer.js';
 import { FlowControlMetrics } from '../../flowcontrol/metrics.js';
-import type { Pending } from '../../flowcontrol/queueset.js';
 import { FLOWCONTROL_GROUP, type FlowSchema } from '../../registry/flowcontrol/flowschemas.js';
 import type { PriorityLevelConfiguration } from '../../registry/flowcontrol/prioritylevelconfigurations.js';
 import { resourcePrefix } from '../../registry/keys.js';
 import type { RequestInfo } from '../../request/request-info.js';
 import type { ServerFeature } from '../feature.js';
 import { canonicalSpelling, respellApiVersion } from '../../api/group-aliases.js';
-import { RetryAfter, type WaitingDetail, withPriorityAndFairness } from '../stages/priority-and-fairness.js';
+import { RetryAfter, withPriorityAndFairness } from '../stages/priority-and-fairness.js';
 
 /**
  * The runtime-config key that turns off the version the dispatcher's own configuration is read in
@@ -35,7 +34,6 @@ export function runtimeConfigConflict(config: Readonly<Record<string, boolean>>)
 export function priorityAndFairnessFeature(): ServerFeature {
   let fc: FlowController | undefined;
   let metrics: FlowControlMetrics | undefined;
-  const waiting = new Map<Pending, WaitingDetail>();
   const stops: (() => void)[] = [];
   return {
     name: 'priority-and-fairness',
@@ -76,8 +74,8 @@ export function priorityAndFairnessFeature(): ServerFeature {
           watchCount: (info) => cacheOf(info)?.watcherCount ?? 0,
         },
         serverCL,
-        // upstream's request wait limit: a quarter of the request timeout
-        Math.max(1000, o.requestTimeoutMs / 4),
+        // upstream's default request wait limit: a quarter of the request timeout, at most a minute
+        Math.min(60_000, o.requestTimeoutMs / 4),
       ));
       controller.start();
       stops.push(() => controller.stop());
@@ -126,8 +124,8 @@ export function priorityAndFairnessFeature(): ServerFeature {
       c.addPostStartHook('priority-and-fairness-config-producer', ensured);
       await ensured;
     },
-    stages: () => (fc && metrics ? { flowcontrol: withPriorityAndFairness(fc, metrics, new RetryAfter(), waiting) } : {}),
-    routes: () => (fc ? debugRoutes(fc, waiting) : []),
+    stages: (c) => (fc && metrics ? { flowcontrol: withPriorityAndFairness(fc, metrics, new RetryAfter(), c.inflight, c.opts.requestTimeoutMs / 4) } : {}),
+    routes: () => (fc ? debugRoutes(fc) : []),
     stop() {
       for (const s of stops.splice(0)) s();
     },

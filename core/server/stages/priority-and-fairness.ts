@@ -11,46 +11,54 @@ import { isPromise, type MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import type { Classification, FlowController, Level } from '../../flowcontrol/controller.js';
 import type { FlowControlMetrics, FlowStats } from '../../flowcontrol/metrics.js';
-import { Execution, Pending, type RejectReason } from '../../flowcontrol/queueset.js';
+import { Execution, Pending, type RejectReason, type RequestDetail } from '../../flowcontrol/queueset.js';
 import type { RequestScope, ResponseSink } from '../../request/scope.js';
 import type { Stage } from '../chain.js';
+import type { InflightCounter } from './max-in-flight.js';
 
 export const FLOW_SCHEMA_UID_HEADER = 'X-Kubernetes-PF-FlowSchema-UID';
 export const PRIORITY_LEVEL_UID_HEADER = 'X-Kubernetes-PF-PriorityLevel-UID';
 
+/** The verbs upstream counts as read-only (the rest are mutating) in read_vs_write_current_requests. */
+const READ_ONLY_VERBS = new Set(['get', 'list', 'watch']);
+
 /** upstream's message of a request refused for load. */
 export const TOO_MANY_REQUESTS = 'Too many requests, please try again later.';
 
+/** The longest Retry-After (upstream's maxRetryAfter). */
+const MAX_RETRY_AFTER = 32;
+
 /**
- * The Retry-After a level answers (upstream's dropped-requests tracker, simplified): 1 s, one second
- * more for every further second in which the level kept refusing, back to 1 s after a quiet period.
+ * The Retry-After each level answers (upstream's dropped-requests tracker): it starts at 1 s; at the
+ * first refusal of each new second it is reconsidered from the refusals of the previous `retryAfter`
+ * seconds: doubled (up to 32) when there were at least 3 x retryAfter of them and the last doubling is
+ * retryAfter seconds old, lowered by one when there were fewer than retryAfter.
  */
 export class RetryAfter {
-  private readonly byLevel = new Map<string, { value: number; lastDrop: number; since: number }>();
+  private readonly byLevel = new Map<string, { retryAfter: number; raisedAt: number; current: number; count: number; history: { second: number; count: number }[] }>();
   constructor(private readonly now: () => number = () => Date.now()) {}
 
+  /** Records a refusal at the level; returns the Retry-After to answer it with. */
   drop(level: string): number {
-    const t = this.now();
+    const second = Math.floor(this.now() / 1000);
     let s = this.byLevel.get(level);
-    if (!s || t - s.lastDrop > s.value * 2000) s = { value: 1, lastDrop: t, since: t };
-    else if (t - s.since >= s.value * 1000) {
-      s.value = Math.min(60, s.value + 1);
-      s.since = t;
+    if (!s) this.byLevel.set(level, (s = { retryAfter: 1, raisedAt: 0, current: 0, count: 0, history: [] }));
+    if (s.current === second) s.count++;
+    else {
+      s.history.push({ second: s.current, count: s.count });
+      const keep = Math.min(2 * s.retryAfter, MAX_RETRY_AFTER);
+      while (s.history.length && second - s.history[0]!.second > keep) s.history.shift();
+      s.current = second;
+      s.count = 1;
+      let dropped = 0;
+      for (const h of s.history) if (second - h.second <= s.retryAfter && h.second < second) dropped += h.count;
+      if (second - s.raisedAt >= s.retryAfter && dropped >= 3 * s.retryAfter) {
+        s.retryAfter = Math.min(MAX_RETRY_AFTER, s.retryAfter * 2);
+        s.raisedAt = second;
+      } else if (dropped < s.retryAfter && s.retryAfter > 1) s.retryAfter--;
     }
-    s.lastDrop = t;
-    this.byLevel.set(level, s);
-    return s.value;
+    return s.retryAfter;
   }
-}
-
-/** The request's details as the debug dump of waiting requests shows them. */
-export interface WaitingDetail {
-  level: string;
-  flowSchema: string;
-  distinguisher: string;
-  arrived: Date;
-  user: string;
-  scope: RequestScope;
 }
 
 /**
@@ -66,9 +74,31 @@ function onStreamOpened(sink: ResponseSink, opened: () => void): void {
   };
 }
 
-export function withPriorityAndFairness(fc: FlowController, metrics: FlowControlMetrics, retryAfter: RetryAfter, waiting: Map<Pending, WaitingDetail>): Stage {
+/** The longest any request waits in a queue (upstream's hard limit). */
+const MAX_WAIT_MS = 60_000;
+
+export function withPriorityAndFairness(
+  fc: FlowController,
+  metrics: FlowControlMetrics,
+  retryAfter: RetryAfter,
+  /** The server's count of requests executing, read-only and mutating (apiserver_current_inflight_requests). */
+  inflight: { readonly readOnly: InflightCounter; readonly mutating: InflightCounter },
+  /** A request without a deadline (a watch) waits at most this: a quarter of --request-timeout. */
+  defaultWaitMs: number,
+): Stage {
+  /**
+   * upstream's getRequestWaitContext: a quarter of the time the request was given (its deadline from its
+   * arrival, or the default), at most a minute, counted from its arrival.
+   */
+  const waitLimitMs = (s: RequestScope): number => {
+    const sinceArrival = performance.now() - s.startedAt;
+    const limit = s.deadline > 0 ? (s.deadline - (Date.now() - sinceArrival)) / 4 : defaultWaitMs;
+    return Math.min(limit, MAX_WAIT_MS) - sinceArrival;
+  };
+  const rw = metrics.readWrite;
   const refuse = (c: Classification, stats: FlowStats, reason: RejectReason, waitedMs: number): never => {
-    stats.rejected(reason);
+    // upstream ends a wait whose client left as it ends one that ran out of time: reason time-out
+    stats.rejected(reason === 'cancelled' ? 'time-out' : reason);
     stats.waitRejected.observe(waitedMs / 1000);
     c.level.rejected++;
     if (reason === 'time-out') c.level.timedOut++;
@@ -78,20 +108,30 @@ export function withPriorityAndFairness(fc: FlowController, metrics: FlowControl
 
   const run = (s: RequestScope, next: (s: RequestScope) => MaybePromise<void>, level: Level, stats: FlowStats, e: Execution): MaybePromise<void> => {
     stats.dispatched.inc();
-    stats.waitExecuted.observe(e.waitedMs / 1000);
+    // upstream times the waits of the levels that limit; an exempt request never waits
+    if (!level.exempt) stats.waitExecuted.observe(e.waitedMs / 1000);
     level.dispatched++;
     stats.executing++;
     stats.executingSeats += e.seats;
+    // the seats stay taken through a write's additional latency, after the request itself
+    e.onRelease = () => (stats.executingSeats -= e.seats);
+    const watch = s.info.verb === 'watch';
+    const readOnly = READ_ONLY_VERBS.has(s.info.verb);
+    const executing = readOnly ? rw.executingReadOnly : rw.executingMutating;
+    const counter = readOnly ? inflight.readOnly : inflight.mutating;
+    executing.add(1);
+    counter.acquire();
     let held = true;
     const release = (): void => {
       if (!held) return;
       held = false;
       stats.executing--;
-      stats.executingSeats -= e.seats;
-      stats.execution.observe((performance.now() - e.startedAt) / 1000);
+      executing.add(-1);
+      counter.current--;
+      (watch ? stats.watchExecution : stats.execution).observe((performance.now() - e.startedAt) / 1000);
       e.finish();
     };
-    if (s.info.verb === 'watch') onStreamOpened(s.sink, release);
+    if (watch) onStreamOpened(s.sink, release);
     let r;
     try {
       r = next(s);
@@ -113,24 +153,31 @@ export function withPriorityAndFairness(fc: FlowController, metrics: FlowControl
     s.sink.addHeader?.(FLOW_SCHEMA_UID_HEADER, c.schema.uid);
     s.sink.addHeader?.(PRIORITY_LEVEL_UID_HEADER, level.uid);
     const stats = metrics.of(c.schema.name, level.name);
-    const work = fc.estimate(s.info, s.query, level);
+    const { watchCount, ...work } = fc.estimate(s.info, s.query, level);
     const seats = Math.max(work.initialSeats, work.finalSeats);
     stats.seats.observe(seats);
-    if (work.finalSeats > 0) stats.watchCount.observe(work.finalSeats * 10);
-    const admitted = level.qs.start(c.flowKey, work);
+    if (watchCount !== undefined) stats.watchCount.observe(watchCount);
+    const detail: RequestDetail = { flowSchema: c.schema.name, distinguisher: c.distinguisher, user: s.user.username, info: s.info };
+    const admitted = level.qs.start(c.flowKey, work, c.schema.name, waitLimitMs(s), detail);
+    // every request that went through a queue, run at once or not, saw its queue's length
+    if (level.qs.lastQueueLength !== undefined) stats.queueLength.observe(level.qs.lastQueueLength);
     if (admitted instanceof Execution) return run(s, next, level, stats, admitted);
     if (!(admitted instanceof Pending)) return refuse(c, stats, admitted, 0);
     // waiting in a queue
     const arrived = performance.now();
     stats.inqueue++;
     stats.inqueueSeats += seats;
-    stats.queueLength.observe(level.qs.waitingCount);
-    waiting.set(admitted, { level: level.name, flowSchema: c.schema.name, distinguisher: c.distinguisher, arrived: new Date(), user: s.user.username, scope: s });
+    const waitingReadOnly = READ_ONLY_VERBS.has(s.info.verb);
+    const waitingKind = waitingReadOnly ? rw.waitingReadOnly : rw.waitingMutating;
+    const inqueue = waitingReadOnly ? metrics.inqueue.readOnly : metrics.inqueue.mutating;
+    waitingKind.add(1);
+    inqueue.acquire();
     s.sink.onClose(admitted.cancel);
     return admitted.result.then((e) => {
-      waiting.delete(admitted);
       stats.inqueue--;
       stats.inqueueSeats -= seats;
+      waitingKind.add(-1);
+      inqueue.current--;
       if (!(e instanceof Execution)) return refuse(c, stats, e, performance.now() - arrived);
       // the client may have left while its request waited: its seats go back at once
       if (s.sink.closed) {
