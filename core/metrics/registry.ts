@@ -216,6 +216,34 @@ interface SampleValue {
  * A histogram kept in typed arrays and handed to prom-client's registries as a metric of its own (the
  * samples are what prom-client's Histogram produces, so both expositions format it the same way).
  */
+/** A family as prom-client's registries take it for the text exposition. */
+type PromFamily = { name: string; help: string; type: string; values: SampleValue[]; aggregator: string };
+/** The JSON form of a family (registry.getMetricsAsJSON). */
+type JsonFamily = { name: string; help: string; type: string; values: { labels: Record<string, string | number>; value: number; metricName: string }[]; aggregator: string };
+
+/** A histogram's samples: cumulative buckets, +Inf, _sum and _count for each label set. */
+function histogramFamily(
+  m: { name: string; help: string; type: string; aggregator: string },
+  bounds: readonly number[],
+  children: Iterable<{ perBucket: ArrayLike<number>; labels: Readonly<Record<string, string>>; count: number; sum: number }>,
+): PromFamily {
+  const values: SampleValue[] = [];
+  for (const c of children) {
+    let acc = 0;
+    for (let i = 0; i < bounds.length; i++) {
+      acc += c.perBucket[i]!;
+      values.push({ labels: { le: bounds[i]! }, sharedLabels: c.labels, value: acc, metricName: `${m.name}_bucket` });
+    }
+    values.push({ labels: { le: '+Inf' }, sharedLabels: c.labels, value: c.count, metricName: `${m.name}_bucket` });
+    values.push({ labels: {}, sharedLabels: c.labels, value: c.sum, metricName: `${m.name}_sum` });
+    values.push({ labels: {}, sharedLabels: c.labels, value: c.count, metricName: `${m.name}_count` });
+  }
+  return { name: m.name, help: m.help, type: m.type, values, aggregator: m.aggregator };
+}
+
+/** Shared labels folded into each sample's labels. */
+const jsonFamily = (data: PromFamily): JsonFamily => ({ ...data, values: data.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...sharedLabels, ...labels } })) });
+
 export class HistogramMetric {
   readonly type = 'histogram';
   readonly aggregator = 'sum';
@@ -236,25 +264,13 @@ export class HistogramMetric {
   }
 
   /** What prom-client's registries call for the text exposition. */
-  getForPromString(): Promise<{ name: string; help: string; type: string; values: SampleValue[]; aggregator: string }> {
-    const values: SampleValue[] = [];
-    for (const c of this.children.all()) {
-      let acc = 0;
-      for (let i = 0; i < this.bounds.length; i++) {
-        acc += c.perBucket[i]!;
-        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: c.labels, value: acc, metricName: `${this.name}_bucket` });
-      }
-      values.push({ labels: { le: '+Inf' }, sharedLabels: c.labels, value: c.count, metricName: `${this.name}_bucket` });
-      values.push({ labels: {}, sharedLabels: c.labels, value: c.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: {}, sharedLabels: c.labels, value: c.count, metricName: `${this.name}_count` });
-    }
-    return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator });
+  getForPromString(): Promise<PromFamily> {
+    return Promise.resolve(histogramFamily(this, this.bounds, this.children.all()));
   }
 
   /** The JSON form (registry.getMetricsAsJSON): shared labels folded into each sample's labels. */
-  async get(): Promise<{ name: string; help: string; type: string; values: { labels: Record<string, string | number>; value: number; metricName: string }[]; aggregator: string }> {
-    const data = await this.getForPromString();
-    return { ...data, values: data.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...sharedLabels, ...labels } })) };
+  async get(): Promise<JsonFamily> {
+    return jsonFamily(await this.getForPromString());
   }
 
   reset(): void {
@@ -333,25 +349,14 @@ export class TimingHistogramMetric {
     return this.children.get(values);
   }
 
-  getForPromString(): Promise<{ name: string; help: string; type: string; values: SampleValue[]; aggregator: string }> {
-    const values: SampleValue[] = [];
-    for (const c of this.children.all()) {
-      c.settle();
-      let acc = 0;
-      for (let i = 0; i < this.bounds.length; i++) {
-        acc += c.perBucket[i]!;
-        values.push({ labels: { le: this.bounds[i]! }, sharedLabels: c.labels, value: acc, metricName: `${this.name}_bucket` });
-      }
-      values.push({ labels: { le: '+Inf' }, sharedLabels: c.labels, value: c.count, metricName: `${this.name}_bucket` });
-      values.push({ labels: {}, sharedLabels: c.labels, value: c.sum, metricName: `${this.name}_sum` });
-      values.push({ labels: {}, sharedLabels: c.labels, value: c.count, metricName: `${this.name}_count` });
-    }
-    return Promise.resolve({ name: this.name, help: this.help, type: this.type, values, aggregator: this.aggregator });
+  getForPromString(): Promise<PromFamily> {
+    const children = [...this.children.all()];
+    for (const c of children) c.settle();
+    return Promise.resolve(histogramFamily(this, this.bounds, children));
   }
 
-  async get(): Promise<{ name: string; help: string; type: string; values: { labels: Record<string, string | number>; value: number; metricName: string }[]; aggregator: string }> {
-    const data = await this.getForPromString();
-    return { ...data, values: data.values.map(({ labels, sharedLabels, ...rest }) => ({ ...rest, labels: { ...sharedLabels, ...labels } })) };
+  async get(): Promise<JsonFamily> {
+    return jsonFamily(await this.getForPromString());
   }
 
   reset(): void {
