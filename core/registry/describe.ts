@@ -29,7 +29,13 @@ class LazilyDescribedObject implements CachedObject {
   source?: CachedObject['source'];
   decoded?: unknown;
   views?: CachedObject['views'];
-  private selection?: { labels: Readonly<Record<string, string>> | undefined; fields: Readonly<Record<string, string>>; unreadable?: string };
+  // What first use found, kept in the entry itself (no object of its own: 100,000 entries are held):
+  // the labels, the kind's own selectable fields (name and namespace come from the key), and why the
+  // bytes do not decode; `described` says whether they were looked at.
+  private described = false;
+  private labelsFound: Readonly<Record<string, string>> | undefined;
+  private customFields: Readonly<Record<string, string>> | undefined;
+  private unreadableReason: string | undefined;
 
   constructor(
     private readonly rt: ResourceType,
@@ -40,27 +46,31 @@ class LazilyDescribedObject implements CachedObject {
     readonly stored: Uint8Array,
   ) {}
 
-  private select(): NonNullable<LazilyDescribedObject['selection']> {
-    if (this.selection) return this.selection;
+  private describe(): void {
+    if (this.described) return;
+    this.described = true;
     try {
       const obj = parseStored(this.stored);
-      return (this.selection = { labels: obj.metadata?.labels, fields: selectableFieldsOf(this.rt, obj, this.namespace, this.name) });
+      this.labelsFound = obj.metadata?.labels;
+      if (this.rt.selectableFields) this.customFields = selectableFieldsOf(this.rt, obj, this.namespace, this.name);
     } catch (err) {
-      const unreadable = err instanceof Error ? err.message : String(err);
-      return (this.selection = { labels: undefined, fields: { 'metadata.name': this.name, 'metadata.namespace': this.namespace }, unreadable });
+      this.unreadableReason = err instanceof Error ? err.message : String(err);
     }
   }
 
   get labels(): Readonly<Record<string, string>> | undefined {
-    return this.select().labels;
+    this.describe();
+    return this.labelsFound;
   }
 
   get fields(): Readonly<Record<string, string>> {
-    return this.select().fields;
+    this.describe();
+    return this.customFields ?? { 'metadata.name': this.name, 'metadata.namespace': this.namespace };
   }
 
   get unreadable(): string | undefined {
-    return this.select().unreadable;
+    this.describe();
+    return this.unreadableReason;
   }
 }
 
