@@ -71,6 +71,12 @@ export class StatusError extends Error {
   readonly status: Status;
   /** Extra response headers (Retry-After). */
   readonly headers: Record<string, string>;
+  /**
+   * Answered over HTTP as upstream's filters answer it: the message as plain text, not a Status
+   * (upstream's in-flight and priority-and-fairness filters refuse with http.Error). gRPC still
+   * carries the Status.
+   */
+  plainText = false;
   constructor(code: number, reason: StatusReason, message: string, details?: StatusDetails, headers: Record<string, string> = {}) {
     super(message);
     this.status = details
@@ -176,7 +182,7 @@ export const errors = {
   },
 
   tooManyRequests: (message: string, retryAfterSeconds: number): StatusError =>
-    new StatusError(429, 'TooManyRequests', message, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) }),
+    Object.assign(new StatusError(429, 'TooManyRequests', message, { retryAfterSeconds }, { 'Retry-After': String(retryAfterSeconds) }), { plainText: true }),
 
   internal: (err: unknown): StatusError => {
     const msg = err instanceof Error ? err.message : String(err);

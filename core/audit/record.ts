@@ -250,6 +250,10 @@ class AuditedSink implements ResponseSink {
     return this.inner.buffered;
   }
 
+  get plainTextErrors(): boolean | undefined {
+    return this.inner.plainTextErrors;
+  }
+
   get ownConnection(): ResponseSink['ownConnection'] {
     return this.inner.ownConnection;
   }

@@ -58,6 +58,8 @@ export interface ResponseSink {
    * next on the connection is the caller's. Undefined when the request did not ask, or on HTTP/2 and gRPC.
    */
   takeOver?(): { socket: Duplex; head: Buffer } | undefined;
+  /** Errors that upstream's filters answer as plain text may be answered so (HTTP; gRPC carries a Status). */
+  readonly plainTextErrors?: boolean;
   /** A header every answer of this request carries (set before the answer starts; gRPC: metadata). */
   addHeader?(name: string, value: string): void;
   /**

@@ -56,6 +56,7 @@ export function acceptsGzip(header: string | string[] | undefined): boolean {
  * are written as they come, uncompressed, as upstream writes them.
  */
 class HttpSink implements ResponseSink {
+  readonly plainTextErrors = true;
   private closeFns: (() => void)[] | undefined;
   private over = false;
   /** An answer is being compressed: it has started though no header is out yet. */

@@ -16,7 +16,8 @@ export function sendStatus(s: RequestScope, err: unknown): StatusError {
     if (!s.sink.closed) s.sink.end();
     return e;
   }
-  s.sink.send(e.code, errorContentType(s.form), encodeError(e, s.form).body, e.headers, s.warnings);
+  if (e.plainText && s.sink.plainTextErrors) s.sink.send(e.code, 'text/plain; charset=utf-8', Buffer.from(`${e.message}\n`), { ...e.headers, 'x-content-type-options': 'nosniff' }, s.warnings);
+  else s.sink.send(e.code, errorContentType(s.form), encodeError(e, s.form).body, e.headers, s.warnings);
   return e;
 }
 

@@ -79,8 +79,10 @@ t.test('a saturated level answers 429 with Retry-After while exempt requests and
   const refused = await alice.get('/api/v1/namespaces/default/configmaps');
   t.equal(refused.status, 429, 'Reject: the one seat is taken, so the request is refused');
   t.equal(refused.headers['retry-after'], '1', 'with Retry-After');
-  t.equal(refused.json?.reason, 'TooManyRequests');
-  t.equal(refused.json?.message, 'Too many requests, please try again later.');
+  // as upstream's filter (http.Error): plain text, not a Status
+  t.equal(refused.text, 'Too many requests, please try again later.\n');
+  t.match(refused.headers['content-type'], /^text\/plain; charset=utf-8/);
+  t.equal(refused.headers['x-content-type-options'], 'nosniff');
   t.equal(refused.headers[FS_UID], await uidOf(s, `${FS}/tiny-reject`), 'the refusal names the FlowSchema');
 
   t.equal((await s.admin.get('/api/v1/namespaces/default/configmaps')).status, 200, 'system:masters passes (exempt)');

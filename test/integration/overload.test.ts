@@ -40,6 +40,8 @@ t.test('a write that times out while its body is still arriving gives its in-fli
   await new Promise((r) => setTimeout(r, 200));
   const third = await alice(s).post('/api/v1/namespaces/default/configmaps', cm('third'));
   t.equal(third.status, 429, 'both mutating slots are held by the stalled uploads');
+  t.equal(third.text, 'Too many requests, please try again later.\n', "in upstream's words, as plain text (http.Error)");
+  t.equal(third.headers['retry-after'], '1');
   const results = await Promise.all(ends);
   for (const r of results) t.match(r.data, /^HTTP\/1\.1 504 /, 'each stalled upload is answered 504 at its deadline');
   const after = await alice(s).post('/api/v1/namespaces/default/configmaps', cm('after'));
