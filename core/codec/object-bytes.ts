@@ -22,6 +22,9 @@ const BACKSLASH = 0x5c;
 const COMMA = 0x2c;
 const CLOSE_BRACE = 0x7d;
 
+/** Whether the bytes open with `{"metadata":{` (any bytes at all may be asked: a value may be damaged or short). */
+const startsWithMetadata = (b: Buffer): boolean => b.length >= META_OPEN.length && b.compare(META_OPEN, 0, META_OPEN.length, 0, META_OPEN.length) === 0;
+
 /** Where the JSON string whose content starts at `from` ends: the index of its closing quote (escapes honoured). */
 function stringEnd(b: Buffer, from: number): number {
   let j = from;
@@ -36,7 +39,7 @@ function stringEnd(b: Buffer, from: number): number {
  */
 function resourceVersionSplice(stored: Uint8Array, revision: number): { at: number; insert: Buffer } {
   const b = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
-  if (b.compare(META_OPEN, 0, META_OPEN.length, 0, META_OPEN.length) !== 0) throw new Error('stored object does not start with metadata');
+  if (!startsWithMetadata(b)) throw new Error('stored object does not start with metadata');
   let i = META_OPEN.length;
   let wrote = false;
   while (b[i] === QUOTE) {
@@ -61,7 +64,7 @@ function resourceVersionSplice(stored: Uint8Array, revision: number): { at: numb
  */
 export function leadingMetadataString(stored: Uint8Array, field: string): string | undefined {
   const b = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
-  if (b.compare(META_OPEN, 0, META_OPEN.length, 0, META_OPEN.length) !== 0) return undefined;
+  if (!startsWithMetadata(b)) return undefined;
   let i = META_OPEN.length;
   while (b[i] === QUOTE) {
     const keyEnd = b.indexOf(QUOTE, i + 1);

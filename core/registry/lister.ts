@@ -204,7 +204,14 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
    * one that answers values but does not decode is skipped when looked up (byIndex).
    */
   private indexAddReadable(index: Index<T>, o: CachedObject, decoded: () => DeepReadonly<T> = () => this.view(o)): void {
-    const fromBytes = index.fromStored?.(o.stored);
+    // the bytes may be anything (an undecodable value is only found by decoding it): a reader that
+    // fails on them has not told, and the object is decoded, or found unreadable, instead
+    let fromBytes: readonly string[] | undefined;
+    try {
+      fromBytes = index.fromStored?.(o.stored);
+    } catch {
+      fromBytes = undefined;
+    }
     if (fromBytes !== undefined) this.indexValues(index, o.key, fromBytes);
     else if (!o.unreadable) this.indexValues(index, o.key, index.fn(decoded()));
   }

@@ -9,6 +9,7 @@ import { configMaps } from '../../core/registry/core/configmaps.js';
 import { describeStored, describeStoredLazily } from '../../core/registry/describe.js';
 import { resourcePrefix } from '../../core/registry/keys.js';
 import { WatchCache } from '../../core/storage/watch-cache.js';
+import { leadingMetadataString } from '../../core/codec/object-bytes.js';
 import type { ApiObject } from '../../core/api/types.js';
 
 const prefix = resourcePrefix(configMaps);
@@ -169,4 +170,22 @@ t.test('a change that only byte-reading indexes and byte-testing handlers follow
     JSON.parse = parse;
   }
   t.same(lister.byIndex('uid', 'uid-plain').map((o) => o.metadata.name), ['plain']);
+});
+
+t.test('a damaged value written while an index follows the kind: its bytes readers do not throw, and it is never handed out', async (t) => {
+  const cache = new WatchCache({ prefix, capacity: 100, maxBytes: 1 << 20, describe: (key, value, rev) => describeStoredLazily(configMaps, key, value, rev) });
+  cache.reset([], 1);
+  const lister = new Lister<ApiObject>(cache, configMaps);
+  // the garbage collector's uid index reads the leading metadata; another reader throws outright
+  lister.addIndex('uid', (o) => [o.metadata.uid!], (b) => { const uid = leadingMetadataString(b, 'uid'); return uid === undefined ? undefined : [uid]; });
+  lister.addIndex('throws', (o) => [o.metadata.name!], () => { throw new Error('bytes reader failed'); });
+  const told: string[] = [];
+  lister.onChange((ev) => told.push(ev.object.metadata.name!));
+  for (const [i, bytes] of ['{"metadata":', '{', '', '{"metadata":{"name":"x","uid":"u'].entries()) {
+    t.doesNotThrow(() => cache.applyPut(`${prefix}a/bad${i}`, Buffer.from(bytes), 2 + i), JSON.stringify(bytes));
+  }
+  cache.applyPut(`${prefix}a/ok`, stored('ok'), 10);
+  t.same(lister.list('a').map((o) => o.metadata.name), ['ok'], 'only the readable one is listed');
+  t.same(lister.byIndex('throws', 'ok').map((o) => o.metadata.name), ['ok'], 'an index whose bytes reader fails falls back to decoding');
+  t.same(told, ['ok'], 'handlers are told of the readable one only');
 });
