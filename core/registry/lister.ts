@@ -144,19 +144,22 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
     // the cache holds one resource: every key is the lister's (unsorted: sorting 100,000 took 100 ms)
     const keys = this.cache.keys();
     let i = 0;
-    return new Promise((resolve, reject) => {
+    return new Promise((resolve) => {
       const slice = (): void => {
-        try {
-          const until = performance.now() + GRADUAL_SLICE_MS;
-          while (i < keys.length) {
-            const o = this.cache.get(keys[i++]!);
-            if (o) visit(o);
-            if ((i & 255) === 0 && performance.now() >= until) return void setImmediate(slice);
+        const until = performance.now() + GRADUAL_SLICE_MS;
+        while (i < keys.length) {
+          const o = this.cache.get(keys[i++]!);
+          // one object that fails its visit is reported and passed over: the pass goes on
+          if (o) {
+            try {
+              visit(o);
+            } catch (err) {
+              console.error(`svc-apiserver: ${this.rt.plural} ${o.key}: ${(err as Error).message}`);
+            }
           }
-          resolve();
-        } catch (err) {
-          reject(err as Error);
+          if ((i & 255) === 0 && performance.now() >= until) return void setImmediate(slice);
         }
+        resolve();
       };
       // not even the first slice now: a server starting holds its thread for none of them
       setImmediate(slice);
