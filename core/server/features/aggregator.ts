@@ -8,7 +8,6 @@
  * server's housekeeping; every process proxies, reading APIServices through its listers.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { rbacEnabled } from '../../authz/factory.js';
 import { AuthenticationConfigMapPublisher, readerRoleObjects } from '../../aggregator/authentication-configmap.js';
 import { aggregatorIdentity, AvailabilityController, availabilityMetrics } from '../../aggregator/availability.js';
@@ -18,6 +17,7 @@ import { AggregatorProxy } from '../../aggregator/proxy.js';
 import { ServiceResolver } from '../../aggregator/resolver.js';
 import { fetchFrom, HOP_HEADER, type IdentityHeaderNames, identityHeaders, type ProxyClientCertificate, readProxyClientCertificate, Transports } from '../../aggregator/transport.js';
 import { StatusError } from '../../api/status.js';
+import { onClientCAChange } from '../../authn/dynamic-ca-file.js';
 import { type APIService, isAvailable } from '../../registry/apiregistration/apiservices.js';
 import type { Endpoints } from '../../registry/core/endpoints.js';
 import type { DeepReadonly } from '../../registry/lister.js';
@@ -180,18 +180,18 @@ export function aggregatorFeature(): ServerFeature {
           writer,
           cmType,
           c.lister().for(cmType),
-          {
-            // the bundle client certificates are verified against (--client-ca-file, or the generated CA)
-            clientCA: c.tls.clientCA,
-            requestHeaderCA: o.requestheaderClientCAFile ? readFileSync(o.requestheaderClientCAFile, 'utf8') : '',
+          () => ({
+            // the bundles client certificates are verified against now (--client-ca-file, or the generated CA)
+            clientCA: c.clientCAs.client?.pem ?? '',
+            requestHeaderCA: c.clientCAs.requestHeader?.pem ?? '',
             usernameHeaders: o.requestheaderUsernameHeaders,
             uidHeaders: o.requestheaderUidHeaders,
             groupHeaders: o.requestheaderGroupHeaders,
             extraHeaderPrefixes: o.requestheaderExtraHeadersPrefix,
             allowedNames: o.requestheaderAllowedNames,
-          },
+          }),
         );
-        stops.push(() => publisher.stop());
+        stops.push(() => publisher.stop(), onClientCAChange(c.clientCAs, () => publisher.changed()));
         const published = publisher.start();
         c.addPostStartHook('start-cluster-authentication-info-controller', published);
         await published;
