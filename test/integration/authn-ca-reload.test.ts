@@ -11,13 +11,15 @@ import { connect as tlsConnect } from 'node:tls';
 import { join } from 'node:path';
 import t from 'tap';
 import { pemBlocks } from '../../core/certificates/x509.js';
+import { GrpcStatusError, type Ref, ResourceClient } from '../../core/grpc/client.js';
 import { whoami } from '../helpers/authn.js';
 import { Client } from '../helpers/client.js';
 import { type KeyPair, loopbackServing, makeCA } from '../helpers/pki.js';
-import { startServer, tempDir } from '../helpers/server.js';
+import { freePort, spawnServer, startServer, tempDir } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 const CHECK_MS = 300;
+const REVIEW: Ref = { group: 'authentication.svc.io', version: 'v1', resource: 'selfsubjectreviews' };
 const CM = '/api/v1/namespaces/svc-system/configmaps/extension-apiserver-authentication';
 const certs = (pem: string | undefined): string[] => pemBlocks(pem ?? '').map((b) => b.bytes.toString('base64'));
 
@@ -50,8 +52,10 @@ t.test('client CA files, request-header CA files and the serving pair are read a
   const proxyCAFile = file('front-proxy-ca.crt', proxyA.cert);
   const certFile = file('serving.crt', serving.cert);
   const keyFile = file('serving.key', serving.key);
+  const grpcPort = await freePort();
   const s = await startServer(
     [
+      `--grpc-port=${grpcPort}`,
       `--tls-cert-file=${certFile}`,
       `--tls-private-key-file=${keyFile}`,
       `--client-ca-file=${clientCAFile}`,
@@ -78,13 +82,28 @@ t.test('client CA files, request-header CA files and the serving pair are read a
       c.close();
     }
   };
+  /** The same over gRPC (its own TLS listener): the user name, or the gRPC error code. */
+  const grpcWhoAs = async (kp: KeyPair, ca = servingCA.cert): Promise<string | number> => {
+    const g = new ResourceClient({ server: `127.0.0.1:${grpcPort}`, ca, ...kp });
+    try {
+      const a = await g.create(REVIEW, JSON.stringify({ apiVersion: 'authentication.svc.io/v1', kind: 'SelfSubjectReview' }), { accept: 'application/json' });
+      return (a.object as { status: { userInfo: { username: string } } }).status.userInfo.username;
+    } catch (e) {
+      if (e instanceof GrpcStatusError) return e.code;
+      throw e;
+    } finally {
+      g.close();
+    }
+  };
   const settle = () => new Promise((r) => setTimeout(r, CHECK_MS * 4));
 
   await t.test('x509: a certificate of a CA added to --client-ca-file is authenticated once the file changes', async (t) => {
     t.equal((await whoAs(userA)).username, 'user-a', 'the first CA\'s user');
     t.equal((await whoAs(userB)).status, 401, 'a certificate of a CA not in the file: 401');
+    t.equal(await grpcWhoAs(userB), 16, 'over gRPC: UNAUTHENTICATED');
     replace(clientCAFile, caA.cert + caB.cert);
     t.ok(await waitFor(async () => (await whoAs(userB)).username === 'user-b', 5_000), 'the new CA\'s user is authenticated');
+    t.equal(await grpcWhoAs(userB), 'user-b', 'over gRPC too');
     t.equal((await whoAs(userA)).username, 'user-a', 'the first CA\'s user still is');
   });
 
@@ -147,5 +166,35 @@ t.test('client CA files, request-header CA files and the serving pair are read a
     replace(keyFile, next.key);
     t.ok(await waitFor(async () => (await presented()).checkIssued(new X509Certificate(servingCA2.cert)), 5_000), 'the new certificate, once its key is there');
     t.equal((await whoAs(userB, {}, servingCA2.cert)).username, 'user-b', 'a client trusting the new serving CA is served and authenticated');
+    t.equal(await grpcWhoAs(userB, servingCA2.cert), 'user-b', 'the gRPC port presents the new certificate too');
   });
+});
+
+t.test('with --acceptors=2 each acceptor process follows --client-ca-file itself', async (t) => {
+  const dir = tempDir('svc-ca-reload-acc-');
+  const clientCAFile = join(dir, 'client-ca.crt');
+  writeFileSync(clientCAFile, caA.cert);
+  // the binary's schedule is upstream's minute: what is seen within seconds came by the change notification
+  const srv = await spawnServer(dir, await freePort(), ['--acceptors=2', `--client-ca-file=${clientCAFile}`]);
+  t.teardown(async () => {
+    await srv.kill();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  // one connection per client: the primary hands connections to the acceptors in turn
+  const clients = [0, 1, 2, 3].map(() => new Client({ url: srv.url, ca: srv.ca, ...userB, maxSockets: 1 }));
+  t.teardown(() => clients.forEach((c) => c.close()));
+  const fresh = async () => {
+    const c = new Client({ url: srv.url, ca: srv.ca, ...userB, maxSockets: 1 });
+    try {
+      return (await whoami(c)).username;
+    } finally {
+      c.close();
+    }
+  };
+  t.equal(await fresh(), undefined, 'before the change: not authenticated');
+  replace(clientCAFile, caA.cert + caB.cert);
+  const bothLoaded = () => (srv.output().match(/loaded a new CA bundle client-ca-bundle::/g) ?? []).length === 2;
+  t.ok(await waitFor(bothLoaded, 10_000), 'each acceptor logged the new bundle');
+  const seen = await Promise.all(clients.map(async (c) => (await whoami(c)).username));
+  t.same(seen, ['user-b', 'user-b', 'user-b', 'user-b'], 'four connections, spread over both acceptors, each authenticated');
 });
