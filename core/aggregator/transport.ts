@@ -105,6 +105,8 @@ export class Transports {
 export interface Answer {
   status: number;
   body: Buffer;
+  /** The answer's headers, lower-case names. */
+  headers: Record<string, string | string[] | undefined>;
 }
 
 /**
@@ -125,7 +127,7 @@ export async function fetchFrom(agent: Agent, target: ResolvedService, path: str
       if (size > maxBytes) throw new Error(`answer larger than ${maxBytes} bytes`);
       chunks.push(c as Buffer);
     }
-    return { status: r.statusCode, body: Buffer.concat(chunks) };
+    return { status: r.statusCode, body: Buffer.concat(chunks), headers: r.headers };
   } catch (e) {
     if (signal.aborted) throw new Error(`Get ${JSON.stringify(url)}: context deadline exceeded`);
     throw new Error(`Get ${JSON.stringify(url)}: ${describeError(e)}`);

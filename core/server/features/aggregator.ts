@@ -13,6 +13,7 @@ import { AuthenticationConfigMapPublisher, readerRoleObjects } from '../../aggre
 import { aggregatorIdentity, AvailabilityController, availabilityMetrics } from '../../aggregator/availability.js';
 import { AutoRegisterController } from '../../aggregator/autoregister.js';
 import { RemoteDocuments } from '../../aggregator/documents.js';
+import { AggregatedDiscoveryReader } from '../../aggregator/discovery-reader.js';
 import { AggregatorProxy } from '../../aggregator/proxy.js';
 import { ServiceResolver } from '../../aggregator/resolver.js';
 import { fetchFrom, HOP_HEADER, type IdentityHeaderNames, identityHeaders, type ProxyClientCertificate, readProxyClientCertificate, Transports } from '../../aggregator/transport.js';
@@ -110,19 +111,46 @@ export function aggregatorFeature(): ServerFeature {
         const doc = await fetchFrom(agent, target, url, headers, 5000);
         if (doc.status === 200) documents.openApiRead(name, JSON.parse(doc.body.toString('utf8')) as Record<string, unknown>);
       };
+      // a remote group version's discovery: its aggregated discovery when it serves it, else the legacy
+      // list the check read; then its OpenAPI. One update at a time per APIService, in the order of the checks.
+      const reader = new AggregatedDiscoveryReader();
+      const readAggregated = async (a: DeepReadonly<APIService>) => {
+        try {
+          const target = resolver.resolve(a.spec.service!);
+          const agent = transports.agentFor(a, target.serverName);
+          const as: [string, string][] = [...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId]];
+          return await reader.read(a, (path, headers) => fetchFrom(agent, target, path, [...headers, ...as], 5000));
+        } catch {
+          return undefined;
+        }
+      };
+      const discovering = new Map<string, Promise<void>>();
+      const discover = (a: DeepReadonly<APIService>, body: Buffer | undefined): void => {
+        const name = a.metadata.name!;
+        const next = (discovering.get(name) ?? Promise.resolve()).then(async () => {
+          const resources = body ? await readAggregated(a) : undefined;
+          // deleted meanwhile: nothing to add back
+          if (!apiServices.get('', name)) return;
+          documents.discovered(a, body, resources);
+          if (body) await readOpenApi(a).catch((e: Error) => c.log.info(`aggregator: OpenAPI of ${name}: ${e.message}`, undefined, 2));
+        });
+        discovering.set(name, next);
+        void next.finally(() => {
+          if (discovering.get(name) === next) discovering.delete(name);
+        });
+      };
       if (!c.housekeeping) {
         // another acceptor: the controllers run in the first one; this one reads the remote documents itself
         const refresh = async (a: DeepReadonly<APIService>): Promise<void> => {
-          if (!a.spec.service || !isAvailable(a as APIService)) return documents.discovered(a, undefined);
+          if (!a.spec.service || !isAvailable(a as APIService)) return discover(a, undefined);
           const path = `/apis/${a.spec.group}/${a.spec.version}`;
           try {
             const target = resolver.resolve(a.spec.service);
             const headers = [['accept', 'application/json'] as [string, string], ...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId] as [string, string]];
             const r = await fetchFrom(transports.agentFor(a, target.serverName), target, path, headers, 5000);
-            documents.discovered(a, r.status >= 200 && r.status < 300 ? r.body : undefined);
-            if (r.status >= 200 && r.status < 300) await readOpenApi(a);
+            discover(a, r.status >= 200 && r.status < 300 ? r.body : undefined);
           } catch {
-            documents.discovered(a, undefined);
+            discover(a, undefined);
           }
         };
         const refreshAll = () => {
@@ -133,6 +161,7 @@ export function aggregatorFeature(): ServerFeature {
             if (ev.type !== 'DELETED') return void refresh(ev.object);
             documents.forget(ev.object.metadata.name!);
             transports.drop(ev.object.metadata.name!);
+            reader.retain(apiServices.list());
           }),
         );
         const timer = setInterval(refreshAll, o.aggregatorRecheckMs ?? RECHECK_MS);
@@ -155,13 +184,12 @@ export function aggregatorFeature(): ServerFeature {
         metrics: availabilityMetrics(c.metrics),
         onDiscovery: (name, body) => {
           const a = apiServices.get('', name);
-          if (!a) return;
-          documents.discovered(a, body);
-          if (body) readOpenApi(a).catch((e: Error) => c.log.info(`aggregator: OpenAPI of ${name}: ${e.message}`, undefined, 2));
+          if (a) discover(a, body);
         },
         onDeleted: (name) => {
           documents.forget(name);
           transports.drop(name);
+          reader.retain(apiServices.list());
         },
       });
       const autoregister = new AutoRegisterController(writer, rt, apiServices, c.types);
