@@ -17,7 +17,7 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
 import { CA_FILE_CHECK_MS, CAContent, type ClientCAs, DynamicCAFile, handshakeCAs, onClientCAChange } from '../authn/dynamic-ca-file.js';
-import { ServingCertificate } from './serving-certificate.js';
+import { FollowedKeyPair } from './followed-key-pair.js';
 import { ConfigReloadStatus } from '../api/config-reload-status.js';
 import type { ServingInfo } from '../controllers/bootstrapsigner.js';
 import { checkAuthorizationFiles } from '../authz/factory.js';
@@ -156,7 +156,7 @@ export class ApiServer {
   /** The client CA bundles, followed when they are files. */
   clientCAs: ClientCAs = {};
   /** The serving certificate, followed when it is a file pair. */
-  serving!: ServingCertificate;
+  serving!: FollowedKeyPair;
   /** The served resource types (custom resource definitions put and remove theirs here). */
   types!: TypeRegistry;
   private releaseDataDir: () => void = () => undefined;
@@ -295,7 +295,7 @@ export class ApiServer {
       const featureGates = resolveFeatureGates(o.featureGates);
       this.tls = loadTls(o);
       this.clientCAs = clientCAsOf(o, this.tls);
-      this.serving = new ServingCertificate(this.tls, o.tlsCertFile ? { cert: o.tlsCertFile, key: o.tlsPrivateKeyFile } : undefined);
+      this.serving = new FollowedKeyPair('serving certificate', this.tls, o.tlsCertFile ? { cert: o.tlsCertFile, key: o.tlsPrivateKeyFile } : undefined);
       const auditLines = this.acceptorLink?.auditLines();
       config = {
         opts: o,

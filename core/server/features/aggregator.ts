@@ -16,9 +16,10 @@ import { RemoteDocuments } from '../../aggregator/documents.js';
 import { AggregatedDiscoveryReader } from '../../aggregator/discovery-reader.js';
 import { AggregatorProxy } from '../../aggregator/proxy.js';
 import { ServiceResolver } from '../../aggregator/resolver.js';
-import { fetchFrom, HOP_HEADER, type IdentityHeaderNames, identityHeaders, type ProxyClientCertificate, readProxyClientCertificate, Transports } from '../../aggregator/transport.js';
+import { fetchFrom, HOP_HEADER, type IdentityHeaderNames, identityHeaders, readProxyClientCertificate, Transports } from '../../aggregator/transport.js';
 import { StatusError } from '../../api/status.js';
-import { onClientCAChange } from '../../authn/dynamic-ca-file.js';
+import { CA_FILE_CHECK_MS, onClientCAChange } from '../../authn/dynamic-ca-file.js';
+import { FollowedKeyPair } from '../followed-key-pair.js';
 import { type APIService, isAvailable } from '../../registry/apiregistration/apiservices.js';
 import type { Endpoints } from '../../registry/core/endpoints.js';
 import type { DeepReadonly } from '../../registry/lister.js';
@@ -40,13 +41,15 @@ function parseObject(body: Buffer): Record<string, unknown> | undefined {
 }
 
 export function aggregatorFeature(): ServerFeature {
-  let client: ProxyClientCertificate | undefined;
+  let client: FollowedKeyPair | undefined;
   let aggregation: Aggregation | undefined;
   const stops: (() => void)[] = [];
   return {
     name: 'aggregator',
     configure(c) {
-      client = readProxyClientCertificate(c.opts.proxyClientCertFile, c.opts.proxyClientKeyFile);
+      const o = c.opts;
+      const first = readProxyClientCertificate(o.proxyClientCertFile, o.proxyClientKeyFile);
+      client = first && new FollowedKeyPair('proxy client certificate', first, { cert: o.proxyClientCertFile, key: o.proxyClientKeyFile });
     },
     async start(c) {
       const rt = c.types.get(APISERVICES);
@@ -56,8 +59,13 @@ export function aggregatorFeature(): ServerFeature {
       const endpointsType = c.types.get(ENDPOINTS);
       const endpoints = o.enableAggregatorRouting && endpointsType ? c.lister().for<Endpoints>(endpointsType) : undefined;
       const resolver = new ServiceResolver(endpoints);
-      const transports = new Transports(client);
+      const transports = new Transports(() => client);
       stops.push(() => transports.close());
+      if (client) {
+        const pair = client;
+        stops.push(pair.onChange(() => transports.clientChanged()), () => pair.stop());
+        pair.start(o.certificateFileCheckMs ?? CA_FILE_CHECK_MS);
+      }
       const names: IdentityHeaderNames = {
         user: o.requestheaderUsernameHeaders[0]?.toLowerCase() ?? 'x-remote-user',
         uid: o.requestheaderUidHeaders[0]?.toLowerCase(),

@@ -1,7 +1,8 @@
 /**
- * The serving certificate and key of --tls-cert-file / --tls-private-key-file, read again when either
- * file changes and on a schedule, as upstream's dynamic serving content: a new pair is used by the
- * connections made after it is read (open ones keep theirs). A pair that cannot be read, does not
+ * A certificate and key read again when either file changes and on a schedule, as upstream's dynamic
+ * certificate/key content: the serving pair (--tls-cert-file, --tls-private-key-file: connections
+ * made after the change get the new one, open ones keep theirs) and the aggregator's proxy client
+ * pair (--proxy-client-cert-file, --proxy-client-key-file). A pair that cannot be read, does not
  * parse or whose key does not match the certificate keeps the last good pair and is logged, once per
  * bad text. A generated certificate never changes.
  */
@@ -21,14 +22,15 @@ function checkPair(p: KeyPairText): void {
   if (!cert.checkPrivateKey(createPrivateKey(p.key))) throw new Error('tls: private key does not match public key');
 }
 
-export class ServingCertificate {
+export class FollowedKeyPair {
   private current: KeyPairText;
   private readonly listeners = new Set<() => void>();
   private files: FollowedFile[] = [];
   private badText: string | undefined;
 
-  /** `files`: where the pair is read again from (none: it never changes). The first pair is taken as it is. */
+  /** `paths`: where the pair is read again from (none: it never changes). The first pair is taken as it is. `what` names it in the log. */
   constructor(
+    private readonly what: string,
     first: KeyPairText,
     private readonly paths?: { cert: string; key: string },
   ) {
@@ -78,12 +80,12 @@ export class ServingCertificate {
     }
     this.badText = undefined;
     this.current = next;
-    console.log(`svc-apiserver: loaded a new serving certificate from ${this.paths.cert}`);
+    console.log(`svc-apiserver: loaded a new ${this.what} from ${this.paths.cert}`);
     for (const fn of this.listeners) {
       try {
         fn();
       } catch (e) {
-        console.error(`svc-apiserver: applying a changed serving certificate failed: ${(e as Error).message}`);
+        console.error(`svc-apiserver: applying a changed ${this.what} failed: ${(e as Error).message}`);
       }
     }
     return true;
@@ -92,6 +94,6 @@ export class ServingCertificate {
   private refuse(text: string, why: string): void {
     if (text === this.badText) return;
     this.badText = text;
-    console.error(`svc-apiserver: serving certificate ${this.paths!.cert}: keeping the last good pair: ${why}`);
+    console.error(`svc-apiserver: ${this.what} ${this.paths!.cert}: keeping the last good pair: ${why}`);
   }
 }
