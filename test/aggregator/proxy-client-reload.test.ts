@@ -25,17 +25,17 @@ const replace = (path: string, text: string): void => {
 const fingerprint = (pem: string): string => new X509Certificate(pem).fingerprint256;
 
 t.test('a new proxy client pair is presented on new connections; a mismatched one is refused', async (t) => {
-  const first = a.ext.seen.at(-1)!.clientFingerprint;
+  const first = a.ext.clientFingerprints.at(-1);
   t.ok(first, 'the extension saw a client certificate');
   const next = a.proxyCA.issue({ cn: 'aggregator', client: true });
   // the certificate first, its key after: in between the pair does not match and is not taken
   replace(join(a.dir, 'proxy.crt'), next.cert);
   await new Promise((r) => setTimeout(r, 500));
   t.equal((await a.s.admin.get(FLUNDERS)).status, 200, 'requests go on with the last good pair');
-  t.equal(a.ext.seen.at(-1)!.clientFingerprint, first, 'the old certificate while the key does not match');
+  t.equal(a.ext.clientFingerprints.at(-1), first, 'the old certificate while the key does not match');
   replace(join(a.dir, 'proxy.key'), next.key);
   t.ok(
-    await waitFor(async () => (await a.s.admin.get(FLUNDERS)).status === 200 && a.ext.seen.at(-1)!.clientFingerprint === fingerprint(next.cert), 10_000),
+    await waitFor(async () => (await a.s.admin.get(FLUNDERS)).status === 200 && a.ext.clientFingerprints.at(-1) === fingerprint(next.cert), 10_000),
     'the new certificate reaches the extension',
   );
   t.ok(a.ext.refused === 0, 'the extension refused nothing');

@@ -26,8 +26,6 @@ export interface SeenIdentity {
   groups: string[];
   extra: Record<string, string[]>;
   clientCN: string;
-  /** SHA-256 fingerprint of the client certificate presented. */
-  clientFingerprint: string;
   path: string;
 }
 
@@ -189,7 +187,7 @@ export class ExtensionApiServer {
     }
     const url = new URL(req.url ?? '/', 'https://x');
     const leaked = Object.keys(req.headers).filter((k) => k === 'authorization' || k.startsWith('impersonate-'));
-    this.seen.push({ user: String(req.headers['x-remote-user'] ?? ''), groups: req.headersDistinct['x-remote-group'] ?? [], extra: {}, clientCN: cn, clientFingerprint: sock.getPeerCertificate()?.fingerprint256 ?? '', path: url.pathname, ...(leaked.length ? { leaked } : {}) });
+    this.seen.push({ user: String(req.headers['x-remote-user'] ?? ''), groups: req.headersDistinct['x-remote-group'] ?? [], extra: {}, clientCN: cn, path: url.pathname, ...(leaked.length ? { leaked } : {}) });
     this.upgradeHeaders.push(req.headers);
     if (!url.pathname.endsWith('/echo')) return void socket.end('HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain\r\nContent-Length: 16\r\nConnection: close\r\n\r\nno upgrade here\n');
     socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: ${req.headers.upgrade}\r\nConnection: Upgrade\r\nX-Stream-Protocol-Version: echo.v1\r\n\r\n`);
@@ -200,6 +198,8 @@ export class ExtensionApiServer {
     socket.on('end', () => socket.end());
   }
 
+  /** SHA-256 fingerprints of the client certificates of the requests it served, in order. */
+  readonly clientFingerprints: string[] = [];
   /** How /apis answers a request for aggregated discovery. */
   discoveryForm: DiscoveryForm = 'v2';
   /** Its aggregated discovery resources (a test may change them, as a new build would). */
@@ -248,9 +248,10 @@ export class ExtensionApiServer {
     for (const [k, v] of Object.entries(req.headers)) {
       if (k.startsWith('x-remote-extra-')) extra[decodeURIComponent(k.slice('x-remote-extra-'.length))] = String(v).split(', ');
     }
+    this.clientFingerprints.push(cert?.fingerprint256 ?? '');
     const groups = req.headersDistinct['x-remote-group'] ?? [];
     const leaked = Object.keys(req.headers).filter((k) => k === 'authorization' || k.startsWith('impersonate-'));
-    this.seen.push({ user: String(req.headers['x-remote-user'] ?? ''), groups, extra, clientCN: cn, clientFingerprint: cert?.fingerprint256 ?? '', path: url.pathname, ...(leaked.length ? { leaked } : {}) });
+    this.seen.push({ user: String(req.headers['x-remote-user'] ?? ''), groups, extra, clientCN: cn, path: url.pathname, ...(leaked.length ? { leaked } : {}) });
     const accept = String(req.headers.accept ?? '');
     const path = url.pathname.replace(/\/$/, '');
     if (path === '/apis') {
