@@ -5,7 +5,9 @@
  * answer in either aggregated form gives the APIService's group version entry as the extension wrote
  * it (subresources' acceptedTypes, categories and all), or an empty one when the document does not
  * name it; an extension that does not answer the aggregated form (an older server: its APIGroupList,
- * a 404, ...) gets undefined back, and the caller uses the legacy /apis/<group>/<version> list. The
+ * a 404, ...) gets undefined back, and the caller uses the legacy /apis/<group>/<version> list; a
+ * 503 is a failed read (DiscoveryUnavailableError), as upstream: the entry goes Stale (upstream also
+ * drops its resources; here the last ones read stay, as when an availability check fails). The
  * document read is kept per service (one extension serving several group versions is read once),
  * dropped with the last APIService naming it.
  */
@@ -46,6 +48,9 @@ export function versionEntries(doc: unknown): Map<string, Json[]> {
   return out;
 }
 
+/** The extension answered its aggregated discovery 503. */
+export class DiscoveryUnavailableError extends Error {}
+
 interface CachedDocument {
   etag: string;
   entries: Map<string, Json[]>;
@@ -71,6 +76,7 @@ export class AggregatedDiscoveryReader {
     const r = await get('/apis', headers);
     const gv = `${a.spec.group}/${a.spec.version}`;
     if (r.status === 304 && cached) return cached.entries.get(gv) ?? [];
+    if (r.status === 503) throw new DiscoveryUnavailableError(`service ${key} returned non-success response code: 503`);
     const contentType = r.headers['content-type'];
     if (r.status !== 200 || !isAggregatedDiscovery(Array.isArray(contentType) ? contentType[0] : contentType)) {
       this.cache.delete(key);

@@ -68,6 +68,14 @@ t.test('kubectl reads the extension\'s categories from aggregated discovery', as
   t.match(r.stdout, /flunders\s+fl\s+wardle\.example\.com\/v1alpha1\s+true\s+Flunder\s+.*wardle-all,all/, 'the CATEGORIES column');
 });
 
+t.test('an aggregated discovery answered 503 is a failed read: Stale, the last document read kept (upstream keeps none); an answer again makes it Current', async (t) => {
+  a.ext.discoveryForm = 'unavailable';
+  t.ok(await waitFor(async () => (await wardleEntry())?.freshness === 'Stale', 10_000), 'Stale');
+  t.ok(hasScale(await wardleEntry()), 'the last document read is kept');
+  a.ext.discoveryForm = 'v2';
+  t.ok(await waitFor(async () => (await wardleEntry())?.freshness === 'Current', 10_000), 'Current again');
+});
+
 t.test('an entry without resources: none here, still Current', async (t) => {
   const saved = a.ext.aggregated;
   t.teardown(() => (a.ext.aggregated = saved));

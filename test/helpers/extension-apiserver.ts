@@ -33,9 +33,10 @@ export type ExtensionMode = 'ok' | 'slow' | 'garbage' | 'cut';
 
 /**
  * How it answers /apis asked for aggregated discovery: apidiscovery v2 (today's servers), v2beta1
- * only (servers of 1.26-1.29), or not at all (older servers: the legacy APIGroupList).
+ * only (servers of 1.26-1.29), not at all (older servers: the legacy APIGroupList), or 503 (a
+ * server whose discovery is not ready).
  */
-export type DiscoveryForm = 'v2' | 'v2beta1' | 'legacy';
+export type DiscoveryForm = 'v2' | 'v2beta1' | 'legacy' | 'unavailable';
 
 /**
  * The aggregated discovery of its group version. It says more than the legacy list can: the scale
@@ -256,7 +257,8 @@ export class ExtensionApiServer {
     const path = url.pathname.replace(/\/$/, '');
     if (path === '/apis') {
       const form = this.discoveryForm;
-      if (form !== 'legacy' && accept.split(',').some((a) => a.includes('as=APIGroupDiscoveryList') && a.includes(`v=${form};`))) {
+      if (form === 'unavailable' && accept.includes('as=APIGroupDiscoveryList')) return this.status(res, 503, 'ServiceUnavailable', 'discovery is not ready');
+      if (form !== 'legacy' && form !== 'unavailable' && accept.split(',').some((a) => a.includes('as=APIGroupDiscoveryList') && a.includes(`v=${form};`))) {
         const items = [{ metadata: { name: WARDLE_GROUP }, versions: [{ version: WARDLE_VERSION, resources: this.aggregated, freshness: 'Current' }] }];
         const body = Buffer.from(JSON.stringify({ kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${form}`, metadata: {}, items }));
         const etag = `"${createHash('sha256').update(body).digest('hex')}"`;

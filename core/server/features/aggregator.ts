@@ -13,7 +13,7 @@ import { AuthenticationConfigMapPublisher, readerRoleObjects } from '../../aggre
 import { aggregatorIdentity, AvailabilityController, availabilityMetrics } from '../../aggregator/availability.js';
 import { AutoRegisterController } from '../../aggregator/autoregister.js';
 import { RemoteDocuments } from '../../aggregator/documents.js';
-import { AggregatedDiscoveryReader } from '../../aggregator/discovery-reader.js';
+import { AggregatedDiscoveryReader, DiscoveryUnavailableError } from '../../aggregator/discovery-reader.js';
 import { AggregatorProxy } from '../../aggregator/proxy.js';
 import { ServiceResolver } from '../../aggregator/resolver.js';
 import { fetchFrom, HOP_HEADER, type IdentityHeaderNames, identityHeaders, readProxyClientCertificate, Transports } from '../../aggregator/transport.js';
@@ -122,24 +122,27 @@ export function aggregatorFeature(): ServerFeature {
       // a remote group version's discovery: its aggregated discovery when it serves it, else the legacy
       // list the check read; then its OpenAPI. One update at a time per APIService, in the order of the checks.
       const reader = new AggregatedDiscoveryReader();
-      const readAggregated = async (a: DeepReadonly<APIService>) => {
-        try {
-          const target = resolver.resolve(a.spec.service!);
-          const agent = transports.agentFor(a, target.serverName);
-          const as: [string, string][] = [...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId]];
-          return await reader.read(a, (path, headers) => fetchFrom(agent, target, path, [...headers, ...as], 5000));
-        } catch {
-          return undefined;
-        }
+      const readAggregated = async (a: DeepReadonly<APIService>): Promise<Record<string, unknown>[] | undefined> => {
+        const target = resolver.resolve(a.spec.service!);
+        const agent = transports.agentFor(a, target.serverName);
+        const as: [string, string][] = [...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId]];
+        return reader.read(a, (path, headers) => fetchFrom(agent, target, path, [...headers, ...as], 5000));
       };
       const discovering = new Map<string, Promise<void>>();
       const discover = (a: DeepReadonly<APIService>, body: Buffer | undefined): void => {
         const name = a.metadata.name!;
         const next = (discovering.get(name) ?? Promise.resolve()).then(async () => {
-          const resources = body ? await readAggregated(a) : undefined;
+          let resources: Record<string, unknown>[] | undefined;
+          let read = body;
+          try {
+            if (body) resources = await readAggregated(a);
+          } catch (e) {
+            // a 503: a failed read, what was read before goes Stale (any other failure: the legacy list)
+            if (e instanceof DiscoveryUnavailableError) read = undefined;
+          }
           // deleted meanwhile: nothing to add back
           if (!apiServices.get('', name)) return;
-          documents.discovered(a, body, resources);
+          documents.discovered(a, read, resources);
           if (body) await readOpenApi(a).catch((e: Error) => c.log.info(`aggregator: OpenAPI of ${name}: ${e.message}`, undefined, 2));
         });
         discovering.set(name, next);
