@@ -8,8 +8,8 @@
  * a 404, ...) gets undefined back, and the caller uses the legacy /apis/<group>/<version> list; a
  * 503 is a failed read (DiscoveryUnavailableError), as upstream: the entry goes Stale (upstream also
  * drops its resources; here the last ones read stay, as when an availability check fails). The
- * document read is kept per service (one extension serving several group versions is read once),
- * dropped with the last APIService naming it.
+ * document read is kept per service (the APIServices of one extension share it and its ETag), and
+ * dropped with the last APIService naming that service.
  */
 import type { APIService } from '../registry/apiregistration/apiservices.js';
 import type { DeepReadonly } from '../registry/lister.js';
