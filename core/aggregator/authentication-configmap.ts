@@ -7,7 +7,8 @@
  * values to what the ConfigMap already holds instead of replacing them, so servers sharing a store
  * each publish theirs: certificates are combined (the ConfigMap's first, duplicates and those expired
  * more than five minutes ago dropped), names joined without repeats. Written at start, again
- * whenever the ConfigMap changes and once a minute. The Role extension-apiserver-authentication-reader
+ * whenever the ConfigMap changes, whenever one of our CA files changes (core/authn/dynamic-ca-file.ts)
+ * and once a minute. The Role extension-apiserver-authentication-reader
  * (and upstream's binding of it) in svc-system lets an extension server read it.
  */
 import { X509Certificate } from 'node:crypto';
@@ -109,7 +110,8 @@ export class AuthenticationConfigMapPublisher {
     private readonly client: TypedClient,
     private readonly rt: ResourceType,
     private readonly configMaps: Lister,
-    private readonly ours: AuthenticationInfo,
+    /** Our values now (the CA files may change while the server runs). */
+    private readonly ours: () => AuthenticationInfo,
   ) {
     this.queue = new WorkQueue('cluster-authentication-trust', () => this.sync());
   }
@@ -126,6 +128,11 @@ export class AuthenticationConfigMapPublisher {
 
   private timer: NodeJS.Timeout | undefined;
 
+  /** Our values changed: combine them in again. */
+  changed(): void {
+    this.queue.add('');
+  }
+
   stop(): void {
     this.unsubscribe?.();
     clearInterval(this.timer);
@@ -135,7 +142,7 @@ export class AuthenticationConfigMapPublisher {
   private async sync(): Promise<void> {
     const have = this.configMaps.get(AUTHENTICATION_NAMESPACE, AUTHENTICATION_CONFIGMAP) as (ApiObject & { data?: Record<string, string> }) | undefined;
     try {
-      const data = combinedAuthenticationData(have?.data ?? {}, this.ours);
+      const data = combinedAuthenticationData(have?.data ?? {}, this.ours());
       if (!have) {
         await this.client.create(this.rt, { apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: AUTHENTICATION_CONFIGMAP, namespace: AUTHENTICATION_NAMESPACE }, data } as ApiObject);
         return;

@@ -3,8 +3,9 @@
  * OpenAPI aggregation): /apis lists every group in APIService order (groupPriorityMinimum highest
  * first, then name; versions by versionPriority, then kube-like version order), with the remote
  * groups; /apis/<group> of a remote group is answered here; aggregated discovery carries each remote
- * group version read by its last availability check, `Current` while checks pass and `Stale` once
- * they fail; /openapi/v3 lists each remote group version's document, read from the extension server
+ * group version as the extension's own aggregated discovery gives it (discovery-reader.ts), or
+ * converted from the legacy resource list its last availability check read when it serves none,
+ * `Current` while checks pass and `Stale` once they fail; /openapi/v3 lists each remote group version's document, read from the extension server
  * and served under this server's own hash; /openapi/v2 merges each one's v2 document (openapi-v2.ts).
  * Both are read again at a passing check a minute after the last read (upstream's period), and at the
  * first passing check after a failed one (the extension may have come back as another build). A remote group version never read is left out of
@@ -22,7 +23,7 @@ type Json = Record<string, unknown>;
 interface Remote {
   group: string;
   version: string;
-  /** Legacy APIResourceList.resources of the group version. */
+  /** The group version's aggregated discovery resources (the extension's own, or converted from its legacy list). */
   resources: Json[];
   fresh: boolean;
   openapi?: { doc: Json; hash: string };
@@ -86,8 +87,12 @@ export class RemoteDocuments {
     apiServices.onChange(() => this.generation++);
   }
 
-  /** A passed check's discovery answer (undefined: the check failed, what was read goes stale). */
-  discovered(a: DeepReadonly<APIService>, body: Buffer | undefined): void {
+  /**
+   * A passed check's discovery answer (undefined: the check failed, what was read goes stale): the
+   * legacy resource list the check read and, when the extension answered aggregated discovery
+   * (discovery-reader.ts), its resources for the group version, which are used instead.
+   */
+  discovered(a: DeepReadonly<APIService>, body: Buffer | undefined, aggregated?: Json[]): void {
     const name = a.metadata.name!;
     const had = this.remotes.get(name);
     if (!body) {
@@ -99,14 +104,18 @@ export class RemoteDocuments {
       }
       return;
     }
-    let list: { resources?: Json[] };
-    try {
-      list = JSON.parse(body.toString('utf8')) as { resources?: Json[] };
-    } catch {
-      if (had?.fresh) (had.fresh = false), this.generation++;
-      return;
+    let resources: Json[];
+    if (aggregated) resources = aggregated;
+    else {
+      let list: { resources?: Json[] };
+      try {
+        list = JSON.parse(body.toString('utf8')) as { resources?: Json[] };
+      } catch {
+        if (had?.fresh) (had.fresh = false), this.generation++;
+        return;
+      }
+      resources = toAggregated(a.spec.group ?? '', a.spec.version ?? '', Array.isArray(list?.resources) ? list.resources : []);
     }
-    const resources = Array.isArray(list?.resources) ? list.resources : [];
     const next: Remote = { group: a.spec.group ?? '', version: a.spec.version ?? '', resources, fresh: true, readAt: had?.readAt ?? { v2: 0, v3: 0 }, ...(had?.openapi ? { openapi: had.openapi } : {}), ...(had?.swagger ? { swagger: had.swagger } : {}) };
     if (had && had.fresh && JSON.stringify(had.resources) === JSON.stringify(resources)) return;
     this.remotes.set(name, next);
@@ -201,7 +210,7 @@ export class RemoteDocuments {
         continue;
       }
       const versions = [...((item?.versions as Json[] | undefined) ?? [])];
-      for (const r of remote) versions.push({ version: r.version, resources: toAggregated(r.group, r.version, r.resources), freshness: r.fresh ? 'Current' : 'Stale' });
+      for (const r of remote) versions.push({ version: r.version, resources: r.resources, freshness: r.fresh ? 'Current' : 'Stale' });
       const order = g.versions.map((v) => v.version);
       versions.sort((a, b) => order.indexOf(String(a.version)) - order.indexOf(String(b.version)));
       items.push({ metadata: { name: g.name, creationTimestamp: null }, versions });

@@ -2,7 +2,7 @@
  * How the aggregator reaches an extension API server: one keep-alive HTTPS agent per APIService (made
  * again when its spec changes), presenting --proxy-client-cert-file and verifying the server against
  * the APIService's caBundle (the host's roots without one) under the name `<service>.<namespace>.svc`,
- * unless insecureSkipTLSVerify. The identity of the caller travels as request headers (upstream's
+ * unless insecureSkipTLSVerify; the client certificate files are followed (server/followed-key-pair.ts). The identity of the caller travels as request headers (upstream's
  * authenticating-proxy form), named as this server's --requestheader-* flags name them (first name of
  * each; X-Remote-User, X-Remote-Group, X-Remote-Extra- when unset).
  */
@@ -59,20 +59,31 @@ const loadUndici = (): typeof import('undici') => (undici ??= createRequire(impo
  * is most of what the aggregator adds to a small request.
  */
 export class Transports {
-  private readonly agents = new Map<string, { key: string; resourceVersion: string | undefined; agent: Agent }>();
+  private readonly agents = new Map<string, { key: string; resourceVersion: string | undefined; certificate: number; agent: Agent }>();
+  /** Bumped when the proxy client certificate changes: each agent is made again at its next use. */
+  private certificate = 0;
 
-  constructor(private readonly client: ProxyClientCertificate | undefined) {}
+  /** `client`: the proxy client certificate now (its files are followed: clientChanged()). */
+  constructor(private readonly client: () => ProxyClientCertificate | undefined) {}
+
+  /** A new proxy client certificate: new connections present it; requests under way finish on theirs. */
+  clientChanged(): void {
+    this.certificate++;
+  }
 
   agentFor(a: DeepReadonly<APIService>, serverName: string): Agent {
     const name = a.metadata.name!;
     const had = this.agents.get(name);
-    if (had && had.resourceVersion === a.metadata.resourceVersion) return had.agent;
+    if (had && had.resourceVersion === a.metadata.resourceVersion && had.certificate === this.certificate) return had.agent;
     const key = specKey(a);
-    if (had?.key === key) {
+    if (had?.key === key && had.certificate === this.certificate) {
       had.resourceVersion = a.metadata.resourceVersion;
       return had.agent;
     }
-    void had?.agent.destroy().catch(() => undefined);
+    // a changed spec ends what went to the old backend; a changed certificate lets it finish
+    if (had?.key === key) void had.agent.close().catch(() => undefined);
+    else void had?.agent.destroy().catch(() => undefined);
+    const client = this.client();
     const ca = a.spec.caBundle ? Buffer.from(a.spec.caBundle, 'base64').toString('utf8') : undefined;
     const agent = new (loadUndici().Agent)({
       keepAliveTimeout: 30_000,
@@ -84,10 +95,10 @@ export class Transports {
         servername: serverName,
         rejectUnauthorized: !a.spec.insecureSkipTLSVerify,
         ...(ca ? { ca } : {}),
-        ...(this.client ? { cert: this.client.cert, key: this.client.key } : {}),
+        ...(client ? { cert: client.cert, key: client.key } : {}),
       },
     });
-    this.agents.set(name, { key, resourceVersion: a.metadata.resourceVersion, agent });
+    this.agents.set(name, { key, resourceVersion: a.metadata.resourceVersion, certificate: this.certificate, agent });
     return agent;
   }
 
@@ -105,6 +116,8 @@ export class Transports {
 export interface Answer {
   status: number;
   body: Buffer;
+  /** The answer's headers, lower-case names. */
+  headers: Record<string, string | string[] | undefined>;
 }
 
 /**
@@ -125,7 +138,7 @@ export async function fetchFrom(agent: Agent, target: ResolvedService, path: str
       if (size > maxBytes) throw new Error(`answer larger than ${maxBytes} bytes`);
       chunks.push(c as Buffer);
     }
-    return { status: r.statusCode, body: Buffer.concat(chunks) };
+    return { status: r.statusCode, body: Buffer.concat(chunks), headers: r.headers };
   } catch (e) {
     if (signal.aborted) throw new Error(`Get ${JSON.stringify(url)}: context deadline exceeded`);
     throw new Error(`Get ${JSON.stringify(url)}: ${describeError(e)}`);

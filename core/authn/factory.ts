@@ -21,7 +21,7 @@ import type { UserInfo } from '../api/types.js';
 import type { Lister } from '../registry/lister.js';
 import { AuthenticationError, type Authenticator, type AuthnRequest, bearerToken, intersectAudiences, union } from './authenticator.js';
 import { bootstrapTokenAuthenticator } from './bootstrap-token.js';
-import { CABundle } from './client-ca.js';
+import type { ClientCAs } from './dynamic-ca-file.js';
 import type { AuthenticationConfigStatus, OidcOptions } from './oidc-config.js';
 import { oidcAuthenticator, oidcEnabled } from './oidc-config.js';
 import { type RequestHeaderOptions, requestHeaderAuthenticator } from './request-header.js';
@@ -48,10 +48,8 @@ export interface AuthenticationOptions extends OidcOptions, WebhookOptions, Requ
 
 /** What authenticators may need from the running server. */
 export interface AuthenticatorDeps {
-  /** Whether client certificates are verified (a client CA is configured). */
-  clientCA: boolean;
-  /** The --client-ca-file bundle (x509 accepts only certificates chaining to it). */
-  clientCAPem?: string;
+  /** The client CA bundles: --client-ca-file or the generated CA (x509 accepts only certificates chaining to it; none: x509 is off), --requestheader-client-ca-file. */
+  clientCAs: ClientCAs;
   /** The effective feature gates. */
   featureGates?: Readonly<Record<string, boolean>>;
   /** Where --authentication-config reloads are recorded. */
@@ -75,8 +73,12 @@ interface AuthenticatorEntry {
 
 /** The methods in the order they are tried. */
 export const authenticatorOrder: readonly AuthenticatorEntry[] = [
-  { name: 'requestheader', enabled: (o) => o.requestheaderClientCAFile !== '', build: (o, d) => requestHeaderAuthenticator(o, d) },
-  { name: 'x509', enabled: (_o, d) => d.clientCA, build: (_o, d) => x509Authenticator(Date.now, d.clientCAPem ? new CABundle(d.clientCAPem) : undefined) },
+  {
+    name: 'requestheader',
+    enabled: (_o, d) => d.clientCAs.requestHeader !== undefined,
+    build: (o, d) => requestHeaderAuthenticator(o, { requestHeaderCA: d.clientCAs.requestHeader!, clientCA: d.clientCAs.client, featureGates: d.featureGates }),
+  },
+  { name: 'x509', enabled: (_o, d) => d.clientCAs.client !== undefined, build: (_o, d) => x509Authenticator(Date.now, d.clientCAs.client) },
   {
     name: 'token-file',
     enabled: (o) => o.tokenAuthFile !== '',

@@ -9,11 +9,11 @@
  * from headers with an extra prefix (the rest of the name, lower-cased and percent-decoded).
  * Node joins repeated header lines with ", ", so values are split back on ", ".
  */
-import { readFileSync } from 'node:fs';
 import type { UserInfo } from '../api/types.js';
 import { AuthenticationConfigError } from './authn-config.js';
 import { AuthenticationError, type Authenticator, type Headers, type PeerIdentity } from './authenticator.js';
-import { CABundle } from './client-ca.js';
+import type { CABundle } from './client-ca.js';
+import type { CAContent } from './dynamic-ca-file.js';
 
 export interface RequestHeaderOptions {
   requestheaderClientCAFile: string;
@@ -25,8 +25,10 @@ export interface RequestHeaderOptions {
 }
 
 export interface RequestHeaderDeps {
+  /** The --requestheader-client-ca-file bundle (read again when the file changes: dynamic-ca-file.ts). */
+  requestHeaderCA: CAContent;
   /** The --client-ca-file bundle, to refuse an overlap without allowed names. */
-  clientCAPem?: string;
+  clientCA?: CAContent;
   featureGates?: Readonly<Record<string, boolean>>;
 }
 
@@ -54,24 +56,12 @@ function unescapeKey(k: string): string {
 }
 
 export function requestHeaderAuthenticator(o: RequestHeaderOptions, d: RequestHeaderDeps): Authenticator {
-  let caPem: string;
-  try {
-    caPem = readFileSync(o.requestheaderClientCAFile, 'utf8');
-  } catch (e) {
-    throw new AuthenticationConfigError(`--requestheader-client-ca-file: unable to load client CA file ${JSON.stringify(o.requestheaderClientCAFile)}: ${(e as Error).message}`);
-  }
-  let trusted: CABundle;
-  try {
-    trusted = new CABundle(caPem);
-  } catch (e) {
-    throw new AuthenticationConfigError(`--requestheader-client-ca-file ${JSON.stringify(o.requestheaderClientCAFile)}: ${(e as Error).message}`);
-  }
-  if (trusted.size === 0) throw new AuthenticationConfigError(`--requestheader-client-ca-file ${JSON.stringify(o.requestheaderClientCAFile)}: data does not contain any valid RSA or ECDSA certificates`);
   if (o.requestheaderUidHeaders.length && d.featureGates?.RemoteRequestHeaderUID !== true) {
     throw new AuthenticationConfigError('--requestheader-uid-headers requires the "RemoteRequestHeaderUID" feature to be enabled');
   }
-  if (d.clientCAPem && o.requestheaderAllowedNames.length === 0) {
-    if (trusted.overlaps(new CABundle(d.clientCAPem))) {
+  // checked at start, as upstream (a later change of either file is not checked again)
+  if (d.clientCA && o.requestheaderAllowedNames.length === 0) {
+    if (d.requestHeaderCA.bundle.overlaps(d.clientCA.bundle)) {
       throw new AuthenticationConfigError(
         '--requestheader-client-ca-file and --client-ca-file contain overlapping certificates; --requestheader-allowed-names must be specified to ensure regular client certificates cannot set authenticating proxy headers for arbitrary users',
       );
@@ -84,19 +74,22 @@ export function requestHeaderAuthenticator(o: RequestHeaderOptions, d: RequestHe
   const extraPrefixes = lower(o.requestheaderExtraHeadersPrefix);
   const allowed = new Set(o.requestheaderAllowedNames);
 
-  // whether a connection's certificate may speak for users: decided once per connection
-  const proxies = new WeakMap<object, true | AuthenticationError>();
+  // whether a connection's certificate may speak for users: decided once per connection and bundle
+  const proxies = new WeakMap<object, { bundle: CABundle; verdict: true | AuthenticationError }>();
   const proxyVerdict = (peer: PeerIdentity): true | AuthenticationError => {
-    let v = proxies.get(peer.connection);
-    if (v === undefined) {
+    const trusted = d.requestHeaderCA.bundle;
+    let seen = proxies.get(peer.connection);
+    if (seen === undefined || seen.bundle !== trusted) {
       const cert = peer.certificate()!;
       const cn = Array.isArray(cert.subject?.CN) ? cert.subject.CN[0] : cert.subject?.CN;
-      if (!trusted.verifies(peer)) v = new AuthenticationError('requestheader: x509: certificate signed by unknown authority');
-      else if (allowed.size && !allowed.has(cn ?? '')) v = new AuthenticationError(`requestheader: x509: subject with cn=${cn ?? ''} is not in the allowed list`);
-      else v = true;
-      proxies.set(peer.connection, v);
+      let verdict: true | AuthenticationError;
+      if (!trusted.verifies(peer)) verdict = new AuthenticationError('requestheader: x509: certificate signed by unknown authority');
+      else if (allowed.size && !allowed.has(cn ?? '')) verdict = new AuthenticationError(`requestheader: x509: subject with cn=${cn ?? ''} is not in the allowed list`);
+      else verdict = true;
+      seen = { bundle: trusted, verdict };
+      proxies.set(peer.connection, seen);
     }
-    return v;
+    return seen.verdict;
   };
 
   return {

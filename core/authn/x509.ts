@@ -3,10 +3,15 @@
  * name and each O is a group. A presented certificate that does not verify is a rejected credential.
  * The identity is read once per connection, but the validity period is checked on every request, as
  * upstream does: a certificate that expires while its keep-alive connection stays open stops working.
+ * When --client-ca-file changes (core/authn/dynamic-ca-file.ts) each connection is judged again
+ * against the new bundle on its next request: a CA taken out of the file stops its certificates at
+ * once; a certificate of a CA added to it works from the next connection (the handshake of an open
+ * one verified it against the old bundle).
  */
 import type { UserInfo } from '../api/types.js';
 import { AuthenticationError, type Authenticator, type PeerIdentity } from './authenticator.js';
 import type { CABundle } from './client-ca.js';
+import type { CAContent } from './dynamic-ca-file.js';
 
 const CLIENT_AUTH_EKU = '1.3.6.1.5.5.7.3.2';
 
@@ -34,17 +39,20 @@ function identityOf(peer: PeerIdentity, trusted: CABundle | undefined): CertIden
 }
 
 /** `trusted`: the --client-ca-file bundle, needed when the listener trusts other CAs too. */
-export function x509Authenticator(now: () => number = Date.now, trusted?: CABundle): Authenticator {
-  const perConnection = new WeakMap<object, CertIdentity | AuthenticationError | null>();
+export function x509Authenticator(now: () => number = Date.now, trusted?: CAContent): Authenticator {
+  // the verdict of a connection, and the bundle it was reached with
+  const perConnection = new WeakMap<object, { bundle: CABundle | undefined; id: CertIdentity | AuthenticationError | null }>();
   return {
     name: 'x509',
     authenticate({ peer }) {
       if (!peer) return null;
-      let id = perConnection.get(peer.connection);
-      if (id === undefined) {
-        id = identityOf(peer, trusted);
-        perConnection.set(peer.connection, id);
+      const bundle = trusted?.bundle;
+      let seen = perConnection.get(peer.connection);
+      if (seen === undefined || seen.bundle !== bundle) {
+        seen = { bundle, id: identityOf(peer, bundle) };
+        perConnection.set(peer.connection, seen);
       }
+      const id = seen.id;
       if (id instanceof AuthenticationError) throw id;
       if (!id) return null;
       const t = now();

@@ -129,6 +129,14 @@ export class GrpcServer {
     };
   }
 
+  /**
+   * New serving certificate or trusted client CAs: TLS is terminated here (node:tls, connections then
+   * handed to grpc-js), so the new context serves every connection made from now on.
+   */
+  setTls(t: GrpcServerOptions['tls']): void {
+    this.tls.setSecureContext({ cert: t.cert, key: t.key, ...(t.clientCA ? { ca: t.clientCA } : {}) });
+  }
+
   listen(port: number, host: string): Promise<void> {
     return new Promise((resolve, reject) => {
       this.tls.once('error', reject);

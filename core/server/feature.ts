@@ -14,6 +14,7 @@
  * resources' handlers and non-resource routes. On stop, features stop in reverse order, after the
  * listener closed and before the store does.
  */
+import type { ClientCAs } from '../authn/dynamic-ca-file.js';
 import type { Authenticator } from '../authn/authenticator.js';
 import type { ServiceAccountKeys } from '../authn/service-account-keys.js';
 import type { Auditor } from '../audit/auditor.js';
@@ -57,6 +58,8 @@ export interface FeatureConfig {
   readonly opts: ServerOptions;
   readonly featureGates: Record<string, boolean>;
   readonly tls: TlsMaterial;
+  /** The client CA bundles (--client-ca-file or the generated CA, --requestheader-client-ca-file), followed when they are files. */
+  readonly clientCAs: ClientCAs;
   readonly log: Logger;
   readonly metrics: ApiserverMetrics;
   /** Requests executing, read-only and mutating (apiserver_current_inflight_requests): the in-flight limits count them, or priority and fairness. */

@@ -199,6 +199,14 @@ export class SecureListener {
     return (this.tls.address() as AddressInfo).port;
   }
 
+  /**
+   * New serving certificate or trusted client CAs (a reloaded file): used by connections made from
+   * now on. Client certificates stay requested only if they were at start.
+   */
+  setTls(t: ListenerTls): void {
+    this.tls.setSecureContext({ cert: t.cert, key: t.key, ...(t.clientCA ? { ca: t.clientCA } : {}) });
+  }
+
   /** Stops accepting; resolves when every connection is gone. */
   close(): Promise<void> {
     this.http1.closeIdleConnections();

@@ -101,6 +101,8 @@ export interface ServerOptions extends AuthenticationOptions, AuthorizationOptio
   enableAggregatorRouting: boolean;
   /** No flag: how often the aggregator checks a remote APIService's availability again (upstream: 30s). */
   aggregatorRecheckMs?: number;
+  /** No flag: how often the client CA and serving certificate files are read again besides change notifications (upstream: a minute). */
+  certificateFileCheckMs?: number;
   /** No flag: a test's own clock for the stuck-watch sweep, whose looks it then runs itself (endpoints/watch.ts). */
   watchSweepClock?: SweepClock;
   /** No flag: a test's own clock for the certificate controllers, whose cleaner passes it then runs itself. */

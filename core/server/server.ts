@@ -16,6 +16,8 @@ import { hostname } from 'node:os';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { AuthenticationConfigStatus } from '../authn/oidc-config.js';
+import { CA_FILE_CHECK_MS, CAContent, type ClientCAs, DynamicCAFile, handshakeCAs, onClientCAChange } from '../authn/dynamic-ca-file.js';
+import { FollowedKeyPair } from './followed-key-pair.js';
 import { ConfigReloadStatus } from '../api/config-reload-status.js';
 import type { ServingInfo } from '../controllers/bootstrapsigner.js';
 import { checkAuthorizationFiles } from '../authz/factory.js';
@@ -51,7 +53,7 @@ import { httpAdapter } from './http.js';
 import type { GrpcServer } from '../grpc/server.js';
 import { byGeneration, followTypesInCache } from './type-followers.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
-import { SecureListener } from './listener.js';
+import { type ListenerTls, SecureListener } from './listener.js';
 import { buildOpenApi, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
 import { auditFailedRequest } from '../audit/record.js';
@@ -73,25 +75,20 @@ export type ExecutorFactory = (registry: Registry, settings: RegistrySettings & 
 
 function loadTls(o: ServerOptions): TlsMaterial {
   if (!!o.tlsCertFile !== !!o.tlsPrivateKeyFile) throw new Error('--tls-cert-file and --tls-private-key-file must be given together');
-  if (o.tlsCertFile) {
-    return {
-      cert: readFileSync(o.tlsCertFile, 'utf8'),
-      key: readFileSync(o.tlsPrivateKeyFile, 'utf8'),
-      clientCA: o.clientCAFile ? readFileSync(o.clientCAFile, 'utf8') : '',
-    };
-  }
-  const gen = ensureGeneratedTls(o.dataDir, o.bindAddress, o.securePort);
-  if (o.clientCAFile) gen.clientCA = readFileSync(o.clientCAFile, 'utf8');
-  return gen;
+  if (o.tlsCertFile) return { cert: readFileSync(o.tlsCertFile, 'utf8'), key: readFileSync(o.tlsPrivateKeyFile, 'utf8'), clientCA: '' };
+  return ensureGeneratedTls(o.dataDir, o.bindAddress, o.securePort);
 }
 
 /**
- * Client certificates are requested when a client CA or a front-proxy CA is configured; the listener
- * trusts both bundles and each authenticator then checks which one a certificate chains to.
+ * The client CA bundles: --client-ca-file (else the generated CA, fixed) and
+ * --requestheader-client-ca-file, the files read again when they change (dynamic-ca-file.ts). A file
+ * that cannot be read or holds no certificate stops the start.
  */
-function clientCertificateCAs(clientCA: string, requestHeaderCAFile: string): { clientCA?: string } {
-  const bundles = [clientCA, requestHeaderCAFile ? readFileSync(requestHeaderCAFile, 'utf8') : ''].filter(Boolean);
-  return bundles.length ? { clientCA: bundles.join('\n') } : {};
+function clientCAsOf(o: ServerOptions, tls: TlsMaterial): ClientCAs {
+  const client = o.clientCAFile ? new DynamicCAFile('client-ca-bundle', o.clientCAFile, '--client-ca-file') : tls.clientCA ? new CAContent(tls.clientCA) : undefined;
+  const requestHeader = o.requestheaderClientCAFile ? new DynamicCAFile('request-header', o.requestheaderClientCAFile, '--requestheader-client-ca-file') : undefined;
+  if (client) tls.clientCA = client.pem;
+  return { ...(client ? { client } : {}), ...(requestHeader ? { requestHeader } : {}) };
 }
 
 /**
@@ -156,6 +153,10 @@ export class ApiServer {
   metrics!: ApiserverMetrics;
   private readonly inflight: { readOnly: InflightCounter; mutating: InflightCounter };
   tls!: TlsMaterial;
+  /** The client CA bundles, followed when they are files. */
+  clientCAs: ClientCAs = {};
+  /** The serving certificate, followed when it is a file pair. */
+  serving!: FollowedKeyPair;
   /** The served resource types (custom resource definitions put and remove theirs here). */
   types!: TypeRegistry;
   private releaseDataDir: () => void = () => undefined;
@@ -293,11 +294,14 @@ export class ApiServer {
     try {
       const featureGates = resolveFeatureGates(o.featureGates);
       this.tls = loadTls(o);
+      this.clientCAs = clientCAsOf(o, this.tls);
+      this.serving = new FollowedKeyPair('serving certificate', this.tls, o.tlsCertFile ? { cert: o.tlsCertFile, key: o.tlsPrivateKeyFile } : undefined);
       const auditLines = this.acceptorLink?.auditLines();
       config = {
         opts: o,
         featureGates,
         tls: this.tls,
+        clientCAs: this.clientCAs,
         log: this.log,
         metrics,
         inflight: this.inflight,
@@ -352,11 +356,9 @@ export class ApiServer {
     // upstream's name for the hook that waits for the watch caches to be initialized
     this.health.addPostStartHook('storage-readiness', cacheReady);
     // the listener answers from here on (/readyz says what is missing while the store is waited for)
-    this.listener = new SecureListener(
-      { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
-      (req, res) => this.serve(req, res),
-    );
+    this.listener = new SecureListener(this.transportTls(), (req, res) => this.serve(req, res));
     await this.listener.listen(o.securePort, o.bindAddress);
+    this.followCertificateFiles();
     await cacheReady;
 
     this.executor = makeExecutor(registry, { ...settings, storage }, { observe: (op, type, seconds) => metrics.storeDuration.with(op, type).observe(seconds) });
@@ -484,6 +486,34 @@ export class ApiServer {
     for (const f of features) f.serving?.({ ...started, port: this.port });
   }
 
+  /**
+   * What both transports' TLS needs: the serving pair and, when a client CA or a front-proxy CA is
+   * configured, the union of both bundles (client certificates are requested, and each authenticator
+   * then checks which bundle a certificate chains to).
+   */
+  private transportTls(): ListenerTls {
+    const ca = handshakeCAs(this.clientCAs);
+    return { cert: this.serving.cert, key: this.serving.key, ...(ca ? { clientCA: ca } : {}) };
+  }
+
+  /** Certificate files read again when they change: new connections of both transports get the new TLS context. */
+  private followCertificateFiles(): void {
+    const apply = (): void => {
+      const t = this.transportTls();
+      this.listener.setTls(t);
+      this.grpc?.setTls(t);
+    };
+    const offs = [onClientCAChange(this.clientCAs, apply), this.serving.onChange(apply)];
+    const checkMs = this.opts.certificateFileCheckMs ?? CA_FILE_CHECK_MS;
+    for (const f of [this.clientCAs.client, this.clientCAs.requestHeader]) if (f instanceof DynamicCAFile) f.start(checkMs);
+    this.serving.start(checkMs);
+    this.stopHooks.push(() => {
+      offs.forEach((off) => off());
+      for (const f of [this.clientCAs.client, this.clientCAs.requestHeader]) if (f instanceof DynamicCAFile) f.stop();
+      this.serving.stop();
+    });
+  }
+
   /** Stops the features in reverse order (each stops what it started; a failed start stops what was configured). */
   private async stopFeatures(): Promise<void> {
     for (const f of [...this.features].reverse()) await f.stop?.();
@@ -495,7 +525,7 @@ export class ApiServer {
     // the gRPC transport (grpc-js, reflection, the proto files) loads only when --grpc-port asks for it
     const { GrpcServer } = await import('../grpc/server.js');
     this.grpc = new GrpcServer({
-      tls: { cert: this.tls.cert, key: this.tls.key, ...clientCertificateCAs(this.tls.clientCA, o.requestheaderClientCAFile) },
+      tls: this.transportTls(),
       chain,
       health: this.health,
       maxRequestBodyBytes: o.maxRequestBodyBytes,

@@ -8,7 +8,7 @@
  * (a watch closed mid-stream); stop() and start() take it down and bring it back on the same port.
  * A request to switch protocols on a path ending in /echo is switched and echoed (upgrade()).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -30,6 +30,33 @@ export interface SeenIdentity {
 }
 
 export type ExtensionMode = 'ok' | 'slow' | 'garbage' | 'cut';
+
+/**
+ * How it answers /apis asked for aggregated discovery: apidiscovery v2 (today's servers), v2beta1
+ * only (servers of 1.26-1.29), not at all (older servers: the legacy APIGroupList), or 503 (a
+ * server whose discovery is not ready).
+ */
+export type DiscoveryForm = 'v2' | 'v2beta1' | 'legacy' | 'unavailable';
+
+/**
+ * The aggregated discovery of its group version. It says more than the legacy list can: the scale
+ * subresource with its acceptedTypes, and a category (the legacy list here has neither).
+ */
+export function aggregatedResources(): Record<string, unknown>[] {
+  const scale = { group: 'autoscaling', version: 'v1', kind: 'Scale' };
+  return [
+    {
+      resource: 'flunders',
+      responseKind: { group: WARDLE_GROUP, version: WARDLE_VERSION, kind: 'Flunder' },
+      scope: 'Namespaced',
+      singularResource: 'flunder',
+      verbs: ['create', 'get', 'list', 'watch'],
+      shortNames: ['fl'],
+      categories: ['wardle-all'],
+      subresources: [{ subresource: 'scale', responseKind: scale, acceptedTypes: [scale], verbs: ['get', 'patch', 'update'] }],
+    },
+  ];
+}
 
 export interface ExtensionOptions {
   serving: KeyPair;
@@ -172,6 +199,15 @@ export class ExtensionApiServer {
     socket.on('end', () => socket.end());
   }
 
+  /** SHA-256 fingerprints of the client certificates of the requests it served, in order. */
+  readonly clientFingerprints: string[] = [];
+  /** How /apis answers a request for aggregated discovery. */
+  discoveryForm: DiscoveryForm = 'v2';
+  /** Its aggregated discovery resources (a test may change them, as a new build would). */
+  aggregated: Record<string, unknown>[] = aggregatedResources();
+  /** Requests for aggregated discovery answered 304 (the If-None-Match named the document served). */
+  discoveryNotModified = 0;
+
   /** The v2 document it serves (a test may change it, as a new build of the extension would). */
   openApiV2: typeof openApiV2 = structuredClone(openApiV2);
 
@@ -213,15 +249,26 @@ export class ExtensionApiServer {
     for (const [k, v] of Object.entries(req.headers)) {
       if (k.startsWith('x-remote-extra-')) extra[decodeURIComponent(k.slice('x-remote-extra-'.length))] = String(v).split(', ');
     }
+    this.clientFingerprints.push(cert?.fingerprint256 ?? '');
     const groups = req.headersDistinct['x-remote-group'] ?? [];
     const leaked = Object.keys(req.headers).filter((k) => k === 'authorization' || k.startsWith('impersonate-'));
     this.seen.push({ user: String(req.headers['x-remote-user'] ?? ''), groups, extra, clientCN: cn, path: url.pathname, ...(leaked.length ? { leaked } : {}) });
     const accept = String(req.headers.accept ?? '');
     const path = url.pathname.replace(/\/$/, '');
     if (path === '/apis') {
-      if (accept.includes('as=APIGroupDiscoveryList')) {
-        const items = [{ metadata: { name: WARDLE_GROUP }, versions: [{ version: WARDLE_VERSION, resources: [{ resource: 'flunders', responseKind: { group: WARDLE_GROUP, version: WARDLE_VERSION, kind: 'Flunder' }, scope: 'Namespaced', singularResource: 'flunder', verbs: resources[0]!.verbs, shortNames: ['fl'] }], freshness: 'Current' }] }];
-        return this.send(res, 200, { kind: 'APIGroupDiscoveryList', apiVersion: 'apidiscovery.k8s.io/v2', metadata: {}, items }, 'application/json;g=apidiscovery.k8s.io;v=v2;as=APIGroupDiscoveryList');
+      const form = this.discoveryForm;
+      if (form === 'unavailable' && accept.includes('as=APIGroupDiscoveryList')) return this.status(res, 503, 'ServiceUnavailable', 'discovery is not ready');
+      if (form !== 'legacy' && form !== 'unavailable' && accept.split(',').some((a) => a.includes('as=APIGroupDiscoveryList') && a.includes(`v=${form};`))) {
+        const items = [{ metadata: { name: WARDLE_GROUP }, versions: [{ version: WARDLE_VERSION, resources: this.aggregated, freshness: 'Current' }] }];
+        const body = Buffer.from(JSON.stringify({ kind: 'APIGroupDiscoveryList', apiVersion: `apidiscovery.k8s.io/${form}`, metadata: {}, items }));
+        const etag = `"${createHash('sha256').update(body).digest('hex')}"`;
+        if (req.headers['if-none-match'] === etag) {
+          this.discoveryNotModified++;
+          res.writeHead(304, { etag });
+          return void res.end();
+        }
+        res.setHeader('etag', etag);
+        return this.send(res, 200, body, `application/json;g=apidiscovery.k8s.io;v=${form};as=APIGroupDiscoveryList`);
       }
       return this.send(res, 200, { kind: 'APIGroupList', apiVersion: 'v1', groups: [{ name: WARDLE_GROUP, versions: [{ groupVersion: GV, version: WARDLE_VERSION }], preferredVersion: { groupVersion: GV, version: WARDLE_VERSION } }] });
     }

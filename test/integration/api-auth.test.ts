@@ -330,7 +330,7 @@ t.test('token file identities carry their groups plus system:authenticated', asy
   const dir = tmp('svc-tokens-');
   const file = join(dir, 'tokens.csv');
   writeFileSync(file, ['tok-a,alice,uid-a,"dev,qa"', 'tok-b,bob,uid-b', 'tok-c,carl,uid-c,ops'].join('\n') + '\n');
-  const authn = buildAuthenticator({ ...defaultOptions(), tokenAuthFile: file }, { clientCA: false, apiAudiences: [], serviceAccountKeys: [] });
+  const authn = buildAuthenticator({ ...defaultOptions(), tokenAuthFile: file }, { clientCAs: {}, apiAudiences: [], serviceAccountKeys: [] });
   const who = async (token: string) => authn.authenticate({ headers: { authorization: `Bearer ${token}` }, peer: undefined });
   const a = await who('tok-a');
   t.equal(a?.username, 'alice');

@@ -8,16 +8,18 @@
  * server's housekeeping; every process proxies, reading APIServices through its listers.
  */
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { rbacEnabled } from '../../authz/factory.js';
 import { AuthenticationConfigMapPublisher, readerRoleObjects } from '../../aggregator/authentication-configmap.js';
 import { aggregatorIdentity, AvailabilityController, availabilityMetrics } from '../../aggregator/availability.js';
 import { AutoRegisterController } from '../../aggregator/autoregister.js';
 import { RemoteDocuments } from '../../aggregator/documents.js';
+import { AggregatedDiscoveryReader, DiscoveryUnavailableError } from '../../aggregator/discovery-reader.js';
 import { AggregatorProxy } from '../../aggregator/proxy.js';
 import { ServiceResolver } from '../../aggregator/resolver.js';
-import { fetchFrom, HOP_HEADER, type IdentityHeaderNames, identityHeaders, type ProxyClientCertificate, readProxyClientCertificate, Transports } from '../../aggregator/transport.js';
+import { fetchFrom, HOP_HEADER, type IdentityHeaderNames, identityHeaders, readProxyClientCertificate, Transports } from '../../aggregator/transport.js';
 import { StatusError } from '../../api/status.js';
+import { CA_FILE_CHECK_MS, onClientCAChange } from '../../authn/dynamic-ca-file.js';
+import { FollowedKeyPair } from '../followed-key-pair.js';
 import { type APIService, isAvailable } from '../../registry/apiregistration/apiservices.js';
 import type { Endpoints } from '../../registry/core/endpoints.js';
 import type { DeepReadonly } from '../../registry/lister.js';
@@ -39,13 +41,15 @@ function parseObject(body: Buffer): Record<string, unknown> | undefined {
 }
 
 export function aggregatorFeature(): ServerFeature {
-  let client: ProxyClientCertificate | undefined;
+  let client: FollowedKeyPair | undefined;
   let aggregation: Aggregation | undefined;
   const stops: (() => void)[] = [];
   return {
     name: 'aggregator',
     configure(c) {
-      client = readProxyClientCertificate(c.opts.proxyClientCertFile, c.opts.proxyClientKeyFile);
+      const o = c.opts;
+      const first = readProxyClientCertificate(o.proxyClientCertFile, o.proxyClientKeyFile);
+      client = first && new FollowedKeyPair('proxy client certificate', first, { cert: o.proxyClientCertFile, key: o.proxyClientKeyFile });
     },
     async start(c) {
       const rt = c.types.get(APISERVICES);
@@ -55,8 +59,13 @@ export function aggregatorFeature(): ServerFeature {
       const endpointsType = c.types.get(ENDPOINTS);
       const endpoints = o.enableAggregatorRouting && endpointsType ? c.lister().for<Endpoints>(endpointsType) : undefined;
       const resolver = new ServiceResolver(endpoints);
-      const transports = new Transports(client);
+      const transports = new Transports(() => client);
       stops.push(() => transports.close());
+      if (client) {
+        const pair = client;
+        stops.push(pair.onChange(() => transports.clientChanged()), () => pair.stop());
+        pair.start(o.certificateFileCheckMs ?? CA_FILE_CHECK_MS);
+      }
       const names: IdentityHeaderNames = {
         user: o.requestheaderUsernameHeaders[0]?.toLowerCase() ?? 'x-remote-user',
         uid: o.requestheaderUidHeaders[0]?.toLowerCase(),
@@ -110,19 +119,49 @@ export function aggregatorFeature(): ServerFeature {
         const doc = await fetchFrom(agent, target, url, headers, 5000);
         if (doc.status === 200) documents.openApiRead(name, JSON.parse(doc.body.toString('utf8')) as Record<string, unknown>);
       };
+      // a remote group version's discovery: its aggregated discovery when it serves it, else the legacy
+      // list the check read; then its OpenAPI. One update at a time per APIService, in the order of the checks.
+      const reader = new AggregatedDiscoveryReader();
+      const readAggregated = async (a: DeepReadonly<APIService>): Promise<Record<string, unknown>[] | undefined> => {
+        const target = resolver.resolve(a.spec.service!);
+        const agent = transports.agentFor(a, target.serverName);
+        const as: [string, string][] = [...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId]];
+        return reader.read(a, (path, headers) => fetchFrom(agent, target, path, [...headers, ...as], 5000));
+      };
+      const discovering = new Map<string, Promise<void>>();
+      const discover = (a: DeepReadonly<APIService>, body: Buffer | undefined): void => {
+        const name = a.metadata.name!;
+        const next = (discovering.get(name) ?? Promise.resolve()).then(async () => {
+          let resources: Record<string, unknown>[] | undefined;
+          let read = body;
+          try {
+            if (body) resources = await readAggregated(a);
+          } catch (e) {
+            // a 503: a failed read, what was read before goes Stale (any other failure: the legacy list)
+            if (e instanceof DiscoveryUnavailableError) read = undefined;
+          }
+          // deleted meanwhile: nothing to add back
+          if (!apiServices.get('', name)) return;
+          documents.discovered(a, read, resources);
+          if (body) await readOpenApi(a).catch((e: Error) => c.log.info(`aggregator: OpenAPI of ${name}: ${e.message}`, undefined, 2));
+        });
+        discovering.set(name, next);
+        void next.finally(() => {
+          if (discovering.get(name) === next) discovering.delete(name);
+        });
+      };
       if (!c.housekeeping) {
         // another acceptor: the controllers run in the first one; this one reads the remote documents itself
         const refresh = async (a: DeepReadonly<APIService>): Promise<void> => {
-          if (!a.spec.service || !isAvailable(a as APIService)) return documents.discovered(a, undefined);
+          if (!a.spec.service || !isAvailable(a as APIService)) return discover(a, undefined);
           const path = `/apis/${a.spec.group}/${a.spec.version}`;
           try {
             const target = resolver.resolve(a.spec.service);
             const headers = [['accept', 'application/json'] as [string, string], ...identityHeaders(names, { username: 'system:kube-aggregator', groups: ['system:masters'] }), [HOP_HEADER, instanceId] as [string, string]];
             const r = await fetchFrom(transports.agentFor(a, target.serverName), target, path, headers, 5000);
-            documents.discovered(a, r.status >= 200 && r.status < 300 ? r.body : undefined);
-            if (r.status >= 200 && r.status < 300) await readOpenApi(a);
+            discover(a, r.status >= 200 && r.status < 300 ? r.body : undefined);
           } catch {
-            documents.discovered(a, undefined);
+            discover(a, undefined);
           }
         };
         const refreshAll = () => {
@@ -133,6 +172,7 @@ export function aggregatorFeature(): ServerFeature {
             if (ev.type !== 'DELETED') return void refresh(ev.object);
             documents.forget(ev.object.metadata.name!);
             transports.drop(ev.object.metadata.name!);
+            reader.retain(apiServices.list());
           }),
         );
         const timer = setInterval(refreshAll, o.aggregatorRecheckMs ?? RECHECK_MS);
@@ -155,13 +195,12 @@ export function aggregatorFeature(): ServerFeature {
         metrics: availabilityMetrics(c.metrics),
         onDiscovery: (name, body) => {
           const a = apiServices.get('', name);
-          if (!a) return;
-          documents.discovered(a, body);
-          if (body) readOpenApi(a).catch((e: Error) => c.log.info(`aggregator: OpenAPI of ${name}: ${e.message}`, undefined, 2));
+          if (a) discover(a, body);
         },
         onDeleted: (name) => {
           documents.forget(name);
           transports.drop(name);
+          reader.retain(apiServices.list());
         },
       });
       const autoregister = new AutoRegisterController(writer, rt, apiServices, c.types);
@@ -180,18 +219,18 @@ export function aggregatorFeature(): ServerFeature {
           writer,
           cmType,
           c.lister().for(cmType),
-          {
-            // the bundle client certificates are verified against (--client-ca-file, or the generated CA)
-            clientCA: c.tls.clientCA,
-            requestHeaderCA: o.requestheaderClientCAFile ? readFileSync(o.requestheaderClientCAFile, 'utf8') : '',
+          () => ({
+            // the bundles client certificates are verified against now (--client-ca-file, or the generated CA)
+            clientCA: c.clientCAs.client?.pem ?? '',
+            requestHeaderCA: c.clientCAs.requestHeader?.pem ?? '',
             usernameHeaders: o.requestheaderUsernameHeaders,
             uidHeaders: o.requestheaderUidHeaders,
             groupHeaders: o.requestheaderGroupHeaders,
             extraHeaderPrefixes: o.requestheaderExtraHeadersPrefix,
             allowedNames: o.requestheaderAllowedNames,
-          },
+          }),
         );
-        stops.push(() => publisher.stop());
+        stops.push(() => publisher.stop(), onClientCAChange(c.clientCAs, () => publisher.changed()));
         const published = publisher.start();
         c.addPostStartHook('start-cluster-authentication-info-controller', published);
         await published;

@@ -29,8 +29,7 @@ export function authenticationFeature(): ServerFeature {
       const saKeys = resolveServiceAccountKeys(o, { keyFile: o.tlsPrivateKeyFile || join(o.dataDir, 'apiserver.key'), generated: !o.tlsCertFile, dataDir: o.dataDir });
       c.shared.serviceAccountKeys = saKeys;
       c.shared.authenticator = buildAuthenticator(o, {
-        clientCA: !!c.tls.clientCA,
-        clientCAPem: c.tls.clientCA,
+        clientCAs: c.clientCAs,
         featureGates: c.featureGates,
         authenticationConfigStatus: c.authenticationConfigStatus,
         onStop: (fn) => c.onStop(fn),
