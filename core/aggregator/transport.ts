@@ -62,6 +62,8 @@ export class Transports {
   private readonly agents = new Map<string, { key: string; resourceVersion: string | undefined; certificate: number; agent: Agent }>();
   /** Bumped when the proxy client certificate changes: each agent is made again at its next use. */
   private certificate = 0;
+  /** Agents let finish what they carry (a changed certificate); ended outright when the server stops. */
+  private readonly retiring = new Set<Agent>();
 
   /** `client`: the proxy client certificate now (its files are followed: clientChanged()). */
   constructor(private readonly client: () => ProxyClientCertificate | undefined) {}
@@ -81,8 +83,14 @@ export class Transports {
       return had.agent;
     }
     // a changed spec ends what went to the old backend; a changed certificate lets it finish
-    if (had?.key === key) void had.agent.close().catch(() => undefined);
-    else void had?.agent.destroy().catch(() => undefined);
+    if (had?.key === key) {
+      const old = had.agent;
+      this.retiring.add(old);
+      void old
+        .close()
+        .catch(() => undefined)
+        .finally(() => this.retiring.delete(old));
+    } else void had?.agent.destroy().catch(() => undefined);
     const client = this.client();
     const ca = a.spec.caBundle ? Buffer.from(a.spec.caBundle, 'base64').toString('utf8') : undefined;
     const agent = new (loadUndici().Agent)({
@@ -110,6 +118,9 @@ export class Transports {
   close(): void {
     for (const { agent } of this.agents.values()) void agent.destroy().catch(() => undefined);
     this.agents.clear();
+    // a request still under way on a retiring agent would keep its connection, and the process, alive
+    for (const agent of this.retiring) void agent.destroy().catch(() => undefined);
+    this.retiring.clear();
   }
 }
 
