@@ -13,6 +13,11 @@ import { ApiServer } from '../../core/server/server.js';
 import { parseFlags, type ServerOptions } from '../../core/server/options.js';
 import { InlineExecutor, PoolExecutor } from '../../workers/pool.js';
 import { Client } from './client.js';
+import { setRsaKeySource } from '../../core/api/generated-keys.js';
+import { pooledRsaKey } from './key-pool.js';
+
+// a server's first-start keys come from the pool made ahead of time (one key per use, as generated)
+setRsaKeySource(pooledRsaKey);
 
 export const ADMIN_TOKEN = 'admin-token-0123456789';
 export const ALICE_TOKEN = 'alice-token-0123456789';
