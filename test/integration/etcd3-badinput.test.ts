@@ -17,6 +17,10 @@ import { binPath, freePort, startServer, tempDir } from '../helpers/server.js';
 const CM = '/api/v1/namespaces/default/configmaps';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
+// the cases are independent (each its own etcd, server and key prefix) and mostly wait on timeouts:
+// they run at once, so the file takes about as long as its longest case instead of their sum
+t.jobs = 5;
+
 t.test('etcd unreachable at start: /readyz fails while the server waits, then it exits naming the endpoints', async (t) => {
   const dir = tempDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
