@@ -80,6 +80,7 @@ export async function startServer(extraFlags: string[] = [], keepDir?: string, m
 }
 
 export const binPath = fileURLToPath(new URL('../../bin/svc-apiserver.js', import.meta.url));
+const keyPoolPreload = new URL('./key-pool-preload.js', import.meta.url).href;
 
 export interface SpawnedServer {
   proc: ChildProcess;
@@ -94,10 +95,15 @@ export interface SpawnedServer {
 /** Runs the real binary; resolves once it prints its serving line. */
 export async function spawnServer(dataDir: string, port: number, extraFlags: string[] = [], env?: Readonly<Record<string, string>>): Promise<SpawnedServer> {
   const tokenFile = writeTokenFile(dataDir);
-  const proc = spawn(process.execPath, [binPath, `--data-dir=${dataDir}`, `--secure-port=${port}`, `--token-auth-file=${tokenFile}`, ...extraFlags], {
+  // the first-start keys it would generate, set aside from this process's pool (a restart on the same dir makes none)
+  const keysDir = tempDir('svc-keys-');
+  const keysFile = join(keysDir, 'keys.pem');
+  writeFileSync(keysFile, Array.from({ length: 4 }, () => pooledRsaKey().export({ type: 'pkcs1', format: 'pem' }).toString()).join(''), { mode: 0o600 });
+  const proc = spawn(process.execPath, ['--import', keyPoolPreload, binPath, `--data-dir=${dataDir}`, `--secure-port=${port}`, `--token-auth-file=${tokenFile}`, ...extraFlags], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: env && { ...process.env, ...env },
+    env: { ...process.env, ...env, SVC_TEST_RSA_KEYS: keysFile },
   });
+  proc.on('exit', () => rmSync(keysDir, { recursive: true, force: true }));
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
