@@ -41,6 +41,12 @@ export function pooledRsaKey(): KeyObject {
   }
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 0x10001 });
   // one write with O_APPEND: concurrent processes add whole blocks
-  if (pool.length < poolLimit) appendFileSync(poolFile, privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(), { mode: 0o600 });
+  if (pool.length < poolLimit) {
+    try {
+      appendFileSync(poolFile, privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(), { mode: 0o600 });
+    } catch {
+      // a pool file this user cannot write (another user's): this process generates its keys
+    }
+  }
   return privateKey;
 }
