@@ -7,10 +7,11 @@
  * A file that cannot be read or holds no usable key stops the start with an error naming it.
  * Key ids are upstream's: the unpadded base64url SHA-256 of the key's PKIX DER.
  */
-import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject, X509Certificate } from 'node:crypto';
+import { createHash, createPrivateKey, createPublicKey, type KeyObject, X509Certificate } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { StartError } from '../api/start-error.js';
+import { newRsaPrivateKey } from '../api/generated-keys.js';
 
 export type SigningAlgorithm = 'RS256' | 'ES256' | 'ES384' | 'ES512';
 
@@ -98,8 +99,7 @@ export function loadSigningKey(file: string, flag = '--service-account-signing-k
 export function ensureGeneratedSigningKey(dataDir: string): string {
   const file = join(dataDir, GENERATED_SIGNING_KEY);
   if (!existsSync(file)) {
-    const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
-    writeFileSync(file, privateKey.export({ type: 'pkcs1', format: 'pem' }), { mode: 0o600 });
+    writeFileSync(file, newRsaPrivateKey().export({ type: 'pkcs1', format: 'pem' }), { mode: 0o600 });
   }
   return file;
 }

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { generateKeyPairSync } from 'node:crypto';
+import { newRsaPrivateKey } from '../api/generated-keys.js';
 import type forge from 'node-forge';
 
 export interface TlsMaterial {
@@ -38,7 +38,7 @@ function serial(): string {
  * second a key, three keys).
  */
 function rsaKeyPair(): { publicKey: forge.pki.rsa.PublicKey; privateKey: forge.pki.rsa.PrivateKey } {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, publicExponent: 0x10001 });
+  const privateKey = newRsaPrivateKey();
   const key = forgeLib().pki.privateKeyFromPem(privateKey.export({ type: 'pkcs1', format: 'pem' }).toString()) as forge.pki.rsa.PrivateKey;
   return { privateKey: key, publicKey: forgeLib().pki.rsa.setPublicKey(key.n, key.e) };
 }

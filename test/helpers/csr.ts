@@ -8,6 +8,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generateKeyPairSync } from 'node:crypto';
+import { pooledRsaKey } from './key-pool.js';
 import forge from 'node-forge';
 
 export interface MadeCsr {
@@ -28,7 +29,7 @@ export interface CsrSubject {
 
 /** An RSA 2048 request signed by its own key with SHA-256. */
 export function rsaCsr(subject: CsrSubject): MadeCsr {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const privateKey = pooledRsaKey();
   const keyPem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
   const key = forge.pki.privateKeyFromPem(keyPem) as forge.pki.rsa.PrivateKey;
   const csr = forge.pki.createCertificationRequest();

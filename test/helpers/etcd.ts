@@ -79,7 +79,6 @@ function launch(dataDir: string, ports: Ports, log: { text: string }, tls: EtcdT
 
 /** Resolves once etcd answers a read, rejects when the process exits first or after 20 s. */
 async function untilServing(proc: ChildProcess, endpoint: string, log: { text: string }, tls: EtcdTls | undefined): Promise<void> {
-  const client = clientOf(endpoint, tls, 1000);
   let exited = false;
   const onExit = () => (exited = true);
   proc.once('exit', onExit);
@@ -87,17 +86,20 @@ async function untilServing(proc: ChildProcess, endpoint: string, log: { text: s
     const deadline = Date.now() + 20_000;
     for (;;) {
       if (exited) throw new Error(`etcd exited: ${log.text}`);
+      // a new client per probe: one that failed once holds its host down for about 5 s (etcd3's fault handling)
+      const client = clientOf(endpoint, tls, 1000);
       try {
         await client.get('probe').string();
         return;
       } catch {
         if (Date.now() > deadline) throw new Error(`etcd did not start: ${log.text}`);
         await new Promise((r) => setTimeout(r, 100));
+      } finally {
+        client.close();
       }
     }
   } finally {
     proc.off('exit', onExit);
-    client.close();
   }
 }
 

@@ -3,8 +3,8 @@
  * signed with node-forge), for the TLS counterparts the tests run: OpenID providers, webhooks,
  * authenticating proxies and client-certificate users.
  */
-import { generateKeyPairSync } from 'node:crypto';
 import forge from 'node-forge';
+import { pooledRsaKey } from './key-pool.js';
 
 export interface KeyPair {
   cert: string;
@@ -18,7 +18,7 @@ export interface CA extends KeyPair {
 let serialCounter = 1;
 
 function rsaKeys(): { publicKey: forge.pki.PublicKey; privateKey: forge.pki.rsa.PrivateKey; pem: string } {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const privateKey = pooledRsaKey();
   const pem = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
   const priv = forge.pki.privateKeyFromPem(pem) as forge.pki.rsa.PrivateKey;
   return { privateKey: priv, publicKey: forge.pki.setRsaPublicKey(priv.n, priv.e), pem };

@@ -13,6 +13,11 @@ import { ApiServer } from '../../core/server/server.js';
 import { parseFlags, type ServerOptions } from '../../core/server/options.js';
 import { InlineExecutor, PoolExecutor } from '../../workers/pool.js';
 import { Client } from './client.js';
+import { setRsaKeySource } from '../../core/api/generated-keys.js';
+import { pooledRsaKey } from './key-pool.js';
+
+// a server's first-start keys come from the pool made ahead of time (one key per use, as generated)
+setRsaKeySource(pooledRsaKey);
 
 export const ADMIN_TOKEN = 'admin-token-0123456789';
 export const ALICE_TOKEN = 'alice-token-0123456789';
@@ -75,6 +80,7 @@ export async function startServer(extraFlags: string[] = [], keepDir?: string, m
 }
 
 export const binPath = fileURLToPath(new URL('../../bin/svc-apiserver.js', import.meta.url));
+const keyPoolPreload = new URL('./key-pool-preload.js', import.meta.url).href;
 
 export interface SpawnedServer {
   proc: ChildProcess;
@@ -86,13 +92,31 @@ export interface SpawnedServer {
   kill(signal?: NodeJS.Signals): Promise<void>;
 }
 
+/**
+ * The environment for a server run as a child process: the test's own, less tap's process-info hook
+ * (an --import in NODE_OPTIONS that tap gives every process below a test, for coverage, which npm test
+ * turns off): it made each start of the binary, and of each acceptor it forks, about a second slower.
+ */
+export function childEnv(env?: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+  const nodeOptions = (process.env.NODE_OPTIONS ?? '')
+    .split(/\s+/)
+    .filter((o) => o !== '' && !o.includes('@tapjs/processinfo'))
+    .join(' ');
+  return { ...process.env, NODE_OPTIONS: nodeOptions, ...env };
+}
+
 /** Runs the real binary; resolves once it prints its serving line. */
 export async function spawnServer(dataDir: string, port: number, extraFlags: string[] = [], env?: Readonly<Record<string, string>>): Promise<SpawnedServer> {
   const tokenFile = writeTokenFile(dataDir);
-  const proc = spawn(process.execPath, [binPath, `--data-dir=${dataDir}`, `--secure-port=${port}`, `--token-auth-file=${tokenFile}`, ...extraFlags], {
+  // the first-start keys it would generate, set aside from this process's pool (a restart on the same dir makes none)
+  const keysDir = tempDir('svc-keys-');
+  const keysFile = join(keysDir, 'keys.pem');
+  writeFileSync(keysFile, Array.from({ length: 4 }, () => pooledRsaKey().export({ type: 'pkcs1', format: 'pem' }).toString()).join(''), { mode: 0o600 });
+  const proc = spawn(process.execPath, ['--import', keyPoolPreload, binPath, `--data-dir=${dataDir}`, `--secure-port=${port}`, `--token-auth-file=${tokenFile}`, ...extraFlags], {
     stdio: ['ignore', 'pipe', 'pipe'],
-    env: env && { ...process.env, ...env },
+    env: { ...childEnv(env), SVC_TEST_RSA_KEYS: keysFile },
   });
+  proc.on('exit', () => rmSync(keysDir, { recursive: true, force: true }));
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));

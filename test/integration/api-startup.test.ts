@@ -11,7 +11,7 @@ import { connect as tlsConnect } from 'node:tls';
 import { fileURLToPath } from 'node:url';
 import t from 'tap';
 import { Client } from '../helpers/client.js';
-import { ADMIN_TOKEN, binPath, freePort, spawnServer, writeTokenFile } from '../helpers/server.js';
+import { ADMIN_TOKEN, binPath, freePort, spawnServer, writeTokenFile, childEnv } from '../helpers/server.js';
 import { seededDir, tmp } from '../helpers/fixtures.js';
 
 interface Proc {
@@ -21,7 +21,7 @@ interface Proc {
 }
 
 function run(args: string[]): Proc {
-  const proc = spawn(process.execPath, [binPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [binPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));

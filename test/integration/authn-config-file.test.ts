@@ -15,7 +15,7 @@ import { parseFlags } from '../../core/server/options.js';
 import { eventually, whoami, whoamiWhenReady } from '../helpers/authn.js';
 import { seededDir, startSeeded, tmp } from '../helpers/fixtures.js';
 import { TestOidcProvider } from '../helpers/oidc-provider.js';
-import { binPath, freePort, startServer } from '../helpers/server.js';
+import { binPath, freePort, startServer, childEnv } from '../helpers/server.js';
 import { spawnSync } from 'node:child_process';
 
 const dir = tmp('svc-authn-config-');
@@ -160,7 +160,7 @@ t.test('start errors name the file and the field', async (t) => {
   ];
   for (const [rule, flags, message] of rows) await t.rejects(startServer(flags, seededDir()), { message }, rule);
 
-  const r = spawnSync(process.execPath, [binPath, `--data-dir=${seededDir()}`, `--secure-port=${await freePort()}`, `--authentication-config=${bad}`], { encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, [binPath, `--data-dir=${seededDir()}`, `--secure-port=${await freePort()}`, `--authentication-config=${bad}`], { env: childEnv(), encoding: 'utf8', timeout: 60_000 });
   t.equal(r.status, 2, 'the binary exits with status 2');
   t.match(r.stderr, /^Error: failed to load authentication configuration from file ".*bad\.yaml": invalid authentication configuration: /m, 'and says why on stderr');
 });

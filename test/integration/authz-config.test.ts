@@ -12,7 +12,7 @@ import { parseFlags } from '../../core/server/options.js';
 import { ApiServer } from '../../core/server/server.js';
 import { issueClientCert } from '../../core/server/certs.js';
 import { Client } from '../helpers/client.js';
-import { ALICE_TOKEN, binPath } from '../helpers/server.js';
+import { ALICE_TOKEN, binPath, childEnv } from '../helpers/server.js';
 import { expectStatus, startSeeded, tmp } from '../helpers/fixtures.js';
 import { AuthzWebhook, eventually } from '../helpers/authz-webhook.js';
 
@@ -182,7 +182,7 @@ t.test('the legacy flags are checked as upstream checks them', async (t) => {
 
 const bin = (args: string[]): Promise<{ code: number; out: string }> =>
   new Promise((resolve) => {
-    execFile(process.execPath, [binPath, `--data-dir=${join(dir, 'never-created')}`, '--secure-port=0', ...args], { timeout: 30_000 }, (err, stdout, stderr) => {
+    execFile(process.execPath, [binPath, `--data-dir=${join(dir, 'never-created')}`, '--secure-port=0', ...args], { env: childEnv(), timeout: 30_000 }, (err, stdout, stderr) => {
       resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, out: `${stdout}${stderr}` });
     });
   });

@@ -12,10 +12,14 @@ import t from 'tap';
 import { parseFlags } from '../../core/server/options.js';
 import { Client } from '../helpers/client.js';
 import { startEtcd } from '../helpers/etcd.js';
-import { binPath, freePort, startServer, tempDir } from '../helpers/server.js';
+import { binPath, freePort, startServer, tempDir, childEnv } from '../helpers/server.js';
 
 const CM = '/api/v1/namespaces/default/configmaps';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+// the cases are independent (each its own etcd, server and key prefix) and mostly wait on timeouts:
+// they run at once, so the file takes about as long as its longest case instead of their sum
+t.jobs = 5;
 
 t.test('etcd unreachable at start: /readyz fails while the server waits, then it exits naming the endpoints', async (t) => {
   const dir = tempDir();
@@ -24,6 +28,7 @@ t.test('etcd unreachable at start: /readyz fails while the server waits, then it
   const endpoint = `http://127.0.0.1:${etcdPort}`;
   const proc = spawn(process.execPath, [binPath, `--data-dir=${dir}`, `--secure-port=${port}`, '--workers=0', '--storage-backend=etcd3', `--etcd-servers=${endpoint}`, '--storage-initialization-timeout=10s'], {
     stdio: ['ignore', 'pipe', 'pipe'],
+    env: childEnv(),
   });
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));

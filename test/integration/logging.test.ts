@@ -1,7 +1,7 @@
 import t from 'tap';
 import { spawn } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
-import { ADMIN_TOKEN, binPath, freePort, spawnServer, tempDir, type SpawnedServer } from '../helpers/server.js';
+import { ADMIN_TOKEN, binPath, freePort, spawnServer, tempDir, type SpawnedServer, childEnv } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 t.test('--logging-format=json: every line is a JSON object, and -v=3 logs each request as upstream', async (t) => {
@@ -194,7 +194,7 @@ t.test('at the default verbosity no request is logged, and deprecated flags and 
 
 function runToExit(args: string[]): Promise<{ code: number | null; out: string }> {
   return new Promise((resolve) => {
-    const p = spawn(process.execPath, [binPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const p = spawn(process.execPath, [binPath, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: childEnv() });
     let out = '';
     p.stdout!.on('data', (c: Buffer) => (out += c));
     p.stderr!.on('data', (c: Buffer) => (out += c));

@@ -1,6 +1,6 @@
 import t from 'tap';
 import { spawnSync } from 'node:child_process';
-import { binPath, startServer, tempDir } from '../helpers/server.js';
+import { binPath, startServer, tempDir, childEnv } from '../helpers/server.js';
 
 t.test('--runtime-config turns a group version off: discovery and routes no longer serve it', async (t) => {
   const s = await startServer(['--runtime-config=storage.svc.io/v1=false,v1/secrets=false']);
@@ -18,7 +18,7 @@ t.test('bad --feature-gates and --runtime-config stop the server at start with a
     ['--feature-gates=NoSuchGate=true', 'unrecognized feature gate: NoSuchGate'],
     ['--runtime-config=nope.svc.io/v1=false', 'unknown api groups nope.svc.io'],
   ] as const) {
-    const r = spawnSync(process.execPath, [binPath, `--data-dir=${tempDir()}`, '--secure-port=0', flag], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [binPath, `--data-dir=${tempDir()}`, '--secure-port=0', flag], { env: childEnv(), encoding: 'utf8', timeout: 30_000 });
     t.equal(r.status, 2, flag);
     t.match(r.stderr, msg);
   }

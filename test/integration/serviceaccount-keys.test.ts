@@ -13,7 +13,7 @@ import { SignJWT } from 'jose';
 import t from 'tap';
 import { keyId } from '../../core/authn/service-account-keys.js';
 import { seededDir, startSeeded, tmp } from '../helpers/fixtures.js';
-import { binPath, startServer, type TestServer } from '../helpers/server.js';
+import { binPath, startServer, type TestServer, childEnv } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
 
 /** These tests are about who the caller is, not what they may do: any identity is let through. */
@@ -140,7 +140,7 @@ t.test('unusable key files stop the start with an error naming the file', async 
     ['a token lifetime limit under an hour', ['--service-account-max-token-expiration=10m'], 'service-account-max-token-expiration'],
   ];
   for (const [rule, flags, message] of rows) {
-    const r = spawnSync(process.execPath, [binPath, `--data-dir=${seededDir()}`, '--secure-port=0', ...flags], { encoding: 'utf8', timeout: 30_000 });
+    const r = spawnSync(process.execPath, [binPath, `--data-dir=${seededDir()}`, '--secure-port=0', ...flags], { env: childEnv(), encoding: 'utf8', timeout: 30_000 });
     t.equal(r.status, 2, `${rule}: exit 2`);
     t.match(r.stderr, message, rule);
     t.notMatch(r.stderr, /\n\s+at /, `${rule}: a message, not a stack trace`);
