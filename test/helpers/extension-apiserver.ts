@@ -152,6 +152,12 @@ export class ExtensionApiServer {
   async start(): Promise<void> {
     const server = createServer({ cert: this.o.serving.cert, key: this.o.serving.key, ca: this.o.proxyCA, requestCert: true, rejectUnauthorized: false }, (req, res) => this.handle(req, res));
     server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => this.upgrade(req, socket, head));
+    // every connection, so that stop() ends them all: closeAllConnections() knows only those still in
+    // HTTP, and close() waits for the rest (a refused switch left half-closed by its client hung a file)
+    server.on('connection', (socket: Duplex) => {
+      this.sockets.add(socket);
+      socket.on('close', () => this.sockets.delete(socket));
+    });
     server.keepAliveTimeout = 30_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
@@ -168,6 +174,8 @@ export class ExtensionApiServer {
     for (const w of this.watchers) w.res.destroy();
     this.watchers.clear();
     for (const u of this.upgraded) u.destroy();
+    for (const c of this.sockets) c.destroy();
+    this.sockets.clear();
     s.closeAllConnections();
     await new Promise((r) => s.close(r));
   }
@@ -213,6 +221,8 @@ export class ExtensionApiServer {
 
   /** Connections switched by upgrade() and still open. */
   readonly upgraded = new Set<Duplex>();
+  /** Every open connection (see start()). */
+  private readonly sockets = new Set<Duplex>();
   /** Headers of each request to switch protocols that reached this server. */
   readonly upgradeHeaders: IncomingMessage['headers'][] = [];
 
