@@ -13,7 +13,7 @@ import type { PriorityLevelConfiguration, PriorityLevelConfigurationSpec } from 
 import type { RequestInfo } from '../request/request-info.js';
 import { mandatoryFlowSchemas, mandatoryPriorityLevels } from './bootstrap.js';
 import { Integrator } from './integrator.js';
-import { type QueueSetObserver, type QueuingConfig, QueueSet, type WorkEstimate } from './queueset.js';
+import { type QueueSetObserver, type QueuingConfig, QueueSet, type RequestDetail, type WorkEstimate } from './queueset.js';
 
 /** How often lending and borrowing are re-balanced (upstream's borrowingAdjustmentPeriod). */
 export const BORROWING_ADJUSTMENT_MS = 10_000;
@@ -29,6 +29,8 @@ const WATCHES_PER_SEAT = 10;
 const EVENT_ADDITIONAL_DURATION_MS = 5;
 /** The verbs upstream's mutating work estimator sees (deletecollection is not among them). */
 const MUTATING_VERBS = new Set(['create', 'update', 'patch', 'delete']);
+/** The estimate of most requests (shared: estimates are not changed once made). */
+const ONE_SEAT: Readonly<WorkEstimate> = Object.freeze({ initialSeats: MINIMUM_SEATS, finalSeats: 0, additionalLatencyMs: 0 });
 
 export interface Level {
   readonly name: string;
@@ -69,14 +71,18 @@ export interface Schema {
   readonly name: string;
   readonly uid: string;
   readonly spec: FlowSchemaSpec;
+  /** Its flows' key before the distinguisher (the whole key when flows are not told apart). */
+  readonly flowKeyPrefix: string;
 }
 
-export interface Classification {
+const schemaOf = (name: string, uid: string, spec: FlowSchemaSpec): Schema => ({ name, uid, spec, flowKeyPrefix: `${name}\0` });
+
+/** Where a request goes, and what the debug dump of requests shows of it (one object a request). */
+export interface Classification extends RequestDetail {
   schema: Schema;
   level: Level;
   /** The flow: the schema and the distinguisher (user name or namespace). */
   flowKey: string;
-  distinguisher: string;
 }
 
 /** Where the controller reads the objects and the figures estimates need. */
@@ -139,6 +145,42 @@ export function schemaMatches(spec: FlowSchemaSpec, user: UserInfo, info: Reques
     }
   }
   return false;
+}
+
+/** Users whose last classification is kept (the map starts again when it is full). */
+const LAST_CLASSIFICATIONS = 4096;
+
+/** What a classification was of, and what it found (FlowController.classify's memory of a user's last one). */
+interface LastClassification {
+  readonly groups: readonly string[];
+  readonly isResourceRequest: boolean;
+  readonly verb: string;
+  readonly apiGroup: string;
+  readonly resource: string;
+  readonly subresource: string;
+  readonly namespace: string;
+  readonly path: string;
+  readonly schema: Schema;
+  readonly level: Level;
+  readonly flowKey: string;
+  readonly distinguisher: string;
+}
+
+/**
+ * Whether a request is of the shape a user's last one was: everything the schemas' rules and the
+ * distinguisher read (the user's name and groups; the verb and resource or path).
+ */
+function sameShape(last: LastClassification, user: UserInfo, info: RequestInfo): boolean {
+  if (last.verb !== info.verb || last.isResourceRequest !== info.isResourceRequest) return false;
+  if (info.isResourceRequest) {
+    if (last.resource !== info.resource || last.apiGroup !== info.apiGroup || last.namespace !== info.namespace || last.subresource !== info.subresource) return false;
+  } else if (last.path !== info.path) return false;
+  const g = user.groups;
+  if (g !== last.groups) {
+    if (g.length !== last.groups.length) return false;
+    for (let i = 0; i < g.length; i++) if (g[i] !== last.groups[i]) return false;
+  }
+  return true;
 }
 
 /** Targets below this count as this (upstream's MinTarget), so that a level with no demand still has a share. */
@@ -224,12 +266,12 @@ export class FlowController {
     const stored = new Set(pls.keys());
     const fss = new Map<string, Schema>();
     for (const fs of this.sources.flowSchemas()) {
-      if (stored.has(fs.spec?.priorityLevelConfiguration?.name)) fss.set(fs.metadata.name!, { name: fs.metadata.name!, uid: fs.metadata.uid ?? '', spec: fs.spec });
+      if (stored.has(fs.spec?.priorityLevelConfiguration?.name)) fss.set(fs.metadata.name!, schemaOf(fs.metadata.name!, fs.metadata.uid ?? '', fs.spec));
     }
     // the mandatory schemas and levels stand in while they are not stored (or not usable)
     const standIn = (name: string): Schema | undefined => {
       const m = mandatoryFlowSchemas.find((f) => f.metadata.name === name)!;
-      return fss.has(name) ? undefined : { name, uid: '', spec: m.spec };
+      return fss.has(name) ? undefined : schemaOf(name, '', m.spec);
     };
     const exemptSchema = standIn('exempt');
     const catchAllSchema = standIn('catch-all');
@@ -279,6 +321,7 @@ export class FlowController {
     // by precedence then name; a missing mandatory schema first (exempt) or last (catch-all), as upstream
     // supplies them (a schema of a quiescing level is not among them: requests no longer go there)
     const sorted = [...fss.values()].sort((a, b) => (a.spec.matchingPrecedence ?? 1000) - (b.spec.matchingPrecedence ?? 1000) || (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+    this.lastByUser.clear();
     this.schemas = [...(exemptSchema ? [exemptSchema] : []), ...sorted, ...(catchAllSchema ? [catchAllSchema] : [])];
     this.divide();
   }
@@ -287,9 +330,9 @@ export class FlowController {
   private watch(level: Level): void {
     const metrics = this.observerFor?.(level);
     level.qs.observer = {
-      changed: (qs) => {
-        level.demand.set(qs.seatsInUse + qs.waitingSeats);
-        metrics?.changed(qs);
+      changed: (qs, t) => {
+        level.demand.set(qs.seatsInUse + qs.waitingSeats, t);
+        metrics?.changed(qs, t);
         // a quiescing level that has drained is forgotten at the next digest
         if (level.quiescing && qs.idle) this.dirty = true;
       },
@@ -417,15 +460,49 @@ export class FlowController {
   /** The first matching schema (by precedence, then name) and its level; catch-all when none matches. */
   classify(user: UserInfo, info: RequestInfo): Classification {
     this.current();
-    let schema = this.schemas.find((s) => schemaMatches(s.spec, user, info));
+    const last = this.lastByUser.get(user.username);
+    if (last && sameShape(last, user, info)) {
+      return { schema: last.schema, level: last.level, flowKey: last.flowKey, distinguisher: last.distinguisher, flowSchema: last.schema.name, user: user.username, info };
+    }
+    let schema: Schema | undefined;
+    for (const s of this.schemas) {
+      if (schemaMatches(s.spec, user, info)) {
+        schema = s;
+        break;
+      }
+    }
     // every user is in system:authenticated or system:unauthenticated, which catch-all matches
     schema ??= this.schemas.find((s) => s.name === 'catch-all')!;
     const level = this.levels.get(schema.spec.priorityLevelConfiguration.name)!;
     // the flow is told apart only where there are queues to spread flows over
     const method = (level.qs.queuing?.queues ?? 0) > 1 ? schema.spec.distinguisherMethod?.type : undefined;
     const distinguisher = method === 'ByUser' ? user.username : method === 'ByNamespace' ? info.namespace : '';
-    return { schema, level, flowKey: `${schema.name}\0${distinguisher}`, distinguisher };
+    // an empty distinguisher leaves the prefix itself: no new string to hash in the queue set's map
+    const flowKey = schema.flowKeyPrefix + distinguisher;
+    if (this.lastByUser.size >= LAST_CLASSIFICATIONS) this.lastByUser.clear();
+    this.lastByUser.set(user.username, {
+      groups: user.groups,
+      isResourceRequest: info.isResourceRequest,
+      verb: info.verb,
+      apiGroup: info.apiGroup,
+      resource: info.resource,
+      subresource: info.subresource,
+      namespace: info.namespace,
+      path: info.path,
+      schema,
+      level,
+      flowKey,
+      distinguisher,
+    });
+    return { schema, level, flowKey, distinguisher, flowSchema: schema.name, user: user.username, info };
   }
+
+  /**
+   * Each user's last classification, kept until the configuration changes: a client repeats the same
+   * kind of request (a node its lease renewals, a controller its lists), and the walk over the
+   * schemas' rules is the larger part of what priority and fairness costs a small request.
+   */
+  private readonly lastByUser = new Map<string, LastClassification>();
 
   /**
    * The seats a request takes (upstream's work estimator, v1.32 with WatchList on): a LIST by the
@@ -434,7 +511,7 @@ export class FlowController {
    */
   estimate(info: RequestInfo, query: URLSearchParams, level: Level): WorkEstimate & { watchCount?: number } {
     const max = level.maxSeats === 0 || level.maxSeats > MAXIMUM_SEATS_LIMIT ? MAXIMUM_SEATS_LIMIT : level.maxSeats;
-    const one: WorkEstimate = { initialSeats: MINIMUM_SEATS, finalSeats: 0, additionalLatencyMs: 0 };
+    const one = ONE_SEAT;
     if (!info.isResourceRequest) return one;
     if (info.verb === 'list' || info.verb === 'watch') return { initialSeats: this.listSeats(info, query, max), finalSeats: 0, additionalLatencyMs: 0 };
     if (!MUTATING_VERBS.has(info.verb)) return one;

@@ -7,7 +7,7 @@
 import { goDuration } from '../api/go-format.js';
 import type { RequestScope } from '../request/scope.js';
 import type { FlowController } from './controller.js';
-import { type Execution, totalWork, type Waiter } from './queueset.js';
+import { epochOf, type Execution, totalWork, type Waiter } from './queueset.js';
 
 /**
  * Go's text/tabwriter with minwidth 8, padding 1 and spaces over rows of cells joined by ",\t": every
@@ -76,7 +76,7 @@ export function dumpRequests(fc: FlowController, details: boolean): string {
         String(queue),
         String(index),
         d?.distinguisher ?? '',
-        rfc3339Nano(r.arrivedAt),
+        rfc3339Nano(epochOf(r.arrivedAt)),
         String(r.work.initialSeats),
         String(r.work.finalSeats),
         goDuration(Math.round(r.work.additionalLatencyMs * 1e6)),
@@ -92,9 +92,9 @@ export function dumpRequests(fc: FlowController, details: boolean): string {
     // each queue's waiting requests by their place, then those it runs; then those run without a queue
     for (const q of l.qs.allQueues) {
       q.waiting.forEach((w, i) => row(q.index, i, w, ZERO_TIME));
-      for (const e of q.running) row(q.index, -1, e, rfc3339Nano(e.startedAtEpoch));
+      for (const e of q.running) row(q.index, -1, e, rfc3339Nano(epochOf(e.startedAt)));
     }
-    for (const e of l.qs.runningQueueless) row(-1, -1, e, rfc3339Nano(e.startedAtEpoch));
+    for (const e of l.qs.runningQueueless) row(-1, -1, e, rfc3339Nano(epochOf(e.startedAt)));
   }
   return tabular(rows);
 }

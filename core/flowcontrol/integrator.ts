@@ -26,15 +26,15 @@ export class Integrator {
     this.last = now();
   }
 
-  set(x: number): void {
-    this.update();
+  /** `t`: now, when the caller has read the clock already. */
+  set(x: number, t?: number): void {
+    this.update(t);
     this.x = x;
     if (x < this.min) this.min = x;
     if (x > this.max) this.max = x;
   }
 
-  private update(): void {
-    const t = this.now();
+  private update(t = this.now()): void {
     const dt = (t - this.last) / 1000;
     this.last = t;
     this.elapsed += dt;

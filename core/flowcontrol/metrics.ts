@@ -7,8 +7,8 @@
  */
 import type { ApiserverMetrics } from '../metrics/apiserver.js';
 import type { CounterChild, CounterMetric, HistogramChild, TimingHistogramChild, TimingHistogramMetric } from '../metrics/registry.js';
-import type { FlowController, Level } from './controller.js';
-import type { QueueSet, QueueSetObserver, RejectReason } from './queueset.js';
+import type { FlowController, Level, Schema } from './controller.js';
+import type { Execution, QueueSet, QueueSetObserver, RejectReason, SeatHolder } from './queueset.js';
 import { InflightCounter } from '../server/stages/max-in-flight.js';
 
 const DURATION_BUCKETS = [0, 0.005, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 15, 30];
@@ -41,8 +41,8 @@ export class RatioedGauge {
     this.numerator = numerator;
     this.child.set(numerator / this.denominator, at);
   }
-  add(delta: number): void {
-    this.set(this.numerator + delta);
+  add(delta: number, at?: number): void {
+    this.set(this.numerator + delta, at);
   }
   setDenominator(denominator: number): void {
     this.denominator = denominator;
@@ -65,7 +65,7 @@ function lazy(make: () => HistogramChild): HistogramChild {
 }
 
 /** What one (flow schema, priority level) pair counts, and its cached metric children. */
-export class FlowStats {
+export class FlowStats implements SeatHolder {
   inqueue = 0;
   inqueueSeats = 0;
   executing = 0;
@@ -84,6 +84,11 @@ export class FlowStats {
 
   rejected(reason: RejectReason): void {
     this.rejectedOf(reason).inc();
+  }
+
+  /** Its seats came back (after a write's additional latency, if any). */
+  released(e: Execution): void {
+    this.executingSeats -= e.seats;
   }
 }
 
@@ -350,6 +355,14 @@ export class FlowControlMetrics {
     if (!s) this.stats.set(key, (s = this.make(fs, pl)));
     return s;
   }
+
+  /** The schema's counts at its level, found by the schema object (no key to build a request). */
+  private readonly bySchema = new WeakMap<Schema, FlowStats>();
+  ofSchema(schema: Schema): FlowStats {
+    let s = this.bySchema.get(schema);
+    if (!s) this.bySchema.set(schema, (s = this.of(schema.name, schema.spec.priorityLevelConfiguration.name)));
+    return s;
+  }
 }
 
 /** One level's gauges that follow its queue set (upstream's reqsGaugePair, execSeatsObs and seat demand gauge). */
@@ -384,8 +397,7 @@ class LevelMetrics implements QueueSetObserver {
     this.changed(l.qs);
   }
 
-  changed(qs: QueueSet): void {
-    const t = performance.now();
+  changed(qs: QueueSet, t = performance.now()): void {
     this.g.waiting.set(qs.waitingCount, t);
     this.g.executing.set(qs.executing, t);
     this.g.seatUtilization.set(qs.seatsInUse, t);

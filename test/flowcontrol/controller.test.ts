@@ -44,6 +44,38 @@ t.test('classification: the first matching FlowSchema by precedence, as upstream
   }
 });
 
+t.test("classification: a user's repeated request finds what its last one found, and anything the rules read classifies again", async (t) => {
+  const extra: FlowSchema[] = [];
+  const fc = controller(extra);
+  const node = user('system:node:n1', 'system:nodes');
+  const lease = resource('update', 'coordination.svc.io', 'leases', 'svc-node-lease');
+  const first = fc.classify(node, lease);
+  const again = fc.classify(user('system:node:n1', 'system:nodes'), resource('update', 'coordination.svc.io', 'leases', 'svc-node-lease'));
+  t.equal(again.schema, first.schema, 'the same shape from an equal user: the same schema');
+  t.equal(again.flowKey, first.flowKey, 'and the same flow');
+  // each row changes one thing the rules or the distinguisher read, after the same first request
+  const rows: [string, UserInfo, RequestInfo, string][] = [
+    ['other groups', user('system:node:n1'), lease, 'global-default'],
+    ['another resource', node, resource('update', '', 'configmaps', 'svc-node-lease'), 'system-nodes'],
+    ['another group', node, resource('update', 'other.io', 'leases', 'svc-node-lease'), 'system-nodes'],
+    ['a subresource', node, resource('patch', '', 'nodes', '', 'status'), 'system-node-high'],
+    ['a path, not a resource', node, nonResource('get', '/readyz'), 'probes'],
+  ];
+  for (const [name, u, info, fs] of rows) {
+    fc.classify(node, lease);
+    t.equal(fc.classify(u, info).schema.name, fs, name);
+  }
+  const cm = user('system:svc-controller-manager');
+  fc.classify(cm, resource('update', 'coordination.svc.io', 'leases', 'svc-system'));
+  t.equal(fc.classify(cm, resource('list', 'coordination.svc.io', 'leases', 'svc-system')).schema.name, 'kube-controller-manager', 'another verb');
+  t.equal(fc.classify(user('alice'), nonResource('get', '/healthz')).schema.name, 'probes', 'another user: their own');
+  t.equal(fc.classify(user('alice'), nonResource('get', '/version')).schema.name, 'global-default', 'another path of theirs');
+  // a new schema in front of node-high: the next identical request follows the new configuration
+  extra.push({ metadata: { name: 'nodes-first', uid: 'nf' }, spec: { priorityLevelConfiguration: { name: 'workload-low' }, matchingPrecedence: 1, rules: [{ subjects: [{ kind: 'Group', group: { name: 'system:nodes' } }], resourceRules: [{ verbs: ['*'], apiGroups: ['*'], resources: ['*'], namespaces: ['*'] }] }] } } as FlowSchema);
+  fc.invalidate();
+  t.equal(fc.classify(node, lease).schema.name, 'nodes-first', 'a configuration change: classified again');
+});
+
 t.test('classification: equal precedence goes by name; a schema naming a missing level is skipped; globs match prefixes', async (t) => {
   const mk = (name: string, precedence: number, level: string, nonResourceURLs: string[]): FlowSchema =>
     ({ metadata: { name, uid: name }, spec: { priorityLevelConfiguration: { name: level }, matchingPrecedence: precedence, rules: [{ subjects: [{ kind: 'User', user: { name: 'alice' } }], nonResourceRules: [{ verbs: ['get'], nonResourceURLs }] }] } }) as FlowSchema;

@@ -113,7 +113,7 @@ t.test("a write's final seats stay taken for its additional latency after it fin
   const qs = level(10);
   const w = asExecution(qs.start('f', { initialSeats: 1, finalSeats: 3, additionalLatencyMs: 50 }));
   let released = false;
-  w.onRelease = () => (released = true);
+  w.holder = { released: () => (released = true) };
   t.equal(qs.seatsInUse, 3, 'the larger of initial and final seats while it runs');
   w.finish();
   t.equal(qs.seatsInUse, 3, 'the final seats are still held just after it finished');

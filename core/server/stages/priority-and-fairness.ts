@@ -11,7 +11,7 @@ import { isPromise, type MaybePromise } from '../../api/maybe-async.js';
 import { errors } from '../../api/status.js';
 import type { Classification, FlowController, Level } from '../../flowcontrol/controller.js';
 import type { FlowControlMetrics, FlowStats } from '../../flowcontrol/metrics.js';
-import { Execution, Pending, type RejectReason, type RequestDetail } from '../../flowcontrol/queueset.js';
+import { Execution, Pending, type RejectReason } from '../../flowcontrol/queueset.js';
 import type { RequestScope, ResponseSink } from '../../request/scope.js';
 import type { Stage } from '../chain.js';
 import type { InflightCounter } from './max-in-flight.js';
@@ -74,6 +74,22 @@ function onStreamOpened(sink: ResponseSink, opened: () => void): void {
   };
 }
 
+/** `fn` run at its first call only. */
+function once(fn: () => void): () => void {
+  let done = false;
+  return () => {
+    if (done) return;
+    done = true;
+    fn();
+  };
+}
+
+/** `release` at the handler's end or the client's leaving, whichever comes first. */
+function untilSettled(s: RequestScope, r: Promise<void>, release: () => void): Promise<void> {
+  s.sink.onClose(release);
+  return r.finally(release);
+}
+
 /** The longest any request waits in a queue (upstream's hard limit). */
 const MAX_WAIT_MS = 60_000;
 
@@ -88,10 +104,11 @@ export function withPriorityAndFairness(
 ): Stage {
   /**
    * upstream's getRequestWaitContext: a quarter of the time the request was given (its deadline from its
-   * arrival, or the default), at most a minute, counted from its arrival.
+   * arrival, or the default), at most a minute, counted from its arrival. Read only for a request that
+   * waits.
    */
-  const waitLimitMs = (s: RequestScope): number => {
-    const sinceArrival = performance.now() - s.startedAt;
+  const waitLimitMs = (s: RequestScope, now: number): number => {
+    const sinceArrival = now - s.startedAt;
     const limit = s.deadline > 0 ? (s.deadline - (Date.now() - sinceArrival)) / 4 : defaultWaitMs;
     return Math.min(limit, MAX_WAIT_MS) - sinceArrival;
   };
@@ -106,6 +123,16 @@ export function withPriorityAndFairness(
     throw errors.tooManyRequests(TOO_MANY_REQUESTS, retryAfter.drop(c.level.name));
   };
 
+  /** The request ended (or its watch's stream opened): its counts go down and its seats back, one clock read. */
+  const end = (stats: FlowStats, e: Execution, readOnly: boolean, watch: boolean): void => {
+    const t = performance.now();
+    stats.executing--;
+    (readOnly ? rw.executingReadOnly : rw.executingMutating).add(-1, t);
+    (readOnly ? inflight.readOnly : inflight.mutating).current--;
+    (watch ? stats.watchExecution : stats.execution).observe((t - e.startedAt) / 1000);
+    e.finish(t);
+  };
+
   const run = (s: RequestScope, next: (s: RequestScope) => MaybePromise<void>, level: Level, stats: FlowStats, e: Execution): MaybePromise<void> => {
     stats.dispatched.inc();
     // upstream times the waits of the levels that limit; an exempt request never waits
@@ -114,63 +141,64 @@ export function withPriorityAndFairness(
     stats.executing++;
     stats.executingSeats += e.seats;
     // the seats stay taken through a write's additional latency, after the request itself
-    e.onRelease = () => (stats.executingSeats -= e.seats);
-    const watch = s.info.verb === 'watch';
-    const readOnly = READ_ONLY_VERBS.has(s.info.verb);
-    const executing = readOnly ? rw.executingReadOnly : rw.executingMutating;
-    const counter = readOnly ? inflight.readOnly : inflight.mutating;
-    executing.add(1);
-    counter.acquire();
-    let held = true;
-    const release = (): void => {
-      if (!held) return;
-      held = false;
-      stats.executing--;
-      executing.add(-1);
-      counter.current--;
-      (watch ? stats.watchExecution : stats.execution).observe((performance.now() - e.startedAt) / 1000);
-      e.finish();
-    };
-    if (watch) onStreamOpened(s.sink, release);
+    e.holder = stats;
+    const verb = s.info.verb;
+    const watch = verb === 'watch';
+    const readOnly = watch || verb === 'get' || verb === 'list';
+    (readOnly ? rw.executingReadOnly : rw.executingMutating).add(1, e.startedAt);
+    (readOnly ? inflight.readOnly : inflight.mutating).acquire();
+    if (watch) {
+      // a watch's seats come back once its stream has opened (or it failed, or its client left)
+      const release = once(() => end(stats, e, readOnly, true));
+      onStreamOpened(s.sink, release);
+      let r;
+      try {
+        r = next(s);
+      } catch (err) {
+        release();
+        throw err;
+      }
+      return isPromise(r) ? untilSettled(s, r, release) : (release(), r);
+    }
     let r;
     try {
       r = next(s);
     } catch (err) {
-      release();
+      end(stats, e, readOnly, false);
       throw err;
     }
-    if (!isPromise(r)) {
-      release();
-      return r;
-    }
-    s.sink.onClose(release);
-    return r.finally(release);
+    if (isPromise(r)) return untilSettled(s, r, once(() => end(stats, e, readOnly, false)));
+    // most small requests end here, with no closure made for them
+    end(stats, e, readOnly, false);
+    return r;
   };
 
   return (next) => (s: RequestScope) => {
+    const t = performance.now();
     const c = fc.classify(s.user, s.info);
     const level = c.level;
     s.sink.addHeader?.(FLOW_SCHEMA_UID_HEADER, c.schema.uid);
     s.sink.addHeader?.(PRIORITY_LEVEL_UID_HEADER, level.uid);
-    const stats = metrics.of(c.schema.name, level.name);
-    const { watchCount, ...work } = fc.estimate(s.info, s.query, level);
+    const stats = metrics.ofSchema(c.schema);
+    const work = fc.estimate(s.info, s.query, level);
     const seats = Math.max(work.initialSeats, work.finalSeats);
     stats.seats.observe(seats);
-    if (watchCount !== undefined) stats.watchCount.observe(watchCount);
-    const detail: RequestDetail = { flowSchema: c.schema.name, distinguisher: c.distinguisher, user: s.user.username, info: s.info };
-    const admitted = level.qs.start(c.flowKey, work, c.schema.name, waitLimitMs(s), detail);
+    if (work.watchCount !== undefined) stats.watchCount.observe(work.watchCount);
+    // the classification doubles as what the debug dump of requests shows
+    const admitted = level.qs.start(c.flowKey, work, c.schema.name, c, t);
     // every request that went through a queue, run at once or not, saw its queue's length
     if (level.qs.lastQueueLength !== undefined) stats.queueLength.observe(level.qs.lastQueueLength);
     if (admitted instanceof Execution) return run(s, next, level, stats, admitted);
     if (!(admitted instanceof Pending)) return refuse(c, stats, admitted, 0);
-    // waiting in a queue
-    const arrived = performance.now();
+    // waiting in a queue, at most what is left of a quarter of its time
+    admitted.waitAtMost(waitLimitMs(s, t));
+    const arrived = t;
     stats.inqueue++;
     stats.inqueueSeats += seats;
     const waitingReadOnly = READ_ONLY_VERBS.has(s.info.verb);
     const waitingKind = waitingReadOnly ? rw.waitingReadOnly : rw.waitingMutating;
     const inqueue = waitingReadOnly ? metrics.inqueue.readOnly : metrics.inqueue.mutating;
-    waitingKind.add(1);
+    waitingKind.add(1, t);
     inqueue.acquire();
     s.sink.onClose(admitted.cancel);
     return admitted.result.then((e) => {
