@@ -24,7 +24,7 @@ export interface ContentFiles<T> {
   refused(why: string): string;
 }
 
-/** The key a text is compared by (the same texts are the same content); PEM and YAML hold no NUL. */
+/** The key texts are compared by (the same texts are the same content): PEM holds no NUL. */
 const keyOf = (texts: readonly string[]): string => texts.join('\0');
 
 export class FollowedContent<T> {
