@@ -8,6 +8,7 @@
  * Indexes (upstream's informer indexers) map a computed value to the objects that produce it, kept
  * current event by event: e.g. RoleBindings by subject, Secrets by type.
  */
+import { gradually } from '../api/gradual.js';
 import type { ApiObject } from '../api/types.js';
 import { decodeStored } from '../codec/object-bytes.js';
 import { type CacheEvent, type CachedObject, type CacheObserver, keepsMemos, type WatchCache } from '../storage/watch-cache.js';
@@ -40,9 +41,6 @@ interface Index<T> {
   /** object key -> the values it is indexed under, so a change or delete removes it without decoding the old version */
   ofKey: Map<string, string | readonly string[]>;
 }
-
-/** The longest a gradual pass over a kind's objects holds the thread before it lets requests in. */
-const GRADUAL_SLICE_MS = 5;
 
 export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
   private readonly indexes = new Map<string, Index<T>>();
@@ -138,32 +136,19 @@ export class Lister<T extends ApiObject = ApiObject> implements CacheObserver {
 
   /**
    * Visits every object present now, each as the cache holds it when its turn comes (one deleted
-   * meanwhile is skipped), for at most GRADUAL_SLICE_MS of the thread at a time.
+   * meanwhile is skipped), a slice of the thread at a time (core/api/gradual.ts). One object that
+   * fails its visit is reported and passed over: the pass goes on.
    */
   private gradually(visit: (o: CachedObject) => void): Promise<void> {
     // the cache holds one resource: every key is the lister's (unsorted: sorting 100,000 took 100 ms)
-    const keys = this.cache.keys();
-    let i = 0;
-    return new Promise((resolve) => {
-      const slice = (): void => {
-        const until = performance.now() + GRADUAL_SLICE_MS;
-        while (i < keys.length) {
-          const o = this.cache.get(keys[i++]!);
-          // one object that fails its visit is reported and passed over: the pass goes on
-          if (o) {
-            try {
-              visit(o);
-            } catch (err) {
-              console.error(`svc-apiserver: ${this.rt.plural} ${o.key}: ${(err as Error).message}`);
-            }
-          }
-          if ((i & 255) === 0 && performance.now() >= until) return void setImmediate(slice);
-        }
-        resolve();
-      };
-      // not even the first slice now: a server starting holds its thread for none of them
-      setImmediate(slice);
-    });
+    return gradually(
+      this.cache.keys(),
+      (key) => {
+        const o = this.cache.get(key);
+        if (o) visit(o);
+      },
+      { failed: (key, err) => console.error(`svc-apiserver: ${this.rt.plural} ${key}: ${err.message}`) },
+    );
   }
 
   /** Objects whose index `name` produced `value`. */

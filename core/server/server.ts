@@ -104,31 +104,21 @@ function aggregated(aggregation: Aggregation, routed: ReturnType<typeof route>):
   return (s) => aggregation.intercept(s) ?? routed(s);
 }
 
-/** A view of `base` rebuilt when base gives another value. */
-function derivedView<T, U>(base: () => T, build: (b: T) => U): () => U {
+/**
+ * A view of `base`, rebuilt when base gives another value or, where given, `generation` moves (the
+ * aggregation's additions to discovery and OpenAPI change without the local documents changing).
+ */
+function derivedView<T, U>(base: () => T, build: (b: T) => U, generation: () => number = () => 0): () => U {
   let from: T | undefined;
+  let builtAt = -1;
   let value!: U;
   return () => {
     const b = base();
-    if (b !== from) {
+    const g = generation();
+    if (b !== from || g !== builtAt) {
       value = build(b);
       from = b;
-    }
-    return value;
-  };
-}
-
-/** A view of `base` rebuilt when it or the aggregation changes. */
-function mergedView<T, U>(base: () => T, aggregation: Aggregation, build: (b: T) => U): () => U {
-  let from: T | undefined;
-  let generation = -1;
-  let value!: U;
-  return () => {
-    const b = base();
-    if (b !== from || generation !== aggregation.generation) {
-      generation = aggregation.generation;
-      value = build(b);
-      from = b;
+      builtAt = g;
     }
     return value;
   };
@@ -402,9 +392,9 @@ export class ApiServer {
     // the aggregation layer, when served: extension servers' group versions, and its view of discovery and OpenAPI
     const aggregation = features.map((f) => f.aggregation?.(started)).find((a): a is Aggregation => a !== undefined);
     const localDiscovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`, (g) => aliases.advertised(g)));
-    const discovery = aggregation ? mergedView(localDiscovery, aggregation, (d) => aggregation.discovery(d)) : localDiscovery;
+    const discovery = aggregation ? derivedView(localDiscovery, (d) => aggregation.discovery(d), () => aggregation.generation) : localDiscovery;
     const localOpenApi = byGeneration(types, (all) => buildOpenApi(all, (g) => aliases.advertised(g)));
-    const openApi = aggregation ? mergedView(localOpenApi, aggregation, (d) => aggregation.openApi(d)) : localOpenApi;
+    const openApi = aggregation ? derivedView(localOpenApi, (d) => aggregation.openApi(d), () => aggregation.generation) : localOpenApi;
     this.health.addBootSequenceCheck({
       name: 'autoregister-completion',
       check: () => {

@@ -5,6 +5,7 @@
  * older than" a revision wait here until the caches reach it (read-your-writes across threads), and
  * give up after a bounded wait with 504 Too large resource version, as upstream's cacher does.
  */
+import { GRADUAL_SLICE_MS } from '../api/gradual.js';
 import { type MaybePromise, then } from '../api/maybe-async.js';
 import { errors } from '../api/status.js';
 import type { Store, StoreEvent, StoreWatch } from './interface.js';
@@ -123,11 +124,11 @@ export class Cacher {
     void this.describeGradually();
   }
 
-  /** After a load, every cached object described in the background, 5 ms of the thread at a time. */
+  /** After a load, every cached object described in the background, a cache after another, a slice of the thread at a time. */
   private async describeGradually(): Promise<void> {
     for (const c of [...this.caches.values()]) {
       if (this.stopped) return;
-      await c.describeGradually(5, () => this.stopped);
+      await c.describeGradually(GRADUAL_SLICE_MS, () => this.stopped);
     }
   }
 

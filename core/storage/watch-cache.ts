@@ -16,6 +16,7 @@
  * that changed this resource, so the state is also exact for any revision in between.
  */
 
+import { gradually } from '../api/gradual.js';
 import type { ObjectSource } from '../codec/serializer.js';
 import { SortedKeys } from './sorted-keys.js';
 
@@ -225,18 +226,10 @@ export class WatchCache {
    * pass over every object, and the first LIST after it does not pay for the pass.
    */
   describeGradually(sliceMs: number, stopped: () => boolean): Promise<void> {
-    const keys = this.keys();
-    let i = 0;
-    return new Promise((resolve) => {
-      const slice = (): void => {
-        const until = performance.now() + sliceMs;
-        while (i < keys.length && !stopped()) {
-          void this.objects.get(keys[i++]!)?.unreadable;
-          if ((i & 255) === 0 && performance.now() >= until) return void setImmediate(slice);
-        }
-        resolve();
-      };
-      setImmediate(slice);
+    return gradually(this.keys(), (key) => void this.objects.get(key)?.unreadable, {
+      sliceMs,
+      stopped,
+      failed: (key, err) => console.error(`svc-apiserver: describing ${key}: ${err.message}`),
     });
   }
 

@@ -47,45 +47,58 @@ export async function outcomeOf(run: () => Promise<unknown>): Promise<WriteOutco
   }
 }
 
-function settle(out: WriteOutcome, resolve: (v: unknown) => void, reject: (e: Error) => void): void {
-  if ('ok' in out) resolve(out.ok);
-  else if ('storeError' in out) reject(new StoreError(out.storeError.code, out.storeError.message, out.storeError.revision));
-  else reject(new Error(`the store's writer failed: ${out.failure}`));
-}
+/**
+ * The writes a channel has sent and not yet had answered, each by its id: an answer settles its
+ * write (answers to other senders' ids are not ours and are passed over). Both channels keep one:
+ * the ids differ only in what makes them unique where the answers arrive.
+ */
+class WritesInFlight<Id> {
+  private readonly waiting = new Map<Id, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
 
-interface Pending {
-  resolve: (v: unknown) => void;
-  reject: (e: Error) => void;
+  /** Registers the write `id`, then `send`s it; settles with its answer. */
+  send(id: Id, send: () => void): Promise<unknown> {
+    return new Promise((resolve, reject) => {
+      this.waiting.set(id, { resolve, reject });
+      send();
+    });
+  }
+
+  answered(id: Id, out: WriteOutcome): void {
+    const w = this.waiting.get(id);
+    if (!w) return;
+    this.waiting.delete(id);
+    if ('ok' in out) w.resolve(out.ok);
+    else if ('storeError' in out) w.reject(new StoreError(out.storeError.code, out.storeError.message, out.storeError.revision));
+    else w.reject(new Error(`the store's writer failed: ${out.failure}`));
+  }
+
+  /** Every write still waiting fails with `why()`: no answer will come. */
+  failAll(why: () => Error): void {
+    for (const w of this.waiting.values()) w.reject(why());
+    this.waiting.clear();
+  }
 }
 
 const primaryGone = (): Error => new Error('the primary process (the store\'s writer) is gone: the write was not made');
 
 /** An acceptor's main thread: writes go to the primary over the process's IPC channel. */
 export function primaryWriteChannel(): WriteChannel {
-  const pending = new Map<number, Pending>();
+  // ids by number: the process's IPC channel answers this process only
+  const inFlight = new WritesInFlight<number>();
   let nextId = 1;
   const onMessage = (m: unknown): void => {
-    if (!isWriteMessage(m) || m.svcStore !== 'written') return;
-    const p = pending.get(m.id);
-    if (!p) return;
-    pending.delete(m.id);
-    settle(m.out, p.resolve, p.reject);
+    if (isWriteMessage(m) && m.svcStore === 'written') inFlight.answered(m.id, m.out);
   };
   // a write the primary never answers: it died with it (uncommitted, or committed and unacknowledged, as with any crash)
-  const onGone = (): void => {
-    for (const p of pending.values()) p.reject(primaryGone());
-    pending.clear();
-  };
+  const onGone = (): void => inFlight.failAll(primaryGone);
   process.on('message', onMessage);
   process.on('disconnect', onGone);
   return {
-    write: (op) =>
-      new Promise((resolve, reject) => {
-        if (!process.connected || !process.send) return reject(primaryGone());
-        const id = nextId++;
-        pending.set(id, { resolve, reject });
-        process.send({ svcStore: 'write', id, op } satisfies WriteMessage);
-      }),
+    write: (op) => {
+      if (!process.connected || !process.send) return Promise.reject(primaryGone());
+      const id = nextId++;
+      return inFlight.send(id, () => process.send!({ svcStore: 'write', id, op } satisfies WriteMessage));
+    },
     close: () => {
       process.off('message', onMessage);
       process.off('disconnect', onGone);
@@ -113,23 +126,18 @@ interface ThreadWritten {
 export function threadWriteChannel(path: string): WriteChannel {
   const bc = new BroadcastChannel(threadChannelName(path));
   bc.unref();
-  const pending = new Map<string, Pending>();
+  // ids `<threadId>:<n>`: the broadcast answers reach every thread, each takes its own
+  const inFlight = new WritesInFlight<string>();
   let nextId = 1;
   bc.onmessage = (e) => {
     const m = (e as { data: ThreadWrite | ThreadWritten }).data;
-    if (m.svcStore !== 'written') return;
-    const p = pending.get(m.id);
-    if (!p) return;
-    pending.delete(m.id);
-    settle(m.out, p.resolve, p.reject);
+    if (m.svcStore === 'written') inFlight.answered(m.id, m.out);
   };
   return {
-    write: (op) =>
-      new Promise((resolve, reject) => {
-        const id = `${threadId}:${nextId++}`;
-        pending.set(id, { resolve, reject });
-        bc.postMessage({ svcStore: 'write', id, op } satisfies ThreadWrite);
-      }),
+    write: (op) => {
+      const id = `${threadId}:${nextId++}`;
+      return inFlight.send(id, () => bc.postMessage({ svcStore: 'write', id, op } satisfies ThreadWrite));
+    },
     close: () => bc.close(),
   };
 }
