@@ -21,8 +21,12 @@ const V3_PREFIX = '#/components/schemas/';
 const V2_PREFIX = '#/definitions/';
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A v3 schema as a v2 schema (v2 has no nullable, anyOf, oneOf, not: dropped, as upstream's CRD v2 conversion drops them). */
-export function schemaToV2(sch: unknown): unknown {
+/**
+ * A v3 schema as a v2 schema (v2 has no nullable, anyOf, oneOf, not: dropped). `custom`: part of a
+ * custom resource's schema, already simplified (customDefinitionToV2), where int-or-string stays
+ * without a type as upstream publishes it.
+ */
+export function schemaToV2(sch: unknown, custom = false): unknown {
   if (!isObject(sch)) return sch;
   const out: Json = {};
   const allOf = sch.allOf;
@@ -43,22 +47,72 @@ export function schemaToV2(sch: unknown): unknown {
       case 'not':
         break;
       case 'properties':
-        out.properties = Object.fromEntries(Object.entries(v as Json).map(([n, p]) => [n, schemaToV2(p)]));
+        out.properties = Object.fromEntries(Object.entries(v as Json).map(([n, p]) => [n, schemaToV2(p, custom)]));
         break;
       case 'items':
       case 'additionalProperties':
-        out[k] = typeof v === 'boolean' ? v : schemaToV2(v);
+        out[k] = typeof v === 'boolean' ? v : schemaToV2(v, custom);
         break;
       case 'allOf':
-        out.allOf = (v as unknown[]).map(schemaToV2);
+        out.allOf = (v as unknown[]).map((x) => schemaToV2(x, custom));
         break;
       default:
         out[k] = v;
     }
   }
   // v2's int-or-string (upstream's IntOrString definition): a string with that format
-  if (out['x-kubernetes-int-or-string'] === true && out.type === undefined) out.type = 'string';
+  if (!custom && out['x-kubernetes-int-or-string'] === true && out.type === undefined) out.type = 'string';
   return out;
+}
+
+/** A field naming a definition: `$ref`, or v3's `{description, allOf: [{$ref}]}` around it. */
+const isReference = (n: Json): boolean =>
+  typeof n.$ref === 'string' || (Array.isArray(n.allOf) && n.allOf.length === 1 && isObject(n.allOf[0]) && typeof n.allOf[0].$ref === 'string' && Object.keys(n.allOf[0]).length === 1);
+
+/**
+ * One node of a custom resource's schema simplified for v2 as upstream's ToStructuralOpenAPIV2 does
+ * (apiextensions-apiserver controller/openapi/v2/conversion.go), the node before its children (so a
+ * parent still sees which of its properties are nullable), then defaults pruned (kube-openapi's
+ * PruneDefaults, applied to the whole v2 document): kubectl's v2 reader cannot take these constructs.
+ */
+function simplifyCustomNode(node: unknown): unknown {
+  if (!isObject(node) || isReference(node)) return node;
+  const n: Json = { ...node };
+  // v2 has no junctors
+  delete n.allOf, delete n.anyOf, delete n.oneOf, delete n.not;
+  delete n.default;
+  // null is no v2 type: an untyped value, with no items or properties (kubectl breaks on those without a type)
+  if (n.nullable === true) delete n.type, delete n.nullable, delete n.items, delete n.properties;
+  delete n.nullable;
+  const preserve = n['x-kubernetes-preserve-unknown-fields'] === true;
+  // kubectl would refuse the unknown fields such a node allows if it knew some
+  if (preserve) delete n.items, delete n.properties;
+  // an array without an item schema, or an object of unknown fields: kubectl copes with neither typed
+  if ((n.type === 'array' && n.items === undefined) || (preserve && n.type === 'object')) delete n.type;
+  // a property that may be null may be absent: it leaves required
+  if (Array.isArray(n.required) && isObject(n.properties)) {
+    const props = n.properties;
+    n.required = n.required.filter((f) => !(isObject(props[f as string]) && (props[f as string] as Json).nullable === true));
+  }
+  if (isObject(n.additionalProperties) && n.additionalProperties.nullable === true) delete n.required;
+  if (Array.isArray(n.required) && !n.required.length) delete n.required;
+  if (n.items !== undefined) n.items = simplifyCustomNode(n.items);
+  if (isObject(n.properties)) n.properties = Object.fromEntries(Object.entries(n.properties).map(([k, p]) => [k, simplifyCustomNode(p)]));
+  if (isObject(n.additionalProperties)) n.additionalProperties = simplifyCustomNode(n.additionalProperties);
+  return n;
+}
+
+/**
+ * A custom resource kind's v3 definition as upstream's CRD builder publishes it in v2: a schema that
+ * keeps unknown fields at its root is only `{type: object}` with its group-version-kind (kubectl would
+ * refuse any field it did not list), any other is simplified node by node (simplifyCustomNode).
+ */
+export function customDefinitionToV2(def: Json): Json {
+  if (def['x-kubernetes-preserve-unknown-fields'] === true) {
+    const gvk = def['x-kubernetes-group-version-kind'];
+    return { type: 'object', ...(gvk !== undefined ? { 'x-kubernetes-group-version-kind': gvk } : {}) };
+  }
+  return schemaToV2(simplifyCustomNode(def), true) as Json;
 }
 
 const refToV2 = (ref: string): string => (ref.startsWith(V3_PREFIX) ? V2_PREFIX + ref.slice(V3_PREFIX.length) : ref);
@@ -126,7 +180,7 @@ function canonical(v: unknown): string {
 }
 
 /** The local documents as one v2 document: paths and definitions of every group version. */
-export function buildSwagger(v3: Iterable<Json>): Json {
+export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<string> = new Set()): Json {
   const paths: Json = {};
   const definitions: Json = {};
   let info: unknown = { title: 'svc-apiserver', version: 'v1.32.0' };
@@ -135,7 +189,7 @@ export function buildSwagger(v3: Iterable<Json>): Json {
     for (const [p, item] of Object.entries((doc.paths as Json | undefined) ?? {})) if (!(p in paths)) paths[p] = pathItemToV2(item as Json);
     const schemas = ((doc.components as Json | undefined)?.schemas as Json | undefined) ?? {};
     for (const [name, sch] of Object.entries(schemas)) {
-      const v2 = schemaToV2(sch) as Json;
+      const v2 = customDefinitions.has(name) ? customDefinitionToV2(sch as Json) : (schemaToV2(sch) as Json);
       const had = definitions[name] as Json | undefined;
       if (!had) {
         definitions[name] = v2;
@@ -242,7 +296,7 @@ export interface RemoteSwagger {
 export function servedSwagger(docs: OpenApiDocs): Json {
   const remote = new Set(docs.remoteGroupVersions ?? []);
   const local = [...docs.byGroupVersion].filter(([gv]) => !remote.has(gv)).map(([, d]) => d);
-  const doc = buildSwagger(local);
+  const doc = buildSwagger(local, docs.customDefinitions);
   for (const r of docs.remoteSwagger ?? []) mergeSwagger(doc, r.doc, `/apis/${r.group}/${r.version}/`);
   return doc;
 }

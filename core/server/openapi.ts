@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { NonResourceRoute } from '../request/routes.js';
 import { noneMatch, openApiV2Route, type RemoteSwagger } from './openapi-v2.js';
 import { listMetaSchema, typeMetaFields } from '../schema/meta.js';
-import { s, type Schema, type StructSchema } from '../schema/schema.js';
+import { s, type Schema, type StructSchema, type ValueConstraints } from '../schema/schema.js';
 import { allVerbs, type ResourceType } from '../registry/resource-type.js';
 
 type Json = Record<string, unknown>;
@@ -24,12 +24,60 @@ export interface OpenApiDocs {
   remoteGroupVersions?: ReadonlySet<string>;
   /** Extensions' v2 documents, in APIService order, merged into /openapi/v2 (openapi-v2.ts). */
   remoteSwagger?: readonly RemoteSwagger[];
+  /** Definition names of custom resource kinds: /openapi/v2 simplifies their schemas as upstream's CRD v2 builder does. */
+  customDefinitions?: ReadonlySet<string>;
 }
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 
-/** Converts a schema node, collecting named structs into `defs`. */
-function toOpenApi(sch: Schema, defs: Map<string, Json>): Json {
+/** A custom resource's value validations as its schema spells them (inside allOf / anyOf / oneOf / not too). */
+function constraintsJson(c: ValueConstraints): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(c)) {
+    if (v === undefined) continue;
+    if (k === 'allOf' || k === 'anyOf' || k === 'oneOf') out[k] = (v as ValueConstraints[]).map(constraintsJson);
+    else if (k === 'not' || k === 'items' || k === 'additionalProperties') out[k] = constraintsJson(v as ValueConstraints);
+    else if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v as Record<string, ValueConstraints>).map(([n, x]) => [n, constraintsJson(x)]));
+    else out[k] = Array.isArray(v) ? [...(v as unknown[])] : v;
+  }
+  return out;
+}
+
+/**
+ * What a custom resource's node publishes beyond its shape, as upstream's CRD builder does (from the
+ * structural schema, unfolded): nullable, default, value validations, x-kubernetes-validations, and
+ * int-or-string's two types as an anyOf.
+ */
+function customNodeExtras(sch: Schema, out: Json): Json {
+  if (sch.nullable) out.nullable = true;
+  if (sch.default !== undefined) out.default = sch.default;
+  if (sch.constraints) {
+    const c = constraintsJson(sch.constraints);
+    // a struct's own required list is published by structBody; a map's is a value validation here
+    if (sch.kind === 'struct') delete c.required;
+    Object.assign(out, c);
+  }
+  if (sch.kind === 'scalar' && sch.type === 'int-or-string') {
+    delete out.format;
+    const both = [{ type: 'integer' }, { type: 'string' }];
+    if (!out.anyOf) out.anyOf = both;
+    else out.allOf = [{ anyOf: both }, ...((out.allOf as Json[] | undefined) ?? [])];
+  }
+  if (sch.rules?.length) out['x-kubernetes-validations'] = sch.rules.map((r) => ({ ...r }));
+  return out;
+}
+
+/**
+ * Converts a schema node, collecting named structs into `defs`. `custom`: the node is part of a custom
+ * resource's schema (inline all the way down), published with its extras (customNodeExtras).
+ */
+function toOpenApi(sch: Schema, defs: Map<string, Json>, custom = false): Json {
+  const out = toOpenApiShape(sch, defs, custom);
+  // a named definition's reference carries no extras (a custom resource's metadata is ObjectMeta's)
+  return custom && !(sch.kind === 'struct' && !sch.inline) ? customNodeExtras(sch, out) : out;
+}
+
+function toOpenApiShape(sch: Schema, defs: Map<string, Json>, custom: boolean): Json {
   const out: Json = {};
   if (sch.description) out.description = sch.description;
   switch (sch.kind) {
@@ -45,12 +93,12 @@ function toOpenApi(sch: Schema, defs: Map<string, Json>): Json {
       return { ...out, type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
     case 'map':
       out.type = 'object';
-      out.additionalProperties = toOpenApi(sch.values, defs);
+      out.additionalProperties = toOpenApi(sch.values, defs, custom);
       if (sch.mapType) out['x-kubernetes-map-type'] = sch.mapType;
       return out;
     case 'list': {
       out.type = 'array';
-      out.items = toOpenApi(sch.items, defs);
+      out.items = toOpenApi(sch.items, defs, custom);
       if (sch.listType) out['x-kubernetes-list-type'] = sch.listType;
       if (sch.listMapKeys) out['x-kubernetes-list-map-keys'] = [...sch.listMapKeys];
       if (sch.patchStrategy) out['x-kubernetes-patch-strategy'] = sch.patchStrategy;
@@ -58,26 +106,28 @@ function toOpenApi(sch: Schema, defs: Map<string, Json>): Json {
       return out;
     }
     case 'struct':
-      if (sch.inline) return { ...out, ...structBody(sch, defs) };
+      if (sch.inline) return { ...out, ...structBody(sch, defs, custom) };
       defineStruct(sch, defs);
       // a $ref takes no siblings: the field's own description rides beside it in an allOf, as upstream publishes it
       return sch.description ? { description: sch.description, allOf: [ref(sch.name)] } : ref(sch.name);
   }
 }
 
-function defineStruct(sch: StructSchema, defs: Map<string, Json>): void {
+/** `custom`: the definition of a custom resource kind (its own fields are published with their extras). */
+function defineStruct(sch: StructSchema, defs: Map<string, Json>, custom = false): void {
   if (defs.has(sch.name)) return;
   const def: Json = { type: 'object' };
   defs.set(sch.name, def); // placeholder first: recursive definitions terminate
   if (sch.typeDescription) def.description = sch.typeDescription;
-  Object.assign(def, structBody(sch, defs));
+  Object.assign(def, structBody(sch, defs, custom));
+  if (custom) customNodeExtras({ ...sch, nullable: false, default: undefined }, def);
 }
 
 /** A struct's properties and markers (its definition, or the field itself when published inline). */
-function structBody(sch: StructSchema, defs: Map<string, Json>): Json {
+function structBody(sch: StructSchema, defs: Map<string, Json>, custom = false): Json {
   const def: Json = { type: 'object' };
   const props: Json = {};
-  for (const [k, v] of Object.entries(sch.fields)) props[k] = toOpenApi(v, defs);
+  for (const [k, v] of Object.entries(sch.fields)) props[k] = toOpenApi(v, defs, custom);
   if (Object.keys(props).length || !sch.preserveUnknownFields) def.properties = props;
   if (sch.required?.length) def.required = [...sch.required];
   if (sch.mapType) def['x-kubernetes-map-type'] = sch.mapType;
@@ -279,11 +329,13 @@ export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: st
   const byGroupVersion = new Map<string, Json>();
   const hashes = new Map<string, string>();
   const indexPaths: Json = {};
+  const customDefinitions = new Set<string>();
   for (const [gv, rts] of groups) {
     const defs = new Map<string, Json>();
     const paths: Json = {};
     for (const rt of rts) {
-      const kindDef = (toOpenApi(rt.schema, defs), defs.get(rt.schema.name)!);
+      const kindDef = (defineStruct(rt.schema, defs, !!rt.custom), defs.get(rt.schema.name)!);
+      if (rt.custom) customDefinitions.add(rt.schema.name);
       kindDef['x-kubernetes-group-version-kind'] = [{ group: rt.group, kind: rt.kind, version: rt.version }];
       operations(rt, defs, paths);
     }
@@ -303,7 +355,7 @@ export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: st
     hashes.set(gv, hash);
     indexPaths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${hash}` };
   }
-  return { index: { paths: indexPaths }, byGroupVersion, hashes };
+  return { index: { paths: indexPaths }, byGroupVersion, hashes, customDefinitions };
 }
 
 /** Routes serving the documents (`/openapi/v3` and one path per group version; `/openapi/v2`), 304 on a matching If-None-Match. */
