@@ -179,6 +179,30 @@ function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/** One v3 document's paths and definitions in v2. */
+interface SwaggerPieces {
+  paths: [string, Json][];
+  definitions: [string, Json][];
+}
+
+/**
+ * The v2 pieces of each local v3 document, made once per document: documents are kept while their
+ * kinds stay the same (OpenApiCache), so a change converts only its own group versions again.
+ */
+const piecesByDocument = new WeakMap<Json, SwaggerPieces>();
+
+function swaggerPieces(doc: Json, customDefinitions: ReadonlySet<string>): SwaggerPieces {
+  let pieces = piecesByDocument.get(doc);
+  if (pieces) return pieces;
+  const schemas = ((doc.components as Json | undefined)?.schemas as Json | undefined) ?? {};
+  pieces = {
+    paths: Object.entries((doc.paths as Json | undefined) ?? {}).map(([p, item]) => [p, pathItemToV2(item as Json)]),
+    definitions: Object.entries(schemas).map(([name, sch]) => [name, customDefinitions.has(name) ? customDefinitionToV2(sch as Json) : (schemaToV2(sch) as Json)]),
+  };
+  piecesByDocument.set(doc, pieces);
+  return pieces;
+}
+
 /** The local documents as one v2 document: paths and definitions of every group version. */
 export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<string> = new Set()): Json {
   const paths: Json = {};
@@ -186,10 +210,9 @@ export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<
   let info: unknown = { title: 'svc-apiserver', version: 'v1.32.0' };
   for (const doc of v3) {
     info = doc.info ?? info;
-    for (const [p, item] of Object.entries((doc.paths as Json | undefined) ?? {})) if (!(p in paths)) paths[p] = pathItemToV2(item as Json);
-    const schemas = ((doc.components as Json | undefined)?.schemas as Json | undefined) ?? {};
-    for (const [name, sch] of Object.entries(schemas)) {
-      const v2 = customDefinitions.has(name) ? customDefinitionToV2(sch as Json) : (schemaToV2(sch) as Json);
+    const pieces = swaggerPieces(doc, customDefinitions);
+    for (const [p, item] of pieces.paths) if (!(p in paths)) paths[p] = item;
+    for (const [name, v2] of pieces.definitions) {
       const had = definitions[name] as Json | undefined;
       if (!had) {
         definitions[name] = v2;
@@ -200,7 +223,9 @@ export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<
       const more = v2['x-kubernetes-group-version-kind'];
       if (Array.isArray(gvks) && Array.isArray(more)) {
         const seen = new Set(gvks.map(canonical));
-        had['x-kubernetes-group-version-kind'] = [...gvks, ...more.filter((g) => !seen.has(canonical(g)))];
+        const added = more.filter((g) => !seen.has(canonical(g)));
+        // a copy: the pieces are shared between builds
+        if (added.length) definitions[name] = { ...had, 'x-kubernetes-group-version-kind': [...gvks, ...added] };
       }
     }
   }
@@ -212,6 +237,34 @@ export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<
     securityDefinitions: { BearerToken: { type: 'apiKey', description: 'Bearer Token authentication', name: 'authorization', in: 'header' } },
     security: [{ BearerToken: [] }],
   };
+}
+
+/** Each path item's and definition's JSON, by the object (pieces are shared between builds). */
+const entryJson = new WeakMap<object, string>();
+
+/**
+ * The document as JSON.stringify writes it, its paths and definitions from the JSON kept for each
+ * (entryJson): a document rebuilt after a change writes only what changed.
+ */
+export function swaggerJson(doc: Json): string {
+  const parts: string[] = [];
+  for (const [k, v] of Object.entries(doc)) {
+    if (v === undefined) continue;
+    if ((k === 'paths' || k === 'definitions') && isObject(v)) {
+      const entries: string[] = [];
+      for (const [name, x] of Object.entries(v)) {
+        if (x === undefined) continue;
+        let json = isObject(x) ? entryJson.get(x) : undefined;
+        if (json === undefined) {
+          json = JSON.stringify(x);
+          if (isObject(x)) entryJson.set(x, json);
+        }
+        entries.push(`${JSON.stringify(name)}:${json}`);
+      }
+      parts.push(`${JSON.stringify(k)}:{${entries.join(',')}}`);
+    } else parts.push(`${JSON.stringify(k)}:${JSON.stringify(v)}`);
+  }
+  return `{${parts.join(',')}}`;
 }
 
 /** Every `$ref` string under `node`, rewritten by `fn` (in place). */
@@ -339,14 +392,15 @@ function notModified(h: Readonly<Record<string, string | string[] | undefined>>,
 
 /** The /openapi/v2 route for these documents: each form built on its first request, then kept. */
 export function openApiV2Route(docs: OpenApiDocs): NonResourceRoute {
+  let doc: Json | undefined;
   let json: Buffer | undefined;
   let proto: Uint8Array | undefined;
   let etag = '';
   let lastModified = '';
   const jsonBytes = (): Buffer => {
     if (!json) {
-      const doc = servedSwagger(docs);
-      json = Buffer.from(JSON.stringify(doc));
+      doc = servedSwagger(docs);
+      json = Buffer.from(swaggerJson(doc));
       etag = `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`;
       lastModified = new Date().toUTCString();
     }
@@ -363,7 +417,7 @@ export function openApiV2Route(docs: OpenApiDocs): NonResourceRoute {
       const headers = { etag, 'last-modified': lastModified, vary: 'Accept' };
       if (notModified(s.headers, etag, lastModified)) return s.sink.send(304, isJson ? SWAGGER_JSON : SWAGGER_PROTOBUF, new Uint8Array(0), headers);
       if (isJson) return s.sink.send(200, SWAGGER_JSON, body, headers);
-      proto ??= swaggerToProto(JSON.parse(body.toString('utf8')) as Json);
+      proto ??= swaggerToProto(doc!);
       return s.sink.send(200, SWAGGER_PROTOBUF, proto, headers);
     }
     s.sink.send(406, 'text/plain; charset=utf-8', new Uint8Array(0), { vary: 'Accept' });

@@ -310,51 +310,88 @@ const statusSchema: Json = {
   'x-kubernetes-group-version-kind': [{ group: '', kind: 'Status', version: 'v1' }],
 };
 
+/** One group version's document as built, with what it was built from (kept while those stay the same). */
+interface BuiltGroupVersion {
+  members: readonly { rt: ResourceType; group: string }[];
+  doc: Json;
+  hash: string;
+  custom: readonly string[];
+}
+
+/**
+ * The documents of the last build, by group version: a build after a change (a custom resource
+ * definition written) makes again only the documents whose kinds changed, and the v2 document reuses
+ * its pieces of the others (openapi-v2.ts keeps them by document).
+ */
+export class OpenApiCache {
+  readonly byGroupVersion = new Map<string, BuiltGroupVersion>();
+}
+
+/** Each document's JSON, made once with its hash and served as it is. */
+const v3Bodies = new WeakMap<Json, Buffer>();
+
+const sameMembers = (a: BuiltGroupVersion['members'], b: BuiltGroupVersion['members']): boolean => a.length === b.length && a.every((m, i) => m.rt === b[i]!.rt && m.group === b[i]!.group);
+
+function buildGroupVersion(members: BuiltGroupVersion['members']): BuiltGroupVersion {
+  const defs = new Map<string, Json>();
+  const paths: Json = {};
+  const custom: string[] = [];
+  for (const { rt: source, group } of members) {
+    const rt = group === source.group ? source : { ...source, group };
+    const kindDef = (defineStruct(rt.schema, defs, !!rt.custom), defs.get(rt.schema.name)!);
+    if (rt.custom) custom.push(rt.schema.name);
+    kindDef['x-kubernetes-group-version-kind'] = [{ group: rt.group, kind: rt.kind, version: rt.version }];
+    operations(rt, defs, paths);
+  }
+  defs.set('io.svc.apimachinery.pkg.apis.meta.v1.Status', statusSchema);
+  toOpenApi(listMetaSchema, defs);
+  const doc: Json = {
+    openapi: '3.0.0',
+    info: { title: 'svc-apiserver', version: 'v1.32.0' },
+    paths,
+    components: {
+      schemas: Object.fromEntries([...defs.entries()].sort(([a], [b]) => a.localeCompare(b))),
+      securitySchemes: { BearerToken: { type: 'apiKey', description: 'Bearer Token authentication', name: 'authorization', in: 'header' } },
+    },
+  };
+  const body = Buffer.from(JSON.stringify(doc));
+  v3Bodies.set(doc, body);
+  return { members, doc, hash: createHash('sha512').update(body).digest('hex').toUpperCase(), custom };
+}
+
 /**
  * `aliasOf`: the upstream spelling discovery advertises for a group, if any; that group version gets
  * a document of its own, with paths and group-version-kinds spelled as upstream spells them, so a
  * client validating an upstream manifest (kubectl apply of `storage.k8s.io/v1`) finds its schema.
+ * `cache`: the previous build's documents, reused for group versions whose kinds are the same.
  */
-export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: string) => string | undefined = () => undefined): OpenApiDocs {
-  const groups = new Map<string, ResourceType[]>();
-  const add = (rt: ResourceType) => {
-    const key = rt.group ? `apis/${rt.group}/${rt.version}` : 'api/v1';
-    groups.set(key, [...(groups.get(key) ?? []), rt]);
+export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: string) => string | undefined = () => undefined, cache = new OpenApiCache()): OpenApiDocs {
+  const groups = new Map<string, { rt: ResourceType; group: string }[]>();
+  const add = (rt: ResourceType, group: string) => {
+    const key = group ? `apis/${group}/${rt.version}` : 'api/v1';
+    let list = groups.get(key);
+    if (!list) groups.set(key, (list = []));
+    list.push({ rt, group });
   };
-  for (const rt of types) add(rt);
+  for (const rt of types) add(rt, rt.group);
   for (const rt of types) {
     const alias = rt.group ? aliasOf(rt.group) : undefined;
-    if (alias) add({ ...rt, group: alias });
+    if (alias) add(rt, alias);
   }
   const byGroupVersion = new Map<string, Json>();
   const hashes = new Map<string, string>();
   const indexPaths: Json = {};
   const customDefinitions = new Set<string>();
-  for (const [gv, rts] of groups) {
-    const defs = new Map<string, Json>();
-    const paths: Json = {};
-    for (const rt of rts) {
-      const kindDef = (defineStruct(rt.schema, defs, !!rt.custom), defs.get(rt.schema.name)!);
-      if (rt.custom) customDefinitions.add(rt.schema.name);
-      kindDef['x-kubernetes-group-version-kind'] = [{ group: rt.group, kind: rt.kind, version: rt.version }];
-      operations(rt, defs, paths);
-    }
-    defs.set('io.svc.apimachinery.pkg.apis.meta.v1.Status', statusSchema);
-    toOpenApi(listMetaSchema, defs);
-    const doc: Json = {
-      openapi: '3.0.0',
-      info: { title: 'svc-apiserver', version: 'v1.32.0' },
-      paths,
-      components: {
-        schemas: Object.fromEntries([...defs.entries()].sort(([a], [b]) => a.localeCompare(b))),
-        securitySchemes: { BearerToken: { type: 'apiKey', description: 'Bearer Token authentication', name: 'authorization', in: 'header' } },
-      },
-    };
-    byGroupVersion.set(gv, doc);
-    const hash = createHash('sha512').update(JSON.stringify(doc)).digest('hex').toUpperCase();
-    hashes.set(gv, hash);
-    indexPaths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${hash}` };
+  for (const [gv, members] of groups) {
+    const had = cache.byGroupVersion.get(gv);
+    const built = had && sameMembers(had.members, members) ? had : buildGroupVersion(members);
+    cache.byGroupVersion.set(gv, built);
+    byGroupVersion.set(gv, built.doc);
+    hashes.set(gv, built.hash);
+    for (const name of built.custom) customDefinitions.add(name);
+    indexPaths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${built.hash}` };
   }
+  for (const gv of cache.byGroupVersion.keys()) if (!groups.has(gv)) cache.byGroupVersion.delete(gv);
   return { index: { paths: indexPaths }, byGroupVersion, hashes, customDefinitions };
 }
 
@@ -364,7 +401,7 @@ export function openApiRoutes(docs: OpenApiDocs): Map<string, NonResourceRoute> 
   const index = Buffer.from(JSON.stringify(docs.index));
   routes.set('/openapi/v3', (s) => s.sink.send(200, 'application/json', index));
   for (const [gv, doc] of docs.byGroupVersion) {
-    const body = Buffer.from(JSON.stringify(doc));
+    const body = v3Bodies.get(doc) ?? Buffer.from(JSON.stringify(doc));
     const etag = `"${docs.hashes.get(gv)}"`;
     routes.set(`/openapi/v3/${gv}`, (s) => {
       const headers: Record<string, string> = s.query.has('hash') ? { etag, 'cache-control': 'public, immutable' } : { etag };

@@ -13,7 +13,11 @@ import protobuf from 'protobufjs';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
 import { findProtoDir } from '../../core/codec/protobuf/proto-root.js';
-import { customDefinitionToV2, mergeSwagger } from '../../core/server/openapi-v2.js';
+import { customDefinitionToV2, mergeSwagger, servedSwagger, swaggerJson as swaggerJsonText } from '../../core/server/openapi-v2.js';
+import { swaggerDocumentType, swaggerMessage, swaggerToProto } from '../../core/server/openapi-v2-proto.js';
+import { buildOpenApi, OpenApiCache } from '../../core/server/openapi.js';
+import { builtinResourceTypes } from '../../core/registry/catalog.js';
+import type { ResourceType } from '../../core/registry/resource-type.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 import { kubectlAsToken } from '../helpers/kubectl.js';
 import { waitFor } from '../helpers/wait.js';
@@ -316,6 +320,27 @@ t.test('a custom resource\'s schema in /openapi/v2: upstream\'s v2 simplificatio
     const out = c.root ? customDefinitionToV2(c.v3) : (customDefinitionToV2({ type: 'object', properties: { f: c.v3 } }).properties as Json).f;
     t.same(out, c.v2, c.rule);
     t.strictSame(Object.keys(out as Json).sort(), Object.keys(c.v2).sort(), `${c.rule}: nothing else`);
+  }
+});
+
+t.test('a rebuild after a change makes again only the documents of the group versions it touched; both forms are those of the whole document', async (t) => {
+  const cache = new OpenApiCache();
+  const first = buildOpenApi(builtinResourceTypes, undefined, cache);
+  const cm = builtinResourceTypes.find((rt) => rt.kind === 'ConfigMap')!;
+  const added: ResourceType = { ...cm, group: 'cache.example.com', kind: 'Thing', plural: 'things', schema: { ...cm.schema, name: 'com.example.cache.v1.Thing' } };
+  const second = buildOpenApi([...builtinResourceTypes, added], undefined, cache);
+  t.equal(second.byGroupVersion.get('api/v1'), first.byGroupVersion.get('api/v1'), 'an untouched group version keeps its document');
+  t.equal(second.hashes.get('api/v1'), first.hashes.get('api/v1'));
+  t.ok(second.byGroupVersion.get('apis/cache.example.com/v1'), 'the new group version has its own');
+  const changed = { ...cm };
+  const third = buildOpenApi([...builtinResourceTypes.map((rt) => (rt === cm ? changed : rt)), added], undefined, cache);
+  t.not(third.byGroupVersion.get('api/v1'), first.byGroupVersion.get('api/v1'), 'a changed kind\'s group version is made again');
+  t.equal(third.byGroupVersion.get('apis/cache.example.com/v1'), second.byGroupVersion.get('apis/cache.example.com/v1'));
+  for (const docs of [first, second, third]) {
+    const doc = servedSwagger(docs);
+    t.equal(swaggerJsonText(doc), JSON.stringify(doc), 'the JSON, written from pieces kept between builds, is JSON.stringify\'s');
+    const whole = Buffer.from(swaggerDocumentType().encode(swaggerMessage(doc)).finish());
+    t.ok(Buffer.from(swaggerToProto(doc)).equals(whole), 'the protobuf, written from entries kept between builds, is the whole message\'s encoding');
   }
 });
 
