@@ -179,29 +179,19 @@ function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
-/** One v3 document's paths and definitions in v2. */
-interface SwaggerPieces {
-  paths: [string, Json][];
-  definitions: [string, Json][];
-}
-
 /**
- * The v2 pieces of each local v3 document, made once per document: documents are kept while their
- * kinds stay the same (OpenApiCache), so a change converts only its own group versions again.
+ * Each local path item's and definition's v2 form, by its v3 object: documents are kept while their
+ * kinds stay the same (OpenApiCache), so a build after a change converts only what changed.
  */
-const piecesByDocument = new WeakMap<Json, SwaggerPieces>();
+const v2ByV3 = new WeakMap<Json, Json>();
 
-function swaggerPieces(doc: Json, customDefinitions: ReadonlySet<string>): SwaggerPieces {
-  let pieces = piecesByDocument.get(doc);
-  if (pieces) return pieces;
-  const schemas = ((doc.components as Json | undefined)?.schemas as Json | undefined) ?? {};
-  pieces = {
-    paths: Object.entries((doc.paths as Json | undefined) ?? {}).map(([p, item]) => [p, pathItemToV2(item as Json)]),
-    definitions: Object.entries(schemas).map(([name, sch]) => [name, customDefinitions.has(name) ? customDefinitionToV2(sch as Json) : (schemaToV2(sch) as Json)]),
-  };
-  piecesByDocument.set(doc, pieces);
-  return pieces;
+function converted(v3: Json, convert: (x: Json) => Json): Json {
+  let v2 = v2ByV3.get(v3);
+  if (!v2) v2ByV3.set(v3, (v2 = convert(v3)));
+  return v2;
 }
+
+const definitionToV2 = (sch: Json): Json => schemaToV2(sch) as Json;
 
 /** The local documents as one v2 document: paths and definitions of every group version. */
 export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<string> = new Set()): Json {
@@ -210,21 +200,22 @@ export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<
   let info: unknown = { title: 'svc-apiserver', version: 'v1.32.0' };
   for (const doc of v3) {
     info = doc.info ?? info;
-    const pieces = swaggerPieces(doc, customDefinitions);
-    for (const [p, item] of pieces.paths) if (!(p in paths)) paths[p] = item;
-    for (const [name, v2] of pieces.definitions) {
+    for (const [p, item] of Object.entries((doc.paths as Json | undefined) ?? {})) if (!(p in paths)) paths[p] = converted(item as Json, pathItemToV2);
+    const schemas = ((doc.components as Json | undefined)?.schemas as Json | undefined) ?? {};
+    for (const [name, sch] of Object.entries(schemas) as [string, Json][]) {
       const had = definitions[name] as Json | undefined;
+      // a name already taken is not converted again (ObjectMeta, Status, ... are in every document)
       if (!had) {
-        definitions[name] = v2;
+        definitions[name] = converted(sch, customDefinitions.has(name) ? customDefinitionToV2 : definitionToV2);
         continue;
       }
       // the same kind in an alias group version (storage.k8s.io next to storage.svc.io): one definition, both group-version-kinds
       const gvks = had['x-kubernetes-group-version-kind'];
-      const more = v2['x-kubernetes-group-version-kind'];
+      const more = sch['x-kubernetes-group-version-kind'];
       if (Array.isArray(gvks) && Array.isArray(more)) {
         const seen = new Set(gvks.map(canonical));
         const added = more.filter((g) => !seen.has(canonical(g)));
-        // a copy: the pieces are shared between builds
+        // a copy: converted definitions are kept between builds
         if (added.length) definitions[name] = { ...had, 'x-kubernetes-group-version-kind': [...gvks, ...added] };
       }
     }
@@ -237,34 +228,6 @@ export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<
     securityDefinitions: { BearerToken: { type: 'apiKey', description: 'Bearer Token authentication', name: 'authorization', in: 'header' } },
     security: [{ BearerToken: [] }],
   };
-}
-
-/** Each path item's and definition's JSON, by the object (pieces are shared between builds). */
-const entryJson = new WeakMap<object, string>();
-
-/**
- * The document as JSON.stringify writes it, its paths and definitions from the JSON kept for each
- * (entryJson): a document rebuilt after a change writes only what changed.
- */
-export function swaggerJson(doc: Json): string {
-  const parts: string[] = [];
-  for (const [k, v] of Object.entries(doc)) {
-    if (v === undefined) continue;
-    if ((k === 'paths' || k === 'definitions') && isObject(v)) {
-      const entries: string[] = [];
-      for (const [name, x] of Object.entries(v)) {
-        if (x === undefined) continue;
-        let json = isObject(x) ? entryJson.get(x) : undefined;
-        if (json === undefined) {
-          json = JSON.stringify(x);
-          if (isObject(x)) entryJson.set(x, json);
-        }
-        entries.push(`${JSON.stringify(name)}:${json}`);
-      }
-      parts.push(`${JSON.stringify(k)}:{${entries.join(',')}}`);
-    } else parts.push(`${JSON.stringify(k)}:${JSON.stringify(v)}`);
-  }
-  return `{${parts.join(',')}}`;
 }
 
 /** Every `$ref` string under `node`, rewritten by `fn` (in place). */
@@ -400,7 +363,7 @@ export function openApiV2Route(docs: OpenApiDocs): NonResourceRoute {
   const jsonBytes = (): Buffer => {
     if (!json) {
       doc = servedSwagger(docs);
-      json = Buffer.from(swaggerJson(doc));
+      json = Buffer.from(JSON.stringify(doc));
       etag = `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`;
       lastModified = new Date().toUTCString();
     }
