@@ -268,6 +268,9 @@ t.test('a custom resource appears in /openapi/v2 with its definition and goes wi
   const note = await kubectl(['explain', 'widgets.spec.note', '--output=plaintext-openapiv2']);
   t.equal(note.code, 0, note.stderr);
   t.match(note.stdout.replace(/\s+/g, ' '), /A note that may be null/);
+  const v3explain = await kubectl(['explain', 'widgets.spec']);
+  t.equal(v3explain.code, 0, `and kubectl explain from v3 reads the richer v3 schema: ${v3explain.stderr}`);
+  for (const f of ['note', 'tags', 'mode', 'extra', 'port', 'size']) t.match(v3explain.stdout, new RegExp(`^\\s+${f}\\t`, 'm'), `kubectl explain (v3) lists ${f}`);
 
   t.equal((await s.admin.delete('/apis/apiextensions.svc.io/v1/customresourcedefinitions/widgets.v2test.example.com')).status, 200);
   t.ok(await waitFor(async () => !(await s.admin.get('/openapi/v2')).json.paths['/apis/v2test.example.com/v1/namespaces/{namespace}/widgets'], 10_000), 'its paths go');
