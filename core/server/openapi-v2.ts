@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { NonResourceRoute } from '../request/routes.js';
+import type { RequestScope } from '../request/scope.js';
 import type { OpenApiDocs } from './openapi.js';
 import { swaggerToProto } from './openapi-v2-proto.js';
 
@@ -195,17 +196,34 @@ const definitionToV2 = (sch: Json): Json => schemaToV2(sch) as Json;
 
 /** The local documents as one v2 document: paths and definitions of every group version. */
 export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<string> = new Set()): Json {
+  const steps = swaggerSteps(v3, customDefinitions);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * buildSwagger in steps: it pauses after each path item or definition it had to convert, so a
+ * first build (everything to convert, code not yet optimized) can leave the thread between steps.
+ */
+function* swaggerSteps(v3: Iterable<Json>, customDefinitions: ReadonlySet<string>): Generator<void, Json> {
   const paths: Json = {};
   const definitions: Json = {};
   let info: unknown = { title: 'svc-apiserver', version: 'v1.32.0' };
   for (const doc of v3) {
     info = doc.info ?? info;
-    for (const [p, item] of Object.entries((doc.paths as Json | undefined) ?? {})) if (!(p in paths)) paths[p] = converted(item as Json, pathItemToV2);
+    for (const [p, item] of Object.entries((doc.paths as Json | undefined) ?? {})) {
+      if (p in paths) continue;
+      if (!v2ByV3.has(item as Json)) yield;
+      paths[p] = converted(item as Json, pathItemToV2);
+    }
     const schemas = ((doc.components as Json | undefined)?.schemas as Json | undefined) ?? {};
     for (const [name, sch] of Object.entries(schemas) as [string, Json][]) {
       const had = definitions[name] as Json | undefined;
       // a name already taken is not converted again (ObjectMeta, Status, ... are in every document)
       if (!had) {
+        if (!v2ByV3.has(sch)) yield;
         definitions[name] = converted(sch, customDefinitions.has(name) ? customDefinitionToV2 : definitionToV2);
         continue;
       }
@@ -317,6 +335,28 @@ export function servedSwagger(docs: OpenApiDocs): Json {
   return doc;
 }
 
+/** How long a first build holds the thread before it lets other work run. */
+const BUILD_SLICE_MS = 8;
+
+/** servedSwagger, leaving the thread every BUILD_SLICE_MS while it converts (a build after a change converts little and does not wait). */
+export async function servedSwaggerSliced(docs: OpenApiDocs): Promise<Json> {
+  const remote = new Set(docs.remoteGroupVersions ?? []);
+  const local = [...docs.byGroupVersion].filter(([gv]) => !remote.has(gv)).map(([, d]) => d);
+  const steps = swaggerSteps(local, docs.customDefinitions ?? new Set());
+  let since = performance.now();
+  let r = steps.next();
+  while (!r.done) {
+    if (performance.now() - since > BUILD_SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+    r = steps.next();
+  }
+  const doc = r.value;
+  for (const x of docs.remoteSwagger ?? []) mergeSwagger(doc, x.doc, `/apis/${x.group}/${x.version}/`);
+  return doc;
+}
+
 export const SWAGGER_JSON = 'application/json';
 /** What upstream answers a protobuf request with; both spellings are accepted, as upstream. */
 export const SWAGGER_PROTOBUF = 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf';
@@ -360,14 +400,20 @@ export function openApiV2Route(docs: OpenApiDocs): NonResourceRoute {
   let proto: Uint8Array | undefined;
   let etag = '';
   let lastModified = '';
-  const jsonBytes = (): Buffer => {
-    if (!json) {
-      doc = servedSwagger(docs);
-      json = Buffer.from(JSON.stringify(doc));
-      etag = `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`;
-      lastModified = new Date().toUTCString();
-    }
-    return json;
+  // one build for every request that comes while it runs
+  let building: Promise<void> | undefined;
+  const build = async (): Promise<void> => {
+    doc = await servedSwaggerSliced(docs);
+    json = Buffer.from(JSON.stringify(doc));
+    etag = `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`;
+    lastModified = new Date().toUTCString();
+  };
+  const answer = (s: RequestScope, isJson: boolean): void => {
+    const headers = { etag, 'last-modified': lastModified, vary: 'Accept' };
+    if (notModified(s.headers, etag, lastModified)) return s.sink.send(304, isJson ? SWAGGER_JSON : SWAGGER_PROTOBUF, new Uint8Array(0), headers);
+    if (isJson) return s.sink.send(200, SWAGGER_JSON, json!, headers);
+    proto ??= swaggerToProto(doc!);
+    return s.sink.send(200, SWAGGER_PROTOBUF, proto, headers);
   };
   return (s) => {
     const accept = String(s.headers.accept ?? '') || '*/*';
@@ -376,12 +422,9 @@ export function openApiV2Route(docs: OpenApiDocs): NonResourceRoute {
       const isJson = c.subtype === 'json' || c.subtype === '*';
       const isProto = PROTOBUF_SUBTYPES.includes(c.subtype);
       if (!isJson && !isProto) continue;
-      const body = jsonBytes();
-      const headers = { etag, 'last-modified': lastModified, vary: 'Accept' };
-      if (notModified(s.headers, etag, lastModified)) return s.sink.send(304, isJson ? SWAGGER_JSON : SWAGGER_PROTOBUF, new Uint8Array(0), headers);
-      if (isJson) return s.sink.send(200, SWAGGER_JSON, body, headers);
-      proto ??= swaggerToProto(doc!);
-      return s.sink.send(200, SWAGGER_PROTOBUF, proto, headers);
+      if (json) return answer(s, isJson);
+      building ??= build().finally(() => (building = undefined));
+      return building.then(() => answer(s, isJson));
     }
     s.sink.send(406, 'text/plain; charset=utf-8', new Uint8Array(0), { vary: 'Accept' });
   };

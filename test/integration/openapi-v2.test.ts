@@ -13,7 +13,8 @@ import protobuf from 'protobufjs';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
 import { findProtoDir } from '../../core/codec/protobuf/proto-root.js';
-import { customDefinitionToV2, mergeSwagger, servedSwagger } from '../../core/server/openapi-v2.js';
+import { customDefinitionToV2, mergeSwagger, openApiV2Route, servedSwagger, servedSwaggerSliced } from '../../core/server/openapi-v2.js';
+import type { RequestScope } from '../../core/request/scope.js';
 import { swaggerDocumentType, swaggerMessage, swaggerToProto } from '../../core/server/openapi-v2-proto.js';
 import { buildOpenApi, OpenApiCache } from '../../core/server/openapi.js';
 import { builtinResourceTypes } from '../../core/registry/catalog.js';
@@ -348,6 +349,20 @@ t.test('a rebuild after a change makes again only the documents and v2 definitio
     const whole = Buffer.from(swaggerDocumentType().encode(swaggerMessage(doc)).finish());
     t.ok(Buffer.from(swaggerToProto(doc)).equals(whole), 'the protobuf, written from entries kept between builds, is the whole message\'s encoding');
   }
+});
+
+t.test('the first build is made in slices: requests that come meanwhile share it; the sliced document is the whole one', async (t) => {
+  const docs = buildOpenApi(builtinResourceTypes);
+  t.same(await servedSwaggerSliced(docs), servedSwagger(docs));
+  const route = openApiV2Route(buildOpenApi(builtinResourceTypes));
+  const sent: { code: number; type: string; etag: string; bytes: number }[] = [];
+  const scope = (accept: string) =>
+    ({ headers: { accept }, query: new URLSearchParams(), sink: { send: (code: number, type: string, body: Uint8Array, h: Record<string, string>) => void sent.push({ code, type, etag: h.etag!, bytes: body.byteLength }) } }) as unknown as RequestScope;
+  await Promise.all([route(scope('application/json')), route(scope(PROTOBUF)), route(scope('application/json'))]);
+  t.equal(sent.length, 3);
+  t.same(sent.map((x) => x.code), [200, 200, 200]);
+  t.equal(new Set(sent.map((x) => x.etag)).size, 1, 'one build, one ETag');
+  t.same(sent.map((x) => x.type), ['application/json', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'application/json']);
 });
 
 // ---- the merge of an extension's document, upstream's rules ----
