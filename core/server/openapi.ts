@@ -49,6 +49,9 @@ function constraintsJson(c: ValueConstraints): Json {
  * int-or-string's two types as an anyOf.
  */
 function customNodeExtras(sch: Schema, out: Json): Json {
+  const intOrString = sch.kind === 'scalar' && sch.type === 'int-or-string';
+  // the format built-in kinds' int-or-string is published with; a custom one keeps only the schema's own
+  if (intOrString) delete out.format;
   if (sch.nullable) out.nullable = true;
   if (sch.default !== undefined) out.default = sch.default;
   if (sch.constraints) {
@@ -57,8 +60,7 @@ function customNodeExtras(sch: Schema, out: Json): Json {
     if (sch.kind === 'struct') delete c.required;
     Object.assign(out, c);
   }
-  if (sch.kind === 'scalar' && sch.type === 'int-or-string') {
-    delete out.format;
+  if (intOrString) {
     const both = [{ type: 'integer' }, { type: 'string' }];
     if (!out.anyOf) out.anyOf = both;
     else out.allOf = [{ anyOf: both }, ...((out.allOf as Json[] | undefined) ?? [])];
