@@ -242,6 +242,6 @@ export class RemoteDocuments {
       .filter(([, r]) => remote.includes(r) && r.swagger)
       .sort(([a], [b]) => order.indexOf(a) - order.indexOf(b))
       .map(([, r]) => ({ group: r.group, version: r.version, doc: r.swagger!.doc }));
-    return { index: { ...local.index, paths }, byGroupVersion, hashes, remoteGroupVersions, remoteSwagger };
+    return { ...local, index: { ...local.index, paths }, byGroupVersion, hashes, remoteGroupVersions, remoteSwagger };
   }
 }

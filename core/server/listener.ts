@@ -10,7 +10,8 @@ import { createServer as createHttpServer, IncomingMessage, type Server as HttpS
 import { createServer as createHttp2Server, type Http2Server, type Http2ServerRequest, type Http2ServerResponse, type Http2Session } from 'node:http2';
 import type { AddressInfo, Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
-import type { Status } from '../api/status.js';
+import { errors, type Status } from '../api/status.js';
+import { ChunkedBodyError, ChunkedDecoder, isChunked } from './chunked-body.js';
 
 /** Upstream's read-header timeout: handshake and headers must arrive within it. */
 export const READ_HEADER_TIMEOUT_MS = 32_000;
@@ -123,6 +124,43 @@ function withBody(req: IncomingMessage, socket: Socket, head: Buffer, length: nu
   return out;
 }
 
+/**
+ * A copy of `req` whose body is the chunked body that follows its head on the connection, decoded.
+ * A malformed body fails the body's reading with a 400 (the handler answers it; the connection then
+ * ends), never the connection itself: the answer must still be written on it.
+ */
+function withChunkedBody(req: IncomingMessage, socket: Socket, head: Buffer): IncomingMessage {
+  const out = new IncomingMessage(socket);
+  Object.assign(out, { method: req.method, url: req.url, headers: req.headers, rawHeaders: req.rawHeaders, httpVersion: req.httpVersion, httpVersionMajor: req.httpVersionMajor, httpVersionMinor: req.httpVersionMinor });
+  // IncomingMessage's own destroy takes the connection down with an unfinished body
+  out._destroy = (err, cb) => cb(err);
+  const decoder = new ChunkedDecoder((piece) => out.push(piece));
+  const take = (chunk: Buffer): void => {
+    try {
+      decoder.write(chunk);
+    } catch (err) {
+      socket.off('data', take);
+      const why = err instanceof ChunkedBodyError ? `${err.code}: ${err.message}` : String(err);
+      out.destroy(errors.badRequest(`malformed HTTP request: invalid chunked body (${why})`));
+      return;
+    }
+    if (!decoder.done) return;
+    socket.off('data', take);
+    // bytes past the body (a pipelined request) are not read: the connection ends after this answer
+    out.complete = true;
+    out.push(null);
+  };
+  take(head);
+  if (!decoder.done && !out.destroyed) {
+    socket.on('data', take);
+    // a client gone before the last chunk: the body's reading fails rather than waiting on
+    socket.once('close', () => {
+      if (!decoder.done && !out.destroyed) out.destroy(Object.assign(new Error('aborted'), { code: 'ECONNRESET' }));
+    });
+  }
+  return out;
+}
+
 export class SecureListener {
   private readonly tls: TlsServer;
   private readonly http1: HttpServer;
@@ -151,7 +189,10 @@ export class SecureListener {
       // Node hands such a request over with its body unread (in `head` and still on the connection):
       // a body it declares is read into a request of its own, as the parser would have
       const length = Number(req.headers['content-length'] ?? 0);
-      if (Number.isSafeInteger(length) && length > 0) {
+      if (isChunked(req.headers['transfer-encoding'])) {
+        req = withChunkedBody(req, socket, head);
+        head = Buffer.alloc(0);
+      } else if (Number.isSafeInteger(length) && length > 0) {
         req = withBody(req, socket, head, length);
         head = Buffer.alloc(0);
       }

@@ -151,8 +151,52 @@ export function swaggerMessage(doc: Json): Msg {
   return out;
 }
 
+/** Each path item's and definition's encoded entry, by the object it was made from (with its name). */
+const encodedEntries = new WeakMap<object, { name: string; bytes: Uint8Array }>();
+
+/** A NamedPathItem or NamedSchema message, encoded once for each object (pieces of the v2 document are kept between builds). */
+function entryBytes(type: protobuf.Type, name: string, value: unknown, message: (v: Json) => Msg): Uint8Array {
+  if (!isObject(value)) return type.encode({ name, value: message({}) }).finish();
+  const had = encodedEntries.get(value);
+  if (had?.name === name) return had.bytes;
+  const bytes = type.encode({ name, value: message(value) }).finish();
+  encodedEntries.set(value, { name, bytes });
+  return bytes;
+}
+
+/** Document's fields before `paths` (8) and after `definitions` (9), by their message names. */
+const HEAD_FIELDS = ['swagger', 'info', 'host', 'base_path', 'schemes', 'consumes', 'produces'];
+
+/**
+ * The document's protobuf form. Its paths and definitions, nearly all of it, are written from entries
+ * encoded once per object (entryBytes), so a document rebuilt after a change encodes only what changed;
+ * the bytes are those of encoding the whole message at once (fields in number order).
+ */
 export function swaggerToProto(doc: Json): Uint8Array {
   const t = swaggerDocumentType();
+  const root = t.root;
   // the message is built with the .proto's own field names and shapes: encoded as it is (fromObject would copy it all again)
-  return t.encode(swaggerMessage(doc)).finish();
+  const msg = swaggerMessage({ ...doc, paths: undefined, definitions: undefined });
+  const head: Msg = {};
+  const tail: Msg = {};
+  for (const [k, v] of Object.entries(msg)) (HEAD_FIELDS.includes(k) ? head : tail)[k] = v;
+  const parts: Uint8Array[] = [t.encode(head).finish()];
+  if (isObject(doc.paths)) {
+    const item = root.lookupType('openapi.v2.NamedPathItem');
+    const anyExt = root.lookupType('openapi.v2.NamedAny');
+    const pw = protobuf.Writer.create();
+    pw.uint32((8 << 3) | 2).fork();
+    for (const ext of extensions(doc.paths)) pw.uint32((1 << 3) | 2).bytes(anyExt.encode(ext).finish());
+    for (const [name, v] of Object.entries(doc.paths)) if (!name.startsWith('x-')) pw.uint32((2 << 3) | 2).bytes(entryBytes(item, name, v, pathItemMessage));
+    parts.push(pw.ldelim().finish());
+  }
+  if (isObject(doc.definitions)) {
+    const schema = root.lookupType('openapi.v2.NamedSchema');
+    const dw = protobuf.Writer.create();
+    dw.uint32((9 << 3) | 2).fork();
+    for (const [name, v] of Object.entries(doc.definitions)) dw.uint32((1 << 3) | 2).bytes(entryBytes(schema, name, v, schemaMessage));
+    parts.push(dw.ldelim().finish());
+  }
+  parts.push(t.encode(tail).finish());
+  return Buffer.concat(parts);
 }

@@ -12,6 +12,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { NonResourceRoute } from '../request/routes.js';
+import type { RequestScope } from '../request/scope.js';
 import type { OpenApiDocs } from './openapi.js';
 import { swaggerToProto } from './openapi-v2-proto.js';
 
@@ -21,8 +22,12 @@ const V3_PREFIX = '#/components/schemas/';
 const V2_PREFIX = '#/definitions/';
 const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
 
-/** A v3 schema as a v2 schema (v2 has no nullable, anyOf, oneOf, not: dropped, as upstream's CRD v2 conversion drops them). */
-export function schemaToV2(sch: unknown): unknown {
+/**
+ * A v3 schema as a v2 schema (v2 has no nullable, anyOf, oneOf, not: dropped). `custom`: part of a
+ * custom resource's schema, already simplified (customDefinitionToV2), where int-or-string stays
+ * without a type as upstream publishes it.
+ */
+export function schemaToV2(sch: unknown, custom = false): unknown {
   if (!isObject(sch)) return sch;
   const out: Json = {};
   const allOf = sch.allOf;
@@ -43,22 +48,72 @@ export function schemaToV2(sch: unknown): unknown {
       case 'not':
         break;
       case 'properties':
-        out.properties = Object.fromEntries(Object.entries(v as Json).map(([n, p]) => [n, schemaToV2(p)]));
+        out.properties = Object.fromEntries(Object.entries(v as Json).map(([n, p]) => [n, schemaToV2(p, custom)]));
         break;
       case 'items':
       case 'additionalProperties':
-        out[k] = typeof v === 'boolean' ? v : schemaToV2(v);
+        out[k] = typeof v === 'boolean' ? v : schemaToV2(v, custom);
         break;
       case 'allOf':
-        out.allOf = (v as unknown[]).map(schemaToV2);
+        out.allOf = (v as unknown[]).map((x) => schemaToV2(x, custom));
         break;
       default:
         out[k] = v;
     }
   }
   // v2's int-or-string (upstream's IntOrString definition): a string with that format
-  if (out['x-kubernetes-int-or-string'] === true && out.type === undefined) out.type = 'string';
+  if (!custom && out['x-kubernetes-int-or-string'] === true && out.type === undefined) out.type = 'string';
   return out;
+}
+
+/** A field naming a definition: `$ref`, or v3's `{description, allOf: [{$ref}]}` around it. */
+const isReference = (n: Json): boolean =>
+  typeof n.$ref === 'string' || (Array.isArray(n.allOf) && n.allOf.length === 1 && isObject(n.allOf[0]) && typeof n.allOf[0].$ref === 'string' && Object.keys(n.allOf[0]).length === 1);
+
+/**
+ * One node of a custom resource's schema simplified for v2 as upstream's ToStructuralOpenAPIV2 does
+ * (apiextensions-apiserver controller/openapi/v2/conversion.go), the node before its children (so a
+ * parent still sees which of its properties are nullable), then defaults pruned (kube-openapi's
+ * PruneDefaults, applied to the whole v2 document): kubectl's v2 reader cannot take these constructs.
+ */
+function simplifyCustomNode(node: unknown): unknown {
+  if (!isObject(node) || isReference(node)) return node;
+  const n: Json = { ...node };
+  // v2 has no junctors
+  delete n.allOf, delete n.anyOf, delete n.oneOf, delete n.not;
+  delete n.default;
+  // null is no v2 type: an untyped value, with no items or properties (kubectl breaks on those without a type)
+  if (n.nullable === true) delete n.type, delete n.nullable, delete n.items, delete n.properties;
+  delete n.nullable;
+  const preserve = n['x-kubernetes-preserve-unknown-fields'] === true;
+  // kubectl would refuse the unknown fields such a node allows if it knew some
+  if (preserve) delete n.items, delete n.properties;
+  // an array without an item schema, or an object of unknown fields: kubectl copes with neither typed
+  if ((n.type === 'array' && n.items === undefined) || (preserve && n.type === 'object')) delete n.type;
+  // a property that may be null may be absent: it leaves required
+  if (Array.isArray(n.required) && isObject(n.properties)) {
+    const props = n.properties;
+    n.required = n.required.filter((f) => !(isObject(props[f as string]) && (props[f as string] as Json).nullable === true));
+  }
+  if (isObject(n.additionalProperties) && n.additionalProperties.nullable === true) delete n.required;
+  if (Array.isArray(n.required) && !n.required.length) delete n.required;
+  if (n.items !== undefined) n.items = simplifyCustomNode(n.items);
+  if (isObject(n.properties)) n.properties = Object.fromEntries(Object.entries(n.properties).map(([k, p]) => [k, simplifyCustomNode(p)]));
+  if (isObject(n.additionalProperties)) n.additionalProperties = simplifyCustomNode(n.additionalProperties);
+  return n;
+}
+
+/**
+ * A custom resource kind's v3 definition as upstream's CRD builder publishes it in v2: a schema that
+ * keeps unknown fields at its root is only `{type: object}` with its group-version-kind (kubectl would
+ * refuse any field it did not list), any other is simplified node by node (simplifyCustomNode).
+ */
+export function customDefinitionToV2(def: Json): Json {
+  if (def['x-kubernetes-preserve-unknown-fields'] === true) {
+    const gvk = def['x-kubernetes-group-version-kind'];
+    return { type: 'object', ...(gvk !== undefined ? { 'x-kubernetes-group-version-kind': gvk } : {}) };
+  }
+  return schemaToV2(simplifyCustomNode(def), true) as Json;
 }
 
 const refToV2 = (ref: string): string => (ref.startsWith(V3_PREFIX) ? V2_PREFIX + ref.slice(V3_PREFIX.length) : ref);
@@ -125,28 +180,61 @@ function canonical(v: unknown): string {
   return JSON.stringify(v);
 }
 
+/**
+ * Each local path item's and definition's v2 form, by its v3 object: documents are kept while their
+ * kinds stay the same (OpenApiCache), so a build after a change converts only what changed.
+ */
+const v2ByV3 = new WeakMap<Json, Json>();
+
+function converted(v3: Json, convert: (x: Json) => Json): Json {
+  let v2 = v2ByV3.get(v3);
+  if (!v2) v2ByV3.set(v3, (v2 = convert(v3)));
+  return v2;
+}
+
+const definitionToV2 = (sch: Json): Json => schemaToV2(sch) as Json;
+
 /** The local documents as one v2 document: paths and definitions of every group version. */
-export function buildSwagger(v3: Iterable<Json>): Json {
+export function buildSwagger(v3: Iterable<Json>, customDefinitions: ReadonlySet<string> = new Set()): Json {
+  const steps = swaggerSteps(v3, customDefinitions);
+  for (;;) {
+    const r = steps.next();
+    if (r.done) return r.value;
+  }
+}
+
+/**
+ * buildSwagger in steps: it pauses after each path item or definition it had to convert, so a
+ * first build (everything to convert, code not yet optimized) can leave the thread between steps.
+ */
+function* swaggerSteps(v3: Iterable<Json>, customDefinitions: ReadonlySet<string>): Generator<void, Json> {
   const paths: Json = {};
   const definitions: Json = {};
   let info: unknown = { title: 'svc-apiserver', version: 'v1.32.0' };
   for (const doc of v3) {
     info = doc.info ?? info;
-    for (const [p, item] of Object.entries((doc.paths as Json | undefined) ?? {})) if (!(p in paths)) paths[p] = pathItemToV2(item as Json);
+    for (const [p, item] of Object.entries((doc.paths as Json | undefined) ?? {})) {
+      if (p in paths) continue;
+      if (!v2ByV3.has(item as Json)) yield;
+      paths[p] = converted(item as Json, pathItemToV2);
+    }
     const schemas = ((doc.components as Json | undefined)?.schemas as Json | undefined) ?? {};
-    for (const [name, sch] of Object.entries(schemas)) {
-      const v2 = schemaToV2(sch) as Json;
+    for (const [name, sch] of Object.entries(schemas) as [string, Json][]) {
       const had = definitions[name] as Json | undefined;
+      // a name already taken is not converted again (ObjectMeta, Status, ... are in every document)
       if (!had) {
-        definitions[name] = v2;
+        if (!v2ByV3.has(sch)) yield;
+        definitions[name] = converted(sch, customDefinitions.has(name) ? customDefinitionToV2 : definitionToV2);
         continue;
       }
       // the same kind in an alias group version (storage.k8s.io next to storage.svc.io): one definition, both group-version-kinds
       const gvks = had['x-kubernetes-group-version-kind'];
-      const more = v2['x-kubernetes-group-version-kind'];
+      const more = sch['x-kubernetes-group-version-kind'];
       if (Array.isArray(gvks) && Array.isArray(more)) {
         const seen = new Set(gvks.map(canonical));
-        had['x-kubernetes-group-version-kind'] = [...gvks, ...more.filter((g) => !seen.has(canonical(g)))];
+        const added = more.filter((g) => !seen.has(canonical(g)));
+        // a copy: converted definitions are kept between builds
+        if (added.length) definitions[name] = { ...had, 'x-kubernetes-group-version-kind': [...gvks, ...added] };
       }
     }
   }
@@ -242,8 +330,30 @@ export interface RemoteSwagger {
 export function servedSwagger(docs: OpenApiDocs): Json {
   const remote = new Set(docs.remoteGroupVersions ?? []);
   const local = [...docs.byGroupVersion].filter(([gv]) => !remote.has(gv)).map(([, d]) => d);
-  const doc = buildSwagger(local);
+  const doc = buildSwagger(local, docs.customDefinitions);
   for (const r of docs.remoteSwagger ?? []) mergeSwagger(doc, r.doc, `/apis/${r.group}/${r.version}/`);
+  return doc;
+}
+
+/** How long a first build holds the thread before it lets other work run. */
+const BUILD_SLICE_MS = 8;
+
+/** servedSwagger, leaving the thread every BUILD_SLICE_MS while it converts (a build after a change converts little and does not wait). */
+export async function servedSwaggerSliced(docs: OpenApiDocs): Promise<Json> {
+  const remote = new Set(docs.remoteGroupVersions ?? []);
+  const local = [...docs.byGroupVersion].filter(([gv]) => !remote.has(gv)).map(([, d]) => d);
+  const steps = swaggerSteps(local, docs.customDefinitions ?? new Set());
+  let since = performance.now();
+  let r = steps.next();
+  while (!r.done) {
+    if (performance.now() - since > BUILD_SLICE_MS) {
+      await new Promise<void>((resolve) => setImmediate(resolve));
+      since = performance.now();
+    }
+    r = steps.next();
+  }
+  const doc = r.value;
+  for (const x of docs.remoteSwagger ?? []) mergeSwagger(doc, x.doc, `/apis/${x.group}/${x.version}/`);
   return doc;
 }
 
@@ -285,18 +395,25 @@ function notModified(h: Readonly<Record<string, string | string[] | undefined>>,
 
 /** The /openapi/v2 route for these documents: each form built on its first request, then kept. */
 export function openApiV2Route(docs: OpenApiDocs): NonResourceRoute {
+  let doc: Json | undefined;
   let json: Buffer | undefined;
   let proto: Uint8Array | undefined;
   let etag = '';
   let lastModified = '';
-  const jsonBytes = (): Buffer => {
-    if (!json) {
-      const doc = servedSwagger(docs);
-      json = Buffer.from(JSON.stringify(doc));
-      etag = `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`;
-      lastModified = new Date().toUTCString();
-    }
-    return json;
+  // one build for every request that comes while it runs
+  let building: Promise<void> | undefined;
+  const build = async (): Promise<void> => {
+    doc = await servedSwaggerSliced(docs);
+    json = Buffer.from(JSON.stringify(doc));
+    etag = `"${createHash('sha512').update(json).digest('hex').toUpperCase()}"`;
+    lastModified = new Date().toUTCString();
+  };
+  const answer = (s: RequestScope, isJson: boolean): void => {
+    const headers = { etag, 'last-modified': lastModified, vary: 'Accept' };
+    if (notModified(s.headers, etag, lastModified)) return s.sink.send(304, isJson ? SWAGGER_JSON : SWAGGER_PROTOBUF, new Uint8Array(0), headers);
+    if (isJson) return s.sink.send(200, SWAGGER_JSON, json!, headers);
+    proto ??= swaggerToProto(doc!);
+    return s.sink.send(200, SWAGGER_PROTOBUF, proto, headers);
   };
   return (s) => {
     const accept = String(s.headers.accept ?? '') || '*/*';
@@ -305,12 +422,9 @@ export function openApiV2Route(docs: OpenApiDocs): NonResourceRoute {
       const isJson = c.subtype === 'json' || c.subtype === '*';
       const isProto = PROTOBUF_SUBTYPES.includes(c.subtype);
       if (!isJson && !isProto) continue;
-      const body = jsonBytes();
-      const headers = { etag, 'last-modified': lastModified, vary: 'Accept' };
-      if (notModified(s.headers, etag, lastModified)) return s.sink.send(304, isJson ? SWAGGER_JSON : SWAGGER_PROTOBUF, new Uint8Array(0), headers);
-      if (isJson) return s.sink.send(200, SWAGGER_JSON, body, headers);
-      proto ??= swaggerToProto(JSON.parse(body.toString('utf8')) as Json);
-      return s.sink.send(200, SWAGGER_PROTOBUF, proto, headers);
+      if (json) return answer(s, isJson);
+      building ??= build().finally(() => (building = undefined));
+      return building.then(() => answer(s, isJson));
     }
     s.sink.send(406, 'text/plain; charset=utf-8', new Uint8Array(0), { vary: 'Accept' });
   };

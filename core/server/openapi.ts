@@ -10,7 +10,7 @@ import { createHash } from 'node:crypto';
 import type { NonResourceRoute } from '../request/routes.js';
 import { noneMatch, openApiV2Route, type RemoteSwagger } from './openapi-v2.js';
 import { listMetaSchema, typeMetaFields } from '../schema/meta.js';
-import { s, type Schema, type StructSchema } from '../schema/schema.js';
+import { s, type Schema, type StructSchema, type ValueConstraints } from '../schema/schema.js';
 import { allVerbs, type ResourceType } from '../registry/resource-type.js';
 
 type Json = Record<string, unknown>;
@@ -24,12 +24,62 @@ export interface OpenApiDocs {
   remoteGroupVersions?: ReadonlySet<string>;
   /** Extensions' v2 documents, in APIService order, merged into /openapi/v2 (openapi-v2.ts). */
   remoteSwagger?: readonly RemoteSwagger[];
+  /** Definition names of custom resource kinds: /openapi/v2 simplifies their schemas as upstream's CRD v2 builder does. */
+  customDefinitions?: ReadonlySet<string>;
 }
 
 const ref = (name: string): Json => ({ $ref: `#/components/schemas/${name}` });
 
-/** Converts a schema node, collecting named structs into `defs`. */
-function toOpenApi(sch: Schema, defs: Map<string, Json>): Json {
+/** A custom resource's value validations as its schema spells them (inside allOf / anyOf / oneOf / not too). */
+function constraintsJson(c: ValueConstraints): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(c)) {
+    if (v === undefined) continue;
+    if (k === 'allOf' || k === 'anyOf' || k === 'oneOf') out[k] = (v as ValueConstraints[]).map(constraintsJson);
+    else if (k === 'not' || k === 'items' || k === 'additionalProperties') out[k] = constraintsJson(v as ValueConstraints);
+    else if (k === 'properties') out[k] = Object.fromEntries(Object.entries(v as Record<string, ValueConstraints>).map(([n, x]) => [n, constraintsJson(x)]));
+    else out[k] = Array.isArray(v) ? [...(v as unknown[])] : v;
+  }
+  return out;
+}
+
+/**
+ * What a custom resource's node publishes beyond its shape, as upstream's CRD builder does (from the
+ * structural schema, unfolded): nullable, default, value validations, x-kubernetes-validations, and
+ * int-or-string's two types as an anyOf.
+ */
+function customNodeExtras(sch: Schema, out: Json): Json {
+  const intOrString = sch.kind === 'scalar' && sch.type === 'int-or-string';
+  // the format built-in kinds' int-or-string is published with; a custom one keeps only the schema's own
+  if (intOrString) delete out.format;
+  if (sch.nullable) out.nullable = true;
+  if (sch.default !== undefined) out.default = sch.default;
+  if (sch.constraints) {
+    const c = constraintsJson(sch.constraints);
+    // a struct's own required list is published by structBody; a map's is a value validation here
+    if (sch.kind === 'struct') delete c.required;
+    Object.assign(out, c);
+  }
+  if (intOrString) {
+    const both = [{ type: 'integer' }, { type: 'string' }];
+    if (!out.anyOf) out.anyOf = both;
+    else out.allOf = [{ anyOf: both }, ...((out.allOf as Json[] | undefined) ?? [])];
+  }
+  if (sch.rules?.length) out['x-kubernetes-validations'] = sch.rules.map((r) => ({ ...r }));
+  return out;
+}
+
+/**
+ * Converts a schema node, collecting named structs into `defs`. `custom`: the node is part of a custom
+ * resource's schema (inline all the way down), published with its extras (customNodeExtras).
+ */
+function toOpenApi(sch: Schema, defs: Map<string, Json>, custom = false): Json {
+  const out = toOpenApiShape(sch, defs, custom);
+  // a named definition's reference carries no extras (a custom resource's metadata is ObjectMeta's)
+  return custom && !(sch.kind === 'struct' && !sch.inline) ? customNodeExtras(sch, out) : out;
+}
+
+function toOpenApiShape(sch: Schema, defs: Map<string, Json>, custom: boolean): Json {
   const out: Json = {};
   if (sch.description) out.description = sch.description;
   switch (sch.kind) {
@@ -45,12 +95,12 @@ function toOpenApi(sch: Schema, defs: Map<string, Json>): Json {
       return { ...out, type: 'object', 'x-kubernetes-preserve-unknown-fields': true };
     case 'map':
       out.type = 'object';
-      out.additionalProperties = toOpenApi(sch.values, defs);
+      out.additionalProperties = toOpenApi(sch.values, defs, custom);
       if (sch.mapType) out['x-kubernetes-map-type'] = sch.mapType;
       return out;
     case 'list': {
       out.type = 'array';
-      out.items = toOpenApi(sch.items, defs);
+      out.items = toOpenApi(sch.items, defs, custom);
       if (sch.listType) out['x-kubernetes-list-type'] = sch.listType;
       if (sch.listMapKeys) out['x-kubernetes-list-map-keys'] = [...sch.listMapKeys];
       if (sch.patchStrategy) out['x-kubernetes-patch-strategy'] = sch.patchStrategy;
@@ -58,26 +108,28 @@ function toOpenApi(sch: Schema, defs: Map<string, Json>): Json {
       return out;
     }
     case 'struct':
-      if (sch.inline) return { ...out, ...structBody(sch, defs) };
+      if (sch.inline) return { ...out, ...structBody(sch, defs, custom) };
       defineStruct(sch, defs);
       // a $ref takes no siblings: the field's own description rides beside it in an allOf, as upstream publishes it
       return sch.description ? { description: sch.description, allOf: [ref(sch.name)] } : ref(sch.name);
   }
 }
 
-function defineStruct(sch: StructSchema, defs: Map<string, Json>): void {
+/** `custom`: the definition of a custom resource kind (its own fields are published with their extras). */
+function defineStruct(sch: StructSchema, defs: Map<string, Json>, custom = false): void {
   if (defs.has(sch.name)) return;
   const def: Json = { type: 'object' };
   defs.set(sch.name, def); // placeholder first: recursive definitions terminate
   if (sch.typeDescription) def.description = sch.typeDescription;
-  Object.assign(def, structBody(sch, defs));
+  Object.assign(def, structBody(sch, defs, custom));
+  if (custom) customNodeExtras({ ...sch, nullable: false, default: undefined }, def);
 }
 
 /** A struct's properties and markers (its definition, or the field itself when published inline). */
-function structBody(sch: StructSchema, defs: Map<string, Json>): Json {
+function structBody(sch: StructSchema, defs: Map<string, Json>, custom = false): Json {
   const def: Json = { type: 'object' };
   const props: Json = {};
-  for (const [k, v] of Object.entries(sch.fields)) props[k] = toOpenApi(v, defs);
+  for (const [k, v] of Object.entries(sch.fields)) props[k] = toOpenApi(v, defs, custom);
   if (Object.keys(props).length || !sch.preserveUnknownFields) def.properties = props;
   if (sch.required?.length) def.required = [...sch.required];
   if (sch.mapType) def['x-kubernetes-map-type'] = sch.mapType;
@@ -260,50 +312,89 @@ const statusSchema: Json = {
   'x-kubernetes-group-version-kind': [{ group: '', kind: 'Status', version: 'v1' }],
 };
 
+/** One group version's document as built, with what it was built from (kept while those stay the same). */
+interface BuiltGroupVersion {
+  members: readonly { rt: ResourceType; group: string }[];
+  doc: Json;
+  hash: string;
+  custom: readonly string[];
+}
+
+/**
+ * The documents of the last build, by group version: a build after a change (a custom resource
+ * definition written) makes again only the documents whose kinds changed, and the v2 document reuses
+ * its pieces of the others (openapi-v2.ts keeps them by document).
+ */
+export class OpenApiCache {
+  readonly byGroupVersion = new Map<string, BuiltGroupVersion>();
+}
+
+/** Each document's JSON, made once with its hash and served as it is. */
+const v3Bodies = new WeakMap<Json, Buffer>();
+
+const sameMembers = (a: BuiltGroupVersion['members'], b: BuiltGroupVersion['members']): boolean => a.length === b.length && a.every((m, i) => m.rt === b[i]!.rt && m.group === b[i]!.group);
+
+function buildGroupVersion(members: BuiltGroupVersion['members']): BuiltGroupVersion {
+  const defs = new Map<string, Json>();
+  const paths: Json = {};
+  const custom: string[] = [];
+  for (const { rt: source, group } of members) {
+    const rt = group === source.group ? source : { ...source, group };
+    const kindDef = (defineStruct(rt.schema, defs, !!rt.custom), defs.get(rt.schema.name)!);
+    if (rt.custom) custom.push(rt.schema.name);
+    kindDef['x-kubernetes-group-version-kind'] = [{ group: rt.group, kind: rt.kind, version: rt.version }];
+    operations(rt, defs, paths);
+  }
+  defs.set('io.svc.apimachinery.pkg.apis.meta.v1.Status', statusSchema);
+  toOpenApi(listMetaSchema, defs);
+  const doc: Json = {
+    openapi: '3.0.0',
+    info: { title: 'svc-apiserver', version: 'v1.32.0' },
+    paths,
+    components: {
+      schemas: Object.fromEntries([...defs.entries()].sort(([a], [b]) => a.localeCompare(b))),
+      securitySchemes: { BearerToken: { type: 'apiKey', description: 'Bearer Token authentication', name: 'authorization', in: 'header' } },
+    },
+  };
+  const body = Buffer.from(JSON.stringify(doc));
+  v3Bodies.set(doc, body);
+  return { members, doc, hash: createHash('sha512').update(body).digest('hex').toUpperCase(), custom };
+}
+
 /**
  * `aliasOf`: the upstream spelling discovery advertises for a group, if any; that group version gets
  * a document of its own, with paths and group-version-kinds spelled as upstream spells them, so a
  * client validating an upstream manifest (kubectl apply of `storage.k8s.io/v1`) finds its schema.
+ * `cache`: the previous build's documents, reused for group versions whose kinds are the same.
  */
-export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: string) => string | undefined = () => undefined): OpenApiDocs {
-  const groups = new Map<string, ResourceType[]>();
-  const add = (rt: ResourceType) => {
-    const key = rt.group ? `apis/${rt.group}/${rt.version}` : 'api/v1';
-    groups.set(key, [...(groups.get(key) ?? []), rt]);
+export function buildOpenApi(types: readonly ResourceType[], aliasOf: (group: string) => string | undefined = () => undefined, cache = new OpenApiCache()): OpenApiDocs {
+  const groups = new Map<string, { rt: ResourceType; group: string }[]>();
+  const add = (rt: ResourceType, group: string) => {
+    const key = group ? `apis/${group}/${rt.version}` : 'api/v1';
+    let list = groups.get(key);
+    if (!list) groups.set(key, (list = []));
+    list.push({ rt, group });
   };
-  for (const rt of types) add(rt);
+  for (const rt of types) add(rt, rt.group);
   for (const rt of types) {
     const alias = rt.group ? aliasOf(rt.group) : undefined;
-    if (alias) add({ ...rt, group: alias });
+    if (alias) add(rt, alias);
   }
   const byGroupVersion = new Map<string, Json>();
   const hashes = new Map<string, string>();
   const indexPaths: Json = {};
-  for (const [gv, rts] of groups) {
-    const defs = new Map<string, Json>();
-    const paths: Json = {};
-    for (const rt of rts) {
-      const kindDef = (toOpenApi(rt.schema, defs), defs.get(rt.schema.name)!);
-      kindDef['x-kubernetes-group-version-kind'] = [{ group: rt.group, kind: rt.kind, version: rt.version }];
-      operations(rt, defs, paths);
-    }
-    defs.set('io.svc.apimachinery.pkg.apis.meta.v1.Status', statusSchema);
-    toOpenApi(listMetaSchema, defs);
-    const doc: Json = {
-      openapi: '3.0.0',
-      info: { title: 'svc-apiserver', version: 'v1.32.0' },
-      paths,
-      components: {
-        schemas: Object.fromEntries([...defs.entries()].sort(([a], [b]) => a.localeCompare(b))),
-        securitySchemes: { BearerToken: { type: 'apiKey', description: 'Bearer Token authentication', name: 'authorization', in: 'header' } },
-      },
-    };
-    byGroupVersion.set(gv, doc);
-    const hash = createHash('sha512').update(JSON.stringify(doc)).digest('hex').toUpperCase();
-    hashes.set(gv, hash);
-    indexPaths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${hash}` };
+  const customDefinitions = new Set<string>();
+  for (const [gv, members] of groups) {
+    const had = cache.byGroupVersion.get(gv);
+    const built = had && sameMembers(had.members, members) ? had : buildGroupVersion(members);
+    cache.byGroupVersion.set(gv, built);
+    byGroupVersion.set(gv, built.doc);
+    hashes.set(gv, built.hash);
+    for (const name of built.custom) customDefinitions.add(name);
+    indexPaths[gv] = { serverRelativeURL: `/openapi/v3/${gv}?hash=${built.hash}` };
   }
-  return { index: { paths: indexPaths }, byGroupVersion, hashes };
+  for (const gv of cache.byGroupVersion.keys()) if (!groups.has(gv)) cache.byGroupVersion.delete(gv);
+  return { index: { paths: indexPaths }, byGroupVersion, hashes, customDefinitions };
 }
 
 /** Routes serving the documents (`/openapi/v3` and one path per group version; `/openapi/v2`), 304 on a matching If-None-Match. */
@@ -312,7 +403,7 @@ export function openApiRoutes(docs: OpenApiDocs): Map<string, NonResourceRoute> 
   const index = Buffer.from(JSON.stringify(docs.index));
   routes.set('/openapi/v3', (s) => s.sink.send(200, 'application/json', index));
   for (const [gv, doc] of docs.byGroupVersion) {
-    const body = Buffer.from(JSON.stringify(doc));
+    const body = v3Bodies.get(doc) ?? Buffer.from(JSON.stringify(doc));
     const etag = `"${docs.hashes.get(gv)}"`;
     routes.set(`/openapi/v3/${gv}`, (s) => {
       const headers: Record<string, string> = s.query.has('hash') ? { etag, 'cache-control': 'public, immutable' } : { etag };

@@ -54,7 +54,7 @@ import type { GrpcServer } from '../grpc/server.js';
 import { byGeneration, followTypesInCache } from './type-followers.js';
 import type { TypeRegistry } from '../registry/type-registry.js';
 import { type ListenerTls, SecureListener } from './listener.js';
-import { buildOpenApi, openApiRoutes } from './openapi.js';
+import { buildOpenApi, OpenApiCache, openApiRoutes } from './openapi.js';
 import type { ServerOptions } from './options.js';
 import { auditFailedRequest } from '../audit/record.js';
 import { InflightCounter, withMaxInFlight } from './stages/max-in-flight.js';
@@ -393,7 +393,9 @@ export class ApiServer {
     const aggregation = features.map((f) => f.aggregation?.(started)).find((a): a is Aggregation => a !== undefined);
     const localDiscovery = byGeneration(types, (all) => buildDiscovery(all, `${clientHost(o.bindAddress)}:${o.securePort}`, (g) => aliases.advertised(g)));
     const discovery = aggregation ? derivedView(localDiscovery, (d) => aggregation.discovery(d), () => aggregation.generation) : localDiscovery;
-    const localOpenApi = byGeneration(types, (all) => buildOpenApi(all, (g) => aliases.advertised(g)));
+    // a change rebuilds only the documents of the group versions it touched
+    const openApiCache = new OpenApiCache();
+    const localOpenApi = byGeneration(types, (all) => buildOpenApi(all, (g) => aliases.advertised(g), openApiCache));
     const openApi = aggregation ? derivedView(localOpenApi, (d) => aggregation.openApi(d), () => aggregation.generation) : localOpenApi;
     this.health.addBootSequenceCheck({
       name: 'autoregister-completion',

@@ -31,7 +31,7 @@ interface Switched {
 }
 
 /** Sends one request asking to switch protocols on a fresh HTTP/1.1 TLS connection and reads the answer's head. */
-async function ask(path: string, headers: Record<string, string>, method = 'GET', payload = ''): Promise<Switched> {
+async function ask(path: string, headers: Record<string, string>, method = 'GET', payload: string | Buffer = ''): Promise<Switched> {
   const u = new URL(a.s.url);
   const socket = connect({ host: u.hostname, port: Number(u.port), ca: a.s.ca, ALPNProtocols: ['http/1.1'], servername: 'localhost' });
   socket.on('error', () => undefined);
@@ -50,7 +50,7 @@ async function ask(path: string, headers: Record<string, string>, method = 'GET'
     for (const w of waiters.splice(0)) w();
   });
   const lines = [`${method} ${path} HTTP/1.1`, `Host: ${u.host}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`), '', ''];
-  socket.write(lines.join('\r\n') + payload);
+  socket.write(Buffer.concat([Buffer.from(lines.join('\r\n')), Buffer.from(payload)]));
   const until = async (cond: () => boolean, ms: number): Promise<boolean> => {
     const end = Date.now() + ms;
     while (!cond()) {
@@ -185,3 +185,52 @@ t.test('a request to switch protocols on a path this server serves itself gets i
   t.equal(JSON.parse(post.body).data.k.length, 70_000);
   post.socket.destroy();
 });
+
+/** `body` in HTTP/1.1 chunks of `size` bytes (the last one shorter), with a chunk extension on the first and a trailer field. */
+function chunked(body: string, size: number): Buffer {
+  const b = Buffer.from(body);
+  const out: Buffer[] = [];
+  for (let i = 0; i < b.length; i += size) {
+    const part = b.subarray(i, i + size);
+    out.push(Buffer.from(`${part.length.toString(16)}${i === 0 ? ';name=value' : ''}\r\n`), part, Buffer.from('\r\n'));
+  }
+  return Buffer.concat([...out, Buffer.from('0\r\nX-Trailer: ignored\r\n\r\n')]);
+}
+
+t.test('a request to switch protocols on a path this server serves itself: a chunked body is read as any request\'s', async (t) => {
+  const body = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'upgrade-chunked' }, data: { k: 'é'.repeat(40_000) } });
+  const headers = spdy(ADMIN_TOKEN, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+  const post = await ask('/api/v1/namespaces/wardle/configmaps', headers, 'POST', chunked(body, 7_001));
+  t.equal(post.status, 201, `${post.status} ${post.body.slice(0, 300)}`);
+  t.equal(JSON.parse(post.body).data.k, 'é'.repeat(40_000), 'the body\'s content, chunks joined');
+  post.socket.destroy();
+  const stored = await a.s.admin.get('/api/v1/namespaces/wardle/configmaps/upgrade-chunked');
+  t.equal(stored.status, 200);
+  t.equal((stored.json as { data: { k: string } }).data.k.length, 40_000);
+  const small = JSON.stringify({ apiVersion: 'v1', kind: 'ConfigMap', metadata: { name: 'upgrade-chunked-one' } });
+  const one = await ask('/api/v1/namespaces/wardle/configmaps', headers, 'POST', chunked(small, 1 << 20));
+  t.equal(one.status, 201, `one chunk: ${one.body.slice(0, 300)}`);
+  one.socket.destroy();
+});
+
+t.test('a malformed chunked body on a request to switch protocols is a 400 Status; the server serves on', async (t) => {
+  const headers = spdy(ADMIN_TOKEN, { 'Content-Type': 'application/json', 'Transfer-Encoding': 'chunked' });
+  const cases: [string, string][] = [
+    ['a chunk size that is not hex', 'zz\r\n{}\r\n0\r\n\r\n'],
+    ['chunk data longer than its size', '2\r\n{}}\r\n0\r\n\r\n'],
+    ['a chunk size too large to be one', 'fffffffffffffffff\r\n{}\r\n0\r\n\r\n'],
+    ['a bare LF ending the size line', '2\n{}\r\n0\r\n\r\n'],
+  ];
+  for (const [name, payload] of cases) {
+    const c = await ask('/api/v1/namespaces/wardle/configmaps', headers, 'POST', payload);
+    t.equal(c.status, 400, `${name}: ${c.status} ${c.body.slice(0, 300)}`);
+    const st = JSON.parse(c.body) as { kind: string; reason: string; code: number; message: string };
+    t.equal(st.kind, 'Status', name);
+    t.equal(st.reason, 'BadRequest', name);
+    t.match(st.message, /malformed HTTP request: invalid chunked body/, name);
+    const closed = await Promise.race([c.closed.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 5000))]);
+    t.ok(closed, `${name}: then the connection ends`);
+  }
+  t.equal((await a.s.admin.get('/api/v1/namespaces/wardle')).status, 200, 'the server serves on');
+});
+

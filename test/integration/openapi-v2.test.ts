@@ -13,7 +13,12 @@ import protobuf from 'protobufjs';
 import t from 'tap';
 import { parse as parseYaml } from 'yaml';
 import { findProtoDir } from '../../core/codec/protobuf/proto-root.js';
-import { mergeSwagger } from '../../core/server/openapi-v2.js';
+import { customDefinitionToV2, mergeSwagger, openApiV2Route, servedSwagger, servedSwaggerSliced } from '../../core/server/openapi-v2.js';
+import type { RequestScope } from '../../core/request/scope.js';
+import { swaggerDocumentType, swaggerMessage, swaggerToProto } from '../../core/server/openapi-v2-proto.js';
+import { buildOpenApi, OpenApiCache } from '../../core/server/openapi.js';
+import { builtinResourceTypes } from '../../core/registry/catalog.js';
+import type { ResourceType } from '../../core/registry/resource-type.js';
 import { ADMIN_TOKEN, startServer, type TestServer } from '../helpers/server.js';
 import { kubectlAsToken } from '../helpers/kubectl.js';
 import { waitFor } from '../helpers/wait.js';
@@ -207,10 +212,15 @@ const CRD = {
             properties: {
               spec: {
                 type: 'object',
+                required: ['size', 'note'],
                 properties: {
-                  size: { type: 'integer', description: 'How large the widget is, in widget units.' },
+                  size: { type: 'integer', description: 'How large the widget is, in widget units.', default: 3, minimum: 1 },
                   port: { 'x-kubernetes-int-or-string': true, description: 'A port by number or name.' },
                   labels: { type: 'object', additionalProperties: { type: 'string' } },
+                  note: { type: 'string', nullable: true, description: 'A note that may be null.' },
+                  tags: { type: 'array', nullable: true, items: { type: 'string' } },
+                  mode: { type: 'string', oneOf: [{ enum: ['fast'] }, { enum: ['slow'] }], description: 'How the widget runs.' },
+                  extra: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { known: { type: 'string' } } },
                 },
               },
             },
@@ -233,14 +243,35 @@ t.test('a custom resource appears in /openapi/v2 with its definition and goes wi
   const def = Object.entries(after.json.definitions as Record<string, Json>).find(([, d]) => JSON.stringify(d['x-kubernetes-group-version-kind'] ?? []).includes('"Widget"'));
   t.ok(def, 'a definition carries the kind');
   const spec = (def![1].properties as Any).spec;
-  t.equal(spec.properties.port.type, 'string', 'int-or-string as v2 spells it');
-  t.equal(spec.properties.port.format, 'int-or-string');
+  // upstream's CRD v2 simplifications (the rules one by one: the table below)
+  t.same(spec.properties.port, { description: 'A port by number or name.', 'x-kubernetes-int-or-string': true }, 'int-or-string: no type, no anyOf');
+  t.same(spec.properties.note, { description: 'A note that may be null.' }, 'nullable: untyped');
+  t.same(spec.properties.tags, {}, 'a nullable list: untyped, without items');
+  t.same(spec.properties.mode, { type: 'string', description: 'How the widget runs.' }, 'oneOf dropped');
+  t.same(spec.properties.extra, { 'x-kubernetes-preserve-unknown-fields': true }, 'unknown fields kept: no type, no properties');
+  t.same(spec.properties.size, { type: 'integer', description: 'How large the widget is, in widget units.', minimum: 1 }, 'default pruned, value validations kept');
+  t.same(spec.required, ['size'], 'a nullable field leaves required');
+  const v3 = (await s.admin.get('/openapi/v3/apis/v2test.example.com/v1')).json as Any;
+  const v3spec = Object.values(v3.components.schemas as Record<string, Any>).find((d) => JSON.stringify(d['x-kubernetes-group-version-kind'] ?? []).includes('"Widget"')).properties.spec;
+  t.same(v3spec.properties.note, { type: 'string', nullable: true, description: 'A note that may be null.' }, 'v3 keeps nullable');
+  t.same(v3spec.properties.mode.oneOf, [{ enum: ['fast'] }, { enum: ['slow'] }], 'and oneOf');
+  t.same(v3spec.properties.port.anyOf, [{ type: 'integer' }, { type: 'string' }], 'and int-or-string\'s two types, as upstream unfolds them');
+  t.equal(v3spec.properties.size.default, 3, 'and defaults');
   t.same(swaggerJson((await s.admin.get('/openapi/v2', { accept: PROTOBUF })).body), after.json, 'the protobuf form follows');
 
   const kubectl = kubectlAsToken(s.dataDir, s, 'admin', ADMIN_TOKEN);
   const e = await kubectl(['explain', 'widgets.spec.size', '--output=plaintext-openapiv2']);
   t.equal(e.code, 0, e.stderr);
   t.match(e.stdout.replace(/\s+/g, ' '), /How large the widget is, in widget units/);
+  const whole = await kubectl(['explain', 'widgets.spec', '--output=plaintext-openapiv2']);
+  t.equal(whole.code, 0, whole.stderr);
+  for (const f of ['note', 'tags', 'mode', 'extra', 'port']) t.match(whole.stdout, new RegExp(`^\\s+${f}\\t`, 'm'), `kubectl explain lists ${f}`);
+  const note = await kubectl(['explain', 'widgets.spec.note', '--output=plaintext-openapiv2']);
+  t.equal(note.code, 0, note.stderr);
+  t.match(note.stdout.replace(/\s+/g, ' '), /A note that may be null/);
+  const v3explain = await kubectl(['explain', 'widgets.spec']);
+  t.equal(v3explain.code, 0, `and kubectl explain from v3 reads the richer v3 schema: ${v3explain.stderr}`);
+  for (const f of ['note', 'tags', 'mode', 'extra', 'port', 'size']) t.match(v3explain.stdout, new RegExp(`^\\s+${f}\\t`, 'm'), `kubectl explain (v3) lists ${f}`);
 
   t.equal((await s.admin.delete('/apis/apiextensions.svc.io/v1/customresourcedefinitions/widgets.v2test.example.com')).status, 200);
   t.ok(await waitFor(async () => !(await s.admin.get('/openapi/v2')).json.paths['/apis/v2test.example.com/v1/namespaces/{namespace}/widgets'], 10_000), 'its paths go');
@@ -258,6 +289,80 @@ t.test('kubectl explain --output=plaintext-openapiv2 reads the protobuf document
   const meta = await kubectl(['explain', 'leases.metadata.name', '--output=plaintext-openapiv2']);
   t.equal(meta.code, 0, meta.stderr);
   t.match(meta.stdout, /FIELD:\s+name <string>/);
+});
+
+// ---- a custom resource's schema in v2: upstream's simplifications, rule by rule ----
+const gvk = [{ group: 'g.example.com', kind: 'W', version: 'v1' }];
+const simplifications: { rule: string; v3: Json; v2: Json; root?: boolean }[] = [
+  { rule: 'allOf, anyOf, oneOf and not are dropped', v3: { type: 'string', allOf: [{ minLength: 1 }], anyOf: [{ pattern: 'a' }], oneOf: [{ enum: ['a'] }], not: { enum: ['b'] } }, v2: { type: 'string' } },
+  { rule: 'a nullable object loses its type and properties', v3: { type: 'object', nullable: true, description: 'd', properties: { a: { type: 'string' } } }, v2: { description: 'd' } },
+  { rule: 'a nullable list loses its type and items', v3: { type: 'array', nullable: true, items: { type: 'string' } }, v2: {} },
+  { rule: 'a nullable scalar loses its type, keeps its value validations', v3: { type: 'string', nullable: true, maxLength: 3 }, v2: { maxLength: 3 } },
+  { rule: 'an object keeping unknown fields loses its type and properties', v3: { type: 'object', 'x-kubernetes-preserve-unknown-fields': true, properties: { a: { type: 'string' } } }, v2: { 'x-kubernetes-preserve-unknown-fields': true } },
+  { rule: 'a list keeping unknown fields loses its items, then its type', v3: { type: 'array', 'x-kubernetes-preserve-unknown-fields': true, items: { type: 'string' } }, v2: { 'x-kubernetes-preserve-unknown-fields': true } },
+  { rule: 'a list without items loses its type', v3: { type: 'array', description: 'l' }, v2: { description: 'l' } },
+  { rule: 'a nullable property leaves required', v3: { type: 'object', required: ['a', 'b'], properties: { a: { type: 'string', nullable: true }, b: { type: 'string' } } }, v2: { type: 'object', required: ['b'], properties: { a: {}, b: { type: 'string' } } } },
+  { rule: 'required goes when every listed property is nullable', v3: { type: 'object', required: ['a'], properties: { a: { type: 'string', nullable: true } } }, v2: { type: 'object', properties: { a: {} } } },
+  { rule: 'nullable map values: required goes', v3: { type: 'object', required: ['x'], additionalProperties: { type: 'string', nullable: true } }, v2: { type: 'object', additionalProperties: {} } },
+  { rule: 'int-or-string stays untyped', v3: { 'x-kubernetes-int-or-string': true, anyOf: [{ type: 'integer' }, { type: 'string' }] }, v2: { 'x-kubernetes-int-or-string': true } },
+  { rule: 'defaults are pruned at every depth', v3: { type: 'object', default: {}, properties: { a: { type: 'integer', default: 3, minimum: 1 } } }, v2: { type: 'object', properties: { a: { type: 'integer', minimum: 1 } } } },
+  {
+    rule: 'value validations, CEL rules and list markers stay',
+    v3: { type: 'array', maxItems: 4, 'x-kubernetes-list-type': 'set', 'x-kubernetes-validations': [{ rule: 'size(self) > 0' }], items: { type: 'string', enum: ['a', 'b'], pattern: '^[ab]$' } },
+    v2: { type: 'array', maxItems: 4, 'x-kubernetes-list-type': 'set', 'x-kubernetes-validations': [{ rule: 'size(self) > 0' }], items: { type: 'string', enum: ['a', 'b'], pattern: '^[ab]$' } },
+  },
+  { rule: 'a reference to a definition is v2\'s $ref with its description beside', v3: { description: 'm', allOf: [{ $ref: '#/components/schemas/M' }] }, v2: { description: 'm', $ref: '#/definitions/M' } },
+  {
+    rule: 'a kind keeping unknown fields at its root is only an object with its group-version-kind',
+    root: true,
+    v3: { type: 'object', description: 'd', 'x-kubernetes-preserve-unknown-fields': true, properties: { apiVersion: { type: 'string' } }, 'x-kubernetes-group-version-kind': gvk },
+    v2: { type: 'object', 'x-kubernetes-group-version-kind': gvk },
+  },
+];
+t.test('a custom resource\'s schema in /openapi/v2: upstream\'s v2 simplifications (ToStructuralOpenAPIV2, defaults pruned)', async (t) => {
+  for (const c of simplifications) {
+    const out = c.root ? customDefinitionToV2(c.v3) : (customDefinitionToV2({ type: 'object', properties: { f: c.v3 } }).properties as Json).f;
+    t.same(out, c.v2, c.rule);
+    t.strictSame(Object.keys(out as Json).sort(), Object.keys(c.v2).sort(), `${c.rule}: nothing else`);
+  }
+});
+
+t.test('a rebuild after a change makes again only the documents and v2 definitions of the kinds it touched; the protobuf form is the whole message\'s encoding', async (t) => {
+  const cache = new OpenApiCache();
+  const first = buildOpenApi(builtinResourceTypes, undefined, cache);
+  const cm = builtinResourceTypes.find((rt) => rt.kind === 'ConfigMap')!;
+  const added: ResourceType = { ...cm, group: 'cache.example.com', kind: 'Thing', plural: 'things', schema: { ...cm.schema, name: 'com.example.cache.v1.Thing' } };
+  const second = buildOpenApi([...builtinResourceTypes, added], undefined, cache);
+  t.equal(second.byGroupVersion.get('api/v1'), first.byGroupVersion.get('api/v1'), 'an untouched group version keeps its document');
+  t.equal(second.hashes.get('api/v1'), first.hashes.get('api/v1'));
+  t.ok(second.byGroupVersion.get('apis/cache.example.com/v1'), 'the new group version has its own');
+  const changed = { ...cm };
+  const third = buildOpenApi([...builtinResourceTypes.map((rt) => (rt === cm ? changed : rt)), added], undefined, cache);
+  t.not(third.byGroupVersion.get('api/v1'), first.byGroupVersion.get('api/v1'), 'a changed kind\'s group version is made again');
+  t.equal(third.byGroupVersion.get('apis/cache.example.com/v1'), second.byGroupVersion.get('apis/cache.example.com/v1'));
+  const [v2first, v2second, v2third] = [first, second, third].map((d) => servedSwagger(d).definitions as Record<string, Json>);
+  t.equal(v2second![cm.schema.name], v2first![cm.schema.name], 'an untouched definition is not converted again');
+  t.not(v2third![cm.schema.name], v2first![cm.schema.name], 'a changed one is');
+  t.same(v2third![cm.schema.name], v2first![cm.schema.name], 'to the same content');
+  for (const docs of [first, second, third]) {
+    const doc = servedSwagger(docs);
+    const whole = Buffer.from(swaggerDocumentType().encode(swaggerMessage(doc)).finish());
+    t.ok(Buffer.from(swaggerToProto(doc)).equals(whole), 'the protobuf, written from entries kept between builds, is the whole message\'s encoding');
+  }
+});
+
+t.test('the first build is made in slices: requests that come meanwhile share it; the sliced document is the whole one', async (t) => {
+  const docs = buildOpenApi(builtinResourceTypes);
+  t.same(await servedSwaggerSliced(docs), servedSwagger(docs));
+  const route = openApiV2Route(buildOpenApi(builtinResourceTypes));
+  const sent: { code: number; type: string; etag: string; bytes: number }[] = [];
+  const scope = (accept: string) =>
+    ({ headers: { accept }, query: new URLSearchParams(), sink: { send: (code: number, type: string, body: Uint8Array, h: Record<string, string>) => void sent.push({ code, type, etag: h.etag!, bytes: body.byteLength }) } }) as unknown as RequestScope;
+  await Promise.all([route(scope('application/json')), route(scope(PROTOBUF)), route(scope('application/json'))]);
+  t.equal(sent.length, 3);
+  t.same(sent.map((x) => x.code), [200, 200, 200]);
+  t.equal(new Set(sent.map((x) => x.etag)).size, 1, 'one build, one ETag');
+  t.same(sent.map((x) => x.type), ['application/json', 'application/com.github.proto-openapi.spec.v2.v1.0+protobuf', 'application/json']);
 });
 
 // ---- the merge of an extension's document, upstream's rules ----
