@@ -5,7 +5,7 @@
  * are parsed natively, with one extra scan for duplicate keys.
  */
 import { JsonSyntaxError } from './json.js';
-import { withTypeMeta } from './object-bytes.js';
+import { resourceVersionSplice, withTypeMeta } from './object-bytes.js';
 import { BodyDecodeError, type EncodeOptions, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer, type TypeInfo } from './serializer.js';
 import { parseTextBody } from './text-body.js';
 
@@ -22,16 +22,23 @@ export function listMetaValue(meta: ListMeta): Record<string, unknown> {
   return m;
 }
 
-/** Items joined by commas in one buffer, a comma first when an item came before them, then `tail`. */
-function joinItems(items: readonly Uint8Array[], leadingComma: boolean, tail?: Uint8Array): Buffer {
-  let size = (tail?.length ?? 0) + (items.length ? items.length - 1 + (leadingComma ? 1 : 0) : 0);
-  for (const b of items) size += b.length;
+/**
+ * The items of one chunk joined by commas in one buffer, a comma first when an item came before them,
+ * then `tail`. An item is one or more parts (`starts` are the indexes of each item's first part).
+ */
+function joinItems(parts: readonly Uint8Array[], starts: readonly number[], leadingComma: boolean, tail?: Uint8Array): Buffer {
+  let size = (tail?.length ?? 0) + (starts.length ? starts.length - 1 + (leadingComma ? 1 : 0) : 0);
+  for (const b of parts) size += b.length;
   const out = Buffer.allocUnsafe(size);
   let pos = 0;
-  for (let i = 0; i < items.length; i++) {
-    if (i > 0 || leadingComma) out[pos++] = 0x2c;
-    out.set(items[i]!, pos);
-    pos += items[i]!.length;
+  let item = 0;
+  for (let i = 0; i < parts.length; i++) {
+    if (starts[item] === i) {
+      if (item > 0 || leadingComma) out[pos++] = 0x2c;
+      item++;
+    }
+    out.set(parts[i]!, pos);
+    pos += parts[i]!.length;
   }
   if (tail) out.set(tail, pos);
   return out;
@@ -69,34 +76,50 @@ export const jsonSerializer: Serializer = {
       return;
     }
     yield Buffer.from(`{"kind":${JSON.stringify(t.kind)},"apiVersion":${JSON.stringify(t.apiVersion)},"metadata":${JSON.stringify(listMetaValue(meta))},"items":[`);
-    // chunks of about CHUNK bytes, each one buffer with the commas written in place
-    let batch: Uint8Array[] = [];
+    // chunks of about CHUNK bytes, each one buffer with the commas written in place; an item with
+    // stored bytes is copied straight into its chunk around its resourceVersion (no item made or kept)
+    let parts: Uint8Array[] = [];
+    let starts: number[] = [];
     let batchComma = false;
     let size = 0;
     let first = true;
     for (const it of items) {
-      const b = it.itemJson();
+      const st = it.stored?.();
+      let item: Uint8Array[];
+      let length: number;
+      if (st && st.revision !== undefined) {
+        const { at, insert } = resourceVersionSplice(st.bytes, st.revision);
+        item = [st.bytes.subarray(0, at), insert, st.bytes.subarray(at)];
+        length = st.bytes.length + insert.length;
+      } else {
+        const b = it.itemJson();
+        item = [b];
+        length = b.length;
+      }
       const comma = !first;
       first = false;
-      if (b.length >= CHUNK) {
+      if (length >= CHUNK) {
         // a large item goes out as it is, not copied into a chunk
-        if (batch.length) yield joinItems(batch, batchComma);
+        if (starts.length) yield joinItems(parts, starts, batchComma);
         if (comma) yield COMMA;
-        yield b;
-        batch = [];
+        yield* item;
+        parts = [];
+        starts = [];
         size = 0;
         continue;
       }
-      if (!batch.length) batchComma = comma;
-      batch.push(b);
-      size += b.length + 1;
+      if (!starts.length) batchComma = comma;
+      starts.push(parts.length);
+      for (const p of item) parts.push(p);
+      size += length + 1;
       if (size >= CHUNK) {
-        yield joinItems(batch, batchComma);
-        batch = [];
+        yield joinItems(parts, starts, batchComma);
+        parts = [];
+        starts = [];
         size = 0;
       }
     }
-    yield joinItems(batch, batchComma, LIST_END);
+    yield joinItems(parts, starts, batchComma, LIST_END);
   },
 
   encodeValueList: (t, meta, items, o) => text({ kind: t.kind, apiVersion: t.apiVersion, metadata: listMetaValue(meta), items }, o),

@@ -37,7 +37,8 @@ function stringEnd(b: Buffer, from: number): number {
  * structure is looked at (bytes of multi-byte UTF-8 characters are all >= 0x80), so the scan runs on
  * the bytes themselves: no decoding of the object.
  */
-function resourceVersionSplice(stored: Uint8Array, revision: number): { at: number; insert: Buffer } {
+/** Where metadata.resourceVersion goes in stored bytes, and the bytes to put there. */
+export function resourceVersionSplice(stored: Uint8Array, revision: number): { at: number; insert: Buffer } {
   const b = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
   if (!startsWithMetadata(b)) throw new Error('stored object does not start with metadata');
   let i = META_OPEN.length;

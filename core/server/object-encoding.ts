@@ -16,10 +16,14 @@ import { canonicalize } from '../schema/structural.js';
 import { type CachedObject, type FrameVariant, keepsMemos, type WatchEventType } from '../storage/watch-cache.js';
 import type { WatchFraming } from '../request/scope.js';
 
-/** The list-item JSON of a cached version (no TypeMeta, resourceVersion stamped). */
+/**
+ * The list-item JSON of a cached version (no TypeMeta, resourceVersion stamped), made for the caller
+ * and not kept: a JSON list or object splices the stored bytes itself (ObjectSource.stored), and
+ * the other forms keep their own encoding, so a copy kept per object (about its size again, for every
+ * object a LIST had read) would serve no one.
+ */
 export function itemBytes(o: CachedObject): Buffer {
-  if (!keepsMemos(o)) return o.item ?? withResourceVersion(o.stored, o.revision);
-  return (o.item ??= withResourceVersion(o.stored, o.revision));
+  return withResourceVersion(o.stored, o.revision);
 }
 
 /** The decoded list item of a cached version, shared by every reader while memos are kept. */
@@ -45,6 +49,9 @@ class CachedSource implements ObjectSource {
   constructor(private readonly o: CachedObject) {}
   itemJson(): Uint8Array {
     return itemBytes(this.o);
+  }
+  stored(): { bytes: Uint8Array; revision: number } {
+    return { bytes: this.o.stored, revision: this.o.revision };
   }
   value(): Readonly<Record<string, unknown>> {
     return decodedItem(this.o);

@@ -13,6 +13,8 @@ import { registerProtobufKind } from '../../core/codec/protobuf/kinds.js';
 import { protobufSerializer } from '../../core/codec/protobuf-serializer.js';
 import { bodyMediaTypes, bodySerializerFor, bytesSource, type Serializer, valueSource } from '../../core/codec/serializer.js';
 import { yamlSerializer } from '../../core/codec/yaml-serializer.js';
+import { cachedSource } from '../../core/server/object-encoding.js';
+import type { CachedObject } from '../../core/storage/watch-cache.js';
 import { alphaResourceTypes, builtinResourceTypes } from '../../core/registry/catalog.js';
 import { apiVersionOf } from '../../core/registry/resource-type.js';
 import { allFixtures, type Json, resourceFixtures } from '../helpers/kind-fixtures.js';
@@ -127,5 +129,18 @@ t.test('a JSON list is its items joined by commas whatever their sizes (items co
     const expected = `{"kind":"ConfigMapList","apiVersion":"v1","metadata":{"resourceVersion":"7"},"items":[${items.map((b) => b.toString()).join(',')}]}\n`;
     t.equal(Buffer.concat(chunks).toString(), expected, name);
     t.ok(chunks.every((c) => c.length > 0), `${name}: no empty chunk`);
+    // the same items as the watch cache holds them (stored bytes without resourceVersion, and the
+    // revision), every other one: spliced into the chunks, and nothing kept on the cached versions
+    const cached = items.map((b, i): CachedObject => {
+      const v = JSON.parse(b.toString()) as { metadata: Record<string, unknown> };
+      delete v.metadata.resourceVersion;
+      return { key: `/c/i${i}`, namespace: '', name: `i${i}`, revision: 1, stored: Buffer.from(JSON.stringify(v)), labels: undefined, fields: {} };
+    });
+    const mixed = [...jsonSerializer.encodeList({ apiVersion: 'v1', kind: 'ConfigMapList' }, { resourceVersion: '7' }, items.map((b, i) => (i % 2 ? bytesSource(b) : cachedSource(cached[i]!))), o)];
+    t.equal(Buffer.concat(mixed).toString(), expected, `${name}: cached versions spliced`);
+    t.ok(
+      cached.every((c) => c.encodings === undefined && c.decoded === undefined && Object.keys(c).every((k) => k !== 'item')),
+      `${name}: no list-item copy or encoding kept on a cached version`,
+    );
   }
 });

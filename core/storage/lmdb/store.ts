@@ -5,10 +5,14 @@
  *   kv    key -> latest value, LMDB entry version = modRevision; a deleted key keeps a zero-length
  *         tombstone (version = delete revision) until compaction passes it, so reads at an older
  *         revision still find the key and walk back its history
- *   log   revision -> { t: put|delete, k: key, v: value (put), p: previous revision of the key }
+ *   log   revision -> { t: put|delete, k: key, v: value (a put no longer the key's latest), p: previous
+ *         revision of the key }
  *
  * The log is both the watch feed and the history: a key's version at revision R is found by walking
- * `p` back from its latest entry. Compaction to R drops entries superseded at or below R and
+ * `p` back from its latest entry. A put's value is stored once: in kv while it is the key's latest,
+ * moved into its log entry by the write that supersedes it (in that write's transaction), so a
+ * reader of one snapshot finds every value in one place or the other. (Data written before this
+ * layout has the value in every put's entry, which reads take as they find it.) Compaction to R drops entries superseded at or below R and
  * tombstones at or below R, keeping each key's version as of R, as etcd does.
  *
  * Writes run in lmdb-js asynchronous transactions, batched per event turn (group commit), with
@@ -257,7 +261,7 @@ export class LmdbStore implements Store {
     if (e && e.value.length > 0) return { err: new StoreError('KeyExists', `key ${key} exists`, e.version) };
     const revision = this.nextRevision();
     this.kv.put(key, value, revision);
-    this.log.put(revision, { t: 0, k: key, v: value, p: e ? e.version! : 0 });
+    this.log.put(revision, { t: 0, k: key, p: e ? e.version! : 0 });
     return { ok: { revision } };
   }
 
@@ -266,8 +270,9 @@ export class LmdbStore implements Store {
     if (!e || e.value.length === 0) return { err: new StoreError('NotFound', `key ${key} not found`) };
     if (e.version !== expectedRevision) return { err: new StoreError('Conflict', `key ${key} has revision ${e.version}`, e.version) };
     const revision = this.nextRevision();
+    this.intoHistory(e.version!, e.value);
     this.kv.put(key, value, revision);
-    this.log.put(revision, { t: 0, k: key, v: value, p: e.version });
+    this.log.put(revision, { t: 0, k: key, p: e.version });
     return { ok: { revision } };
   }
 
@@ -276,16 +281,30 @@ export class LmdbStore implements Store {
     if (!e || e.value.length === 0) return { err: new StoreError('NotFound', `key ${key} not found`) };
     if (expectedRevision !== undefined && e.version !== expectedRevision) return { err: new StoreError('Conflict', `key ${key} has revision ${e.version}`, e.version) };
     const revision = this.nextRevision();
+    this.intoHistory(e.version!, e.value);
     this.kv.put(key, EMPTY, revision);
     this.log.put(revision, { t: 1, k: key, p: e.version! });
     return { ok: { revision, prev: { key, value: e.value, modRevision: e.version! } } };
   }
 
+  /** A key's latest value, superseded by the write in progress, goes into its log entry (the history). */
+  private intoHistory(revision: number, value: Uint8Array): void {
+    const entry = this.log.get(revision);
+    if (entry && entry.t === 0 && !entry.v) this.log.put(revision, { t: 0, k: entry.k, v: value, p: entry.p });
+  }
+
   // ---- history and feed ----------------------------------------------------------------------
+
+  /** A put's value: in its log entry once superseded, else the key's latest in kv (same snapshot). */
+  private putValue(revision: number, entry: LogEntry): Uint8Array | undefined {
+    if (entry.v) return entry.v;
+    const cur = this.kv.getEntry(entry.k);
+    return cur && cur.version === revision ? cur.value : undefined;
+  }
 
   private toEvent(revision: number, entry: LogEntry): StoreEvent {
     const ev: StoreEvent = { type: entry.t === 0 ? 'put' : 'delete', key: entry.k, revision, prevRevision: entry.p };
-    if (entry.v) ev.value = entry.v;
+    if (entry.t === 0) ev.value = this.putValue(revision, entry);
     if (entry.p > 0) {
       const prev = this.log.get(entry.p);
       if (prev && prev.t === 0 && prev.v) ev.prevValue = prev.v;
