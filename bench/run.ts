@@ -2,7 +2,7 @@
  * `npm run bench`: runs the benchmark scenarios against real servers and prints one table, each
  * figure beside the bare node:https server measured in the same run. Scenario groups can be chosen:
  * `npm run bench -- http watch list apply authn aliases overload rbac audit grpc etcd threads scale apf`; `--duration=N` seconds per load (default 10);
- * `--scale-objects=N` ConfigMaps stored for the scale group (default 100,000).
+ * `--scale-objects=N` ConfigMaps stored for the scale group (default 100,000); `--scale-memory-only` measures only memory per stored object.
  */
 import { fmt, load, type Mode, peakRssMiB, startApiServer, startBareServer, table } from './lib.js';
 import { createMany, getOne, list1000, type Row, rowCells } from './scenarios/http.js';
@@ -23,7 +23,7 @@ import { auditCost } from './scenarios/audit.js';
 import { admissionCost } from './scenarios/admission.js';
 import { aggregatorCost } from './scenarios/aggregator.js';
 import { threadShares } from './scenarios/threads.js';
-import { scale, scaleRows } from './scenarios/scale.js';
+import { scale, scaleMemory, scaleRows } from './scenarios/scale.js';
 import { apfGet, apfIsolation } from './scenarios/apf.js';
 import { acceptorCount } from '../core/server/acceptors.js';
 
@@ -315,7 +315,18 @@ async function main(): Promise<void> {
   }
   if (want('scale')) {
     const objects = Number(args.find((a) => a.startsWith('--scale-objects='))?.split('=')[1] ?? 100_000);
-    sections.push(table([`scale: ${fmt(objects)} stored ConfigMaps, default flags`, 'figure', 'how'], scaleRows(await scale(objects))));
+    if (args.includes('--scale-memory-only')) {
+      const m = await scaleMemory(objects);
+      const perObject = ((m.fullRss.total - m.emptyRss.total) * 1024 * 1024) / objects;
+      const json = m.list.fullBytes / Math.max(1, m.list.items);
+      const mib = (r: { total: number; anon: number; file: number }) => `${fmt(r.total)} MiB (anonymous ${fmt(r.anon)}, file ${fmt(r.file)})`;
+      sections.push(
+        table(
+          [`scale memory: ${fmt(objects)} stored ConfigMaps`, 'figure', 'how'],
+          [['memory per stored object', `${fmt(perObject)} bytes (${fmt(perObject / json, 1)}x its JSON)`, `RSS after restart + full LIST ${mib(m.fullRss)}, empty server ${mib(m.emptyRss)}; ready in ${fmt(m.restartFull.readyMs)} ms`]],
+        ),
+      );
+    } else sections.push(table([`scale: ${fmt(objects)} stored ConfigMaps, default flags`, 'figure', 'how'], scaleRows(await scale(objects))));
   }
   console.log(`\n${sections.join('\n\n')}\n`);
   console.log(`(${duration}s per load, ${Math.round((Date.now() - started) / 1000)}s in all, ${new Date().toISOString()})`);

@@ -436,6 +436,26 @@ export interface ScaleResult {
   watch: WatchFigures;
 }
 
+/** Only what memory per stored object needs (`--scale-memory-only`): the empty baseline, the load, the restart, the full LISTs. */
+export async function scaleMemory(objects: number): Promise<{ emptyRss: Rss; fullRss: Rss; list: Lists; restartFull: RestartFigures }> {
+  const namespaces = Math.min(NAMESPACES, objects);
+  const empty = await restarted(async () => undefined);
+  let emptyRss: Rss;
+  try {
+    await fullLists(empty.server);
+    emptyRss = await settledRss(empty.server.proc.pid!);
+  } finally {
+    await empty.server.stop();
+  }
+  const full = await restarted(async (s) => void (await loadObjects(s, objects, namespaces)));
+  try {
+    const list = await fullLists(full.server);
+    return { emptyRss, fullRss: await settledRss(full.server.proc.pid!), list, restartFull: full.figures };
+  } finally {
+    await full.server.stop();
+  }
+}
+
 export async function scale(objects: number): Promise<ScaleResult> {
   const namespaces = Math.min(NAMESPACES, objects);
   // an empty data dir: restart, then the same LISTs, for the memory baseline
