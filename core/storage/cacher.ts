@@ -9,7 +9,6 @@ import { GRADUAL_SLICE_MS } from '../api/gradual.js';
 import { type MaybePromise, then } from '../api/maybe-async.js';
 import { errors } from '../api/status.js';
 import type { Store, StoreEvent, StoreWatch } from './interface.js';
-import { packedValues } from './packed-values.js';
 import { WatchCache, type WatchCacheOptions } from './watch-cache.js';
 
 interface Waiter {
@@ -79,7 +78,7 @@ export class Cacher {
       const at = this.revision;
       const res = await this.store.list(opts.prefix, { revision: at, keepUnreadable: true });
       const c = new WatchCache(opts);
-      c.reset(packedValues(res.items), at);
+      c.reset(res.items, at);
       for (const ev of pending) if (ev.revision > at) applyEvent(c, ev);
       c.advance(this.revision);
       this.caches.set(opts.prefix, c);
@@ -112,7 +111,7 @@ export class Cacher {
     const revision = await this.store.currentRevision();
     for (const c of this.caches.values()) {
       const res = await this.store.list(c.prefix, { revision, keepUnreadable: true });
-      c.reset(packedValues(res.items), revision);
+      c.reset(res.items, revision);
     }
     this.revision = revision;
     this.acknowledged = Math.max(this.acknowledged, revision);
