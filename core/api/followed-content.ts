@@ -3,10 +3,13 @@
  * (dynamiccertificates): the files are read again soon after one of them changes (FollowedFile) and
  * on a schedule; a text that cannot be read or does not parse keeps the last good content and is
  * logged once per distinct bad text; listeners are told once per change. What the content is and
- * what makes it good is the user's: the client CA bundles (authn/dynamic-ca-file.ts) and the
- * certificate/key pairs (server/followed-key-pair.ts) are built on it.
+ * what makes it good is the user's: the client CA bundles (authn/dynamic-ca-file.ts), the
+ * certificate/key pairs (server/followed-key-pair.ts), the authorization chain of
+ * --authorization-config (authz/reload.ts) and the encryption configuration (storage/encryption-reload.ts)
+ * are built on it.
  */
 import { readFileSync } from 'node:fs';
+import type { ConfigReloadStatus } from './config-reload-status.js';
 import { FollowedFile } from './followed-file.js';
 
 /** Upstream's FileRefreshDuration: how often followed files are read when no notification came. */
@@ -22,6 +25,10 @@ export interface ContentFiles<T> {
   loaded(value: T): string;
   /** The log line of a text refused: the last good content stays. */
   refused(why: string): string;
+  /** Reads one file (readFileSync as UTF-8 when absent); throws saying why it cannot. */
+  read?(path: string): string;
+  /** Where each reload's outcome is counted (the *_config_controller_* metrics), for one-file content. */
+  status?: ConfigReloadStatus;
 }
 
 /** The key texts are compared by (the same texts are the same content): PEM holds no NUL. */
@@ -77,7 +84,8 @@ export class FollowedContent<T> {
     if (!this.from) return false;
     let texts: string[];
     try {
-      texts = this.from.files.map((path) => readFileSync(path, 'utf8'));
+      const read = this.from.read ?? ((path: string) => readFileSync(path, 'utf8'));
+      texts = this.from.files.map((path) => read(path));
     } catch (e) {
       this.refuse(`\0${(e as Error).message}`, (e as Error).message);
       return false;
@@ -93,6 +101,7 @@ export class FollowedContent<T> {
     }
     this.badKey = undefined;
     this.current = { texts, key, value };
+    this.from.status?.record('success', texts.join(''));
     console.log(`svc-apiserver: ${this.from.loaded(value)}`);
     for (const fn of this.listeners) {
       try {
@@ -108,6 +117,7 @@ export class FollowedContent<T> {
   private refuse(key: string, why: string): void {
     if (key === this.badKey) return;
     this.badKey = key;
+    this.from!.status?.record('failure', undefined, why);
     console.error(`svc-apiserver: ${this.from!.refused(why)}`);
   }
 }

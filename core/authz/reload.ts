@@ -1,25 +1,23 @@
 /**
  * The authorizer of --authorization-config: the chain the file describes, rebuilt when the file
- * changes (a watch on its directory, so editors that replace the file are seen too) and on a
- * 60-second schedule otherwise, as upstream reloads it. A new text that fails to decode, validate or
- * build keeps the last good chain and says so in the log, once per bad text. Requests already being
- * decided finish on the chain they started with; a replaced chain is closed once its calls are done.
+ * changes and on a 60-second schedule otherwise, as upstream reloads it (FollowedContent: a text that
+ * fails to decode, validate or build keeps the last good chain and is logged once per bad text).
+ * Requests already being decided finish on the chain they started with; a replaced chain is closed
+ * once its calls are done.
  */
 import type { Attributes, Authorizer, RulesResult } from './authorizer.js';
 import { ConfigReloadStatus } from '../api/config-reload-status.js';
-import { FollowedFile } from '../api/followed-file.js';
+import { FollowedContent } from '../api/followed-content.js';
 import { readConfigFile } from './authz-config.js';
 
 const RELOAD_INTERVAL_MS = 60_000;
 /** Longest a replaced chain may still be deciding (the webhook timeout limit). */
 const RETIRE_AFTER_MS = 31_000;
 
-export class ReloadingAuthorizer implements Authorizer {
+export class ReloadingAuthorizer extends FollowedContent<Authorizer> implements Authorizer {
   readonly name = 'authorization-config';
-  private current: Authorizer;
-  private text: string;
-  private badText: string | undefined;
-  private readonly file: FollowedFile;
+  /** The chain requests are given now; the one before it is closed after RETIRE_AFTER_MS. */
+  private serving: Authorizer;
   private readonly retiring = new Set<NodeJS.Timeout>();
 
   /**
@@ -27,48 +25,47 @@ export class ReloadingAuthorizer implements Authorizer {
    * `onClose` releases what outlives one chain (authorizers shared across reloads).
    */
   constructor(
-    private readonly path: string,
-    private readonly build: (text: string) => Authorizer,
+    path: string,
+    build: (text: string) => Authorizer,
     private readonly onClose: () => void = () => undefined,
     intervalMs = RELOAD_INTERVAL_MS,
     /** Reload outcomes (apiserver_authorization_config_controller_* metrics). */
-    private readonly status = new ConfigReloadStatus(),
+    status = new ConfigReloadStatus(),
   ) {
-    this.text = readConfigFile(path);
-    this.current = build(this.text);
-    status.loaded(this.text);
-    this.file = new FollowedFile(path, () => this.reload(), intervalMs);
+    const text = readConfigFile(path);
+    const first = build(text);
+    super('authorization config', [text], first, {
+      files: [path],
+      read: readConfigFile,
+      parse: ([t]) => build(t!),
+      loaded: () => `authorization config ${path} reloaded`,
+      refused: (why) => `reloading authorization config ${path} failed, keeping the last good configuration: ${why}`,
+      status,
+    });
+    status.loaded(text);
+    this.serving = first;
+    this.onChange(() => this.retire());
+    this.start(intervalMs);
   }
 
   authorize(a: Attributes) {
-    return this.current.authorize(a);
+    return this.value.authorize(a);
   }
 
   rulesFor(user: Attributes['user'], namespace: string): ReturnType<NonNullable<Authorizer['rulesFor']>> {
-    return this.current.rulesFor ? this.current.rulesFor(user, namespace) : ({ resourceRules: [], nonResourceRules: [], incomplete: true } satisfies RulesResult);
+    const chain = this.value;
+    return chain.rulesFor ? chain.rulesFor(user, namespace) : ({ resourceRules: [], nonResourceRules: [], incomplete: true } satisfies RulesResult);
   }
 
-  /** Reads the file; a changed text that builds replaces the chain, one that does not is logged and ignored. */
+  /** Reads the file now (the schedule and change notifications do this too). */
   reload(): void {
-    let text: string;
-    try {
-      text = readConfigFile(this.path);
-    } catch (e) {
-      return this.refuse(`\0${(e as Error).message}`, e as Error);
-    }
-    if (text === this.text || text === this.badText) return;
-    let next: Authorizer;
-    try {
-      next = this.build(text);
-    } catch (e) {
-      return this.refuse(text, e as Error);
-    }
-    const old = this.current;
-    this.current = next;
-    this.text = text;
-    this.badText = undefined;
-    this.status.record('success', text);
-    console.log(`svc-apiserver: authorization config ${this.path} reloaded`);
+    this.check();
+  }
+
+  /** A new chain serves: the one it replaced is closed once the calls it is deciding can have ended. */
+  private retire(): void {
+    const old = this.serving;
+    this.serving = this.value;
     const t = setTimeout(() => {
       this.retiring.delete(t);
       old.close?.();
@@ -77,18 +74,10 @@ export class ReloadingAuthorizer implements Authorizer {
     this.retiring.add(t);
   }
 
-  /** Logs a failed reload once per bad text (or read error). */
-  private refuse(key: string, err: Error): void {
-    if (key === this.badText) return;
-    this.status.record('failure', undefined, err.message);
-    this.badText = key;
-    console.error(`svc-apiserver: reloading authorization config ${this.path} failed, keeping the last good configuration: ${err.message}`);
-  }
-
   close(): void {
-    this.file.close();
+    this.stop();
     for (const t of this.retiring) clearTimeout(t);
-    this.current.close?.();
+    this.value.close?.();
     this.onClose();
   }
 }

@@ -25,8 +25,10 @@ export const PLUGIN_ANNOTATION = 'version.kms-plugin.svc.io';
 export class KmsPlugin {
   readonly socketPath: string;
   readonly endpoint: string;
-  /** Calls answered, by method. */
+  /** Calls received, by method. */
   readonly calls = { Status: 0, Encrypt: 0, Decrypt: 0 };
+  /** Encrypt calls answered (the caller has the seed once it has read the answer). */
+  encryptsAnswered = 0;
   /** What Status reports as healthz ("ok" when healthy). */
   healthz = 'ok';
   /** When set, Decrypt answers this error. */
@@ -70,6 +72,7 @@ export class KmsPlugin {
         const c = createCipheriv('aes-256-gcm', this.keys.get(this.keyId)!, nonce);
         const body = Buffer.concat([c.update(call.request.plaintext), c.final()]);
         cb(null, { ciphertext: Buffer.concat([nonce, body, c.getAuthTag()]), key_id: this.keyId, annotations: { [PLUGIN_ANNOTATION]: Buffer.from('1') } });
+        this.encryptsAnswered++;
       },
       Decrypt: async (call: ServerUnaryCall<{ ciphertext: Buffer; key_id: string; annotations: Record<string, Buffer> }, unknown>, cb: sendUnaryData<unknown>) => {
         this.calls.Decrypt++;
