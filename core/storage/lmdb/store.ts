@@ -33,6 +33,7 @@ import {
   StoreError,
   type StoreEvent,
   type StoreWatch,
+  type WatchOptions,
   type WriteResult,
   type GetOptions,
 } from '../interface.js';
@@ -283,10 +284,11 @@ export class LmdbStore implements Store {
 
   // ---- history and feed ----------------------------------------------------------------------
 
-  private toEvent(revision: number, entry: LogEntry): StoreEvent {
+  /** An event of the log; with `prevValue` false the previous value is not looked up (prevRevision stays the log's). */
+  private toEvent(revision: number, entry: LogEntry, prevValue = true): StoreEvent {
     const ev: StoreEvent = { type: entry.t === 0 ? 'put' : 'delete', key: entry.k, revision, prevRevision: entry.p };
     if (entry.v) ev.value = entry.v;
-    if (entry.p > 0) {
+    if (prevValue && entry.p > 0) {
       const prev = this.log.get(entry.p);
       if (prev && prev.t === 0 && prev.v) ev.prevValue = prev.v;
       else ev.prevRevision = 0;
@@ -295,11 +297,11 @@ export class LmdbStore implements Store {
   }
 
   /** Reads events in (after, upTo] synchronously, in one snapshot. */
-  private readEvents(after: number, upTo: number, prefix?: string, limit = Infinity): StoreEvent[] {
+  private readEvents(after: number, upTo: number, prefix?: string, limit = Infinity, prevValues = true): StoreEvent[] {
     const out: StoreEvent[] = [];
     for (const { key, value } of this.log.getRange({ start: after + 1, end: upTo + 1 })) {
       if (prefix && !value.k.startsWith(prefix)) continue;
-      out.push(this.toEvent(key, value));
+      out.push(this.toEvent(key, value, prevValues));
       if (out.length >= limit) break;
     }
     return out;
@@ -311,14 +313,14 @@ export class LmdbStore implements Store {
   }
 
   /** Events in (after, upTo], or StoreError Compacted when `after` is below the compacted revision. */
-  eventsSinceSync(after: number, upTo: number, prefix?: string, limit?: number): StoreEvent[] {
+  eventsSinceSync(after: number, upTo: number, prefix?: string, limit?: number, prevValues = true): StoreEvent[] {
     const compacted = this.compacted();
     if (after < compacted) throw compactedError(after, compacted);
-    return this.readEvents(after, upTo, prefix, limit);
+    return this.readEvents(after, upTo, prefix, limit, prevValues);
   }
 
-  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch {
-    const feed = new LogFeed(this, afterRevision, onEvents, onError);
+  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void, opts?: WatchOptions): StoreWatch {
+    const feed = new LogFeed(this, afterRevision, onEvents, onError, opts?.prevValues ?? true);
     this.feeds.add(feed);
     if (!this.pollTimer) {
       this.pollTimer = setInterval(() => this.pullFeeds(), this.pollIntervalMs);
@@ -412,13 +414,14 @@ class LogFeed {
     private position: number,
     private readonly onEvents: (events: StoreEvent[], revision: number) => void,
     private readonly onError: (err: Error) => void,
+    private readonly prevValues: boolean,
   ) {}
 
   pull(): void {
     try {
       const current = this.store.currentRevisionSync();
       if (current <= this.position) return;
-      const events = this.store.eventsSinceSync(this.position, current);
+      const events = this.store.eventsSinceSync(this.position, current, undefined, undefined, this.prevValues);
       this.position = current;
       this.onEvents(events, current);
     } catch (err) {
