@@ -14,6 +14,17 @@ import { Session } from 'node:inspector';
 import { constants, monitorEventLoopDelay, PerformanceObserver, performance } from 'node:perf_hooks';
 
 const file = process.env.LOOP_PROBE_FILE;
+
+/** With LOOP_PROBE_FULL_GC and node's --expose-gc: three full collections timed at the window's end (what marking the whole heap costs). */
+function fullGcs(): number[] | undefined {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!process.env.LOOP_PROBE_FULL_GC || !gc) return undefined;
+  return [0, 1, 2].map(() => {
+    const t0 = performance.now();
+    gc();
+    return Math.round((performance.now() - t0) * 10) / 10;
+  });
+}
 if (file) {
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
@@ -64,6 +75,7 @@ if (file) {
         gc: byKind,
         longGcs: gcs.filter((g) => g.ms >= 5).map((g) => ({ ...g, at: (g.at - since) / 1000 })),
         heapUsedMiB: process.memoryUsage().heapUsed / 1048576,
+        fullGcMs: fullGcs(),
       }),
     );
     loop.reset();
