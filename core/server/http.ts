@@ -327,7 +327,9 @@ function chainOf(sock: TLSSocket): readonly Buffer[] {
 }
 
 function peerOf(req: Req): PeerIdentity | undefined {
-  const sock = req.socket as TLSSocket | undefined;
+  // an HTTP/2 request's own `socket` is a new proxy for each stream: its session's stands for the
+  // connection, so the identity (and what authenticators keep per connection) is found, not rebuilt
+  const sock = ((req as Http2ServerRequest).stream?.session?.socket ?? req.socket) as TLSSocket | undefined;
   if (!sock || typeof sock.getPeerCertificate !== 'function') return undefined;
   return peerOfSocket(sock);
 }
