@@ -125,9 +125,9 @@ export interface Restarted {
 }
 
 /** Starts svc-apiserver again on the data dir of a server that was terminated, timing it to ready. */
-export async function restartApiServer(dir: string, flags: readonly string[], timeoutMs = 600_000): Promise<Restarted> {
+export async function restartApiServer(dir: string, flags: readonly string[], timeoutMs = 600_000, nodeArgs: readonly string[] = []): Promise<Restarted> {
   const t0 = performance.now();
-  const server = await spawnApiServer(dir, flags);
+  const server = await spawnApiServer(dir, flags, nodeArgs);
   const serving = waitFor(server.proc, 'serving on', timeoutMs).then(() => performance.now() - t0);
   serving.catch(() => undefined); // awaited below; an early exit must not be an unhandled rejection meanwhile
   const agent = new Agent({ keepAlive: true, ca: server.ca });

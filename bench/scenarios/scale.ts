@@ -62,7 +62,7 @@ const SELECTED_SHARD = 's42';
  */
 const FILLER = 'listen: 0.0.0.0:8080\nlog-level: info\n'.padEnd(365, '# generated settings line\n');
 
-const nsName = (n: number) => `ns-${String(n).padStart(3, '0')}`;
+export const nsName = (n: number) => `ns-${String(n).padStart(3, '0')}`;
 
 /** A ConfigMap as the bench writes it (the server adds uid, times, resourceVersion, managedFields). */
 const configMap = (i: number, name: { name: string } | { generateName: string } = { name: `cm-${String(i).padStart(6, '0')}` }) => ({
@@ -180,7 +180,7 @@ export interface LoadFigures {
  * Creates the namespaces and the ConfigMaps over HTTP/1.1 keep-alive connections, timing the
  * ConfigMaps (in a trial on this machine the server spent 20-40% more CPU a create over HTTP/2 streams).
  */
-async function loadObjects(s: Proc, objects: number, namespaces: number): Promise<LoadFigures> {
+export async function loadObjects(s: Proc, objects: number, namespaces: number): Promise<LoadFigures> {
   const c = new SetupClient(s.url, s.ca);
   try {
     await c.many(namespaces, 16, (n) => ['POST', '/api/v1/namespaces', { metadata: { name: nsName(n) } }]);
@@ -251,11 +251,25 @@ export interface HeartbeatFigures {
   errors: number;
 }
 
+/** Called as the measured window of a load starts (after its warm-up) and as it ends. */
+export interface MeasuredWindow {
+  start(): void;
+  end(): void;
+}
+
 /**
  * `leases` node Leases each renewed every `renewSeconds`, the renewals spread evenly (node k's at
  * k/rate seconds into each period) over HTTP/2; a warm-up at the same pace is not counted.
+ * `slowOverMs`: the PUTs slower than that, each with when it was sent (s into the window).
  */
-async function heartbeats(s: Proc, leases: number, renewSeconds: number, seconds: number): Promise<HeartbeatFigures> {
+export async function heartbeats(
+  s: Proc,
+  leases: number,
+  renewSeconds: number,
+  seconds: number,
+  window?: MeasuredWindow,
+  slowOverMs = Infinity,
+): Promise<HeartbeatFigures & { slow: { at: number; ms: number }[] }> {
   const c = new H2Client(s.url, s.ca, HEARTBEAT_CONNECTIONS);
   const pid = s.proc.pid!;
   try {
@@ -265,6 +279,8 @@ async function heartbeats(s: Proc, leases: number, renewSeconds: number, seconds
     const total = warm + Math.round(rate * seconds);
     const latencies: number[] = [];
     let errors = 0;
+    const slow: { at: number; ms: number }[] = [];
+    let tw = 0;
     /** Each node's renewals one after another (a renewal is due long after the last one's answer). */
     const chains: Promise<void>[] = [];
     let cpu0 = 0;
@@ -275,6 +291,8 @@ async function heartbeats(s: Proc, leases: number, renewSeconds: number, seconds
       if (k === warm) {
         await Promise.all(chains);
         cpu0 = treeCpuSeconds(pid);
+        window?.start();
+        tw = performance.now();
       }
       const i = k % leases;
       const counted = k >= warm;
@@ -282,12 +300,15 @@ async function heartbeats(s: Proc, leases: number, renewSeconds: number, seconds
         const t = performance.now();
         const renewed = await nodes.renew(c, i);
         if (!counted) return;
-        latencies.push(performance.now() - t);
+        const ms = performance.now() - t;
+        latencies.push(ms);
+        if (ms > slowOverMs) slow.push({ at: (t - tw) / 1000, ms });
         if (!renewed) errors++;
       });
     }
     await Promise.all(chains);
     const cpu = treeCpuSeconds(pid) - cpu0;
+    window?.end();
     return {
       leases,
       puts: latencies.length,
@@ -297,6 +318,7 @@ async function heartbeats(s: Proc, leases: number, renewSeconds: number, seconds
       max: percentile(latencies, 100),
       cpuMsPerPut: (cpu * 1000) / Math.max(1, latencies.length),
       errors,
+      slow,
     };
   } finally {
     c.close();

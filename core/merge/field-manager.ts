@@ -23,7 +23,8 @@ import { LAST_APPLIED_MANAGER, conflictsBeyondLastApplied, fieldsStillAsLastAppl
 import { type ManagedState, decodeManagedFields, decodeStoredManagedFields, rememberManagedFields, sameAsStored, emptyManagedState, encodeManagedFields, isResetManagedFields } from './managed-fields.js';
 import { UNKNOWN_MANAGER } from './manager-name.js';
 import { type ManagerSets, managerKey } from './managers.js';
-import { stripMeta } from './strip-meta.js';
+import { SERVER_SET_METADATA, stripMeta } from './strip-meta.js';
+import { reconcileWithSchema } from './set-schema.js';
 
 export interface FieldManagerOptions {
   manager: string;
@@ -76,10 +77,26 @@ export function applyPatch(live: ApiObject | null, applied: ApiObject, opts: App
 
 /** Ownership for a create, update or non-apply patch; never fails on conflicts. */
 export function updateManagedFields(live: ApiObject | null, next: ApiObject, opts: FieldManagerOptions): ApiObject {
+  return trackedUpdate(live, next, opts, true);
+}
+
+/** Whether updateManagedFields takes its shortcut for this write (soleOwnerRewrite), for the tests that hold it to the comparison. */
+export function takesOwnershipShortcut(live: ApiObject, next: ApiObject, opts: FieldManagerOptions): boolean {
+  return soleOwnerRewrite(withoutManagedFields(live), withoutManagedFields(next), managersForUpdate(live, next, !!opts.subresource), opts) !== undefined;
+}
+
+/** updateManagedFields always by the typed comparison of the two objects (the tests hold the shortcut to it). */
+export function updateManagedFieldsByComparison(live: ApiObject | null, next: ApiObject, opts: FieldManagerOptions): ApiObject {
+  return trackedUpdate(live, next, opts, false);
+}
+
+function trackedUpdate(live: ApiObject | null, next: ApiObject, opts: FieldManagerOptions, shortcut: boolean): ApiObject {
   const liveObj = live ? withoutManagedFields(live) : {};
   const nextObj = withoutManagedFields(next);
   try {
     const before = managersForUpdate(live, next, !!opts.subresource);
+    const same = shortcut && live ? soleOwnerRewrite(liveObj, nextObj, before, opts) : undefined;
+    if (same) return withManagedFields(nextObj, live, same.state, same.objectUnchanged);
     const state = capUpdateManagers(recordUpdate(liveObj, nextObj, before, opts));
     return withManagedFields(nextObj, live, { sets: keepUnchangedSets(before.sets, state.sets), times: state.times }, jsonEqual(liveObj, nextObj));
   } catch (e) {
@@ -162,6 +179,78 @@ function recordUpdate(before: JsonObject, after: JsonObject, state: ManagedState
     times.set(key, opts.now);
   }
   return { sets, times };
+}
+
+/** Where a level of the walk below is: the object's top, its metadata, or anywhere else. */
+const enum Level {
+  Top,
+  Metadata,
+  Inner,
+}
+
+/** Fields the server sets, which no manager owns (strip-meta.ts): their values do not move ownership. */
+const serverSet = (level: Level, k: string): boolean => (level === Level.Top ? k === 'apiVersion' || k === 'kind' : level === Level.Metadata && SERVER_SET_METADATA.has(k));
+
+const hasOwn = (o: object, k: string): boolean => Object.prototype.hasOwnProperty.call(o, k);
+
+/**
+ * The common rewrite of an object by its one owner (a kubelet renewing its Lease, a controller
+ * rewriting its ConfigMap): the writer is the only manager, and the write changes only values of
+ * fields it already owns (no field added or removed, nothing in a non-empty list). recordUpdate
+ * would take the changed fields from their owner and give them back, leaving every set as it was and
+ * stamping the writer's time: that outcome, found by a walk of the two objects instead of their typed
+ * comparison and set algebra (about a tenth of the CPU of a lease PUT). Undefined whenever any of
+ * that does not hold: the caller then runs recordUpdate.
+ */
+function soleOwnerRewrite(before: JsonObject, after: JsonObject, state: ManagedState, opts: FieldManagerOptions): { state: ManagedState; objectUnchanged: boolean } | undefined {
+  if (state.sets.size !== 1 || opts.resetFields) return undefined;
+  const key = managerKey({ manager: opts.manager || UNKNOWN_MANAGER, operation: 'Update', apiVersion: opts.apiVersion, subresource: opts.subresource ?? '' });
+  const vs = state.sets.get(key);
+  if (!vs || vs.applied || vs.apiVersion !== opts.apiVersion || reconcileWithSchema(vs.set, opts.schema) !== undefined) return undefined;
+  let changed = 0;
+  /** Compares one object level against the writer's set there; false: not the shortcut's case. */
+  const walk = (a: JsonObject, b: JsonObject, owned: FieldSet | undefined, level: Level): boolean => {
+    let n = 0;
+    for (const k in a) {
+      const id = `f:${k}`;
+      if (serverSet(level, k)) {
+        // changed or not, present or not: it moves nothing, unless a set names it (entries a client sent)
+        if (owned && (owned.hasMemberId(id) || owned.childAtId(id))) return false;
+        continue;
+      }
+      n++;
+      if (!hasOwn(b, k)) return false;
+      const x = a[k];
+      const y = b[k];
+      if (x === y) continue;
+      if (x === null || y === null || typeof x !== typeof y) return false;
+      if (typeof x !== 'object') {
+        // a changed value: the writer must own exactly this field (not an atomic parent of it)
+        if (!owned?.hasMemberId(id)) return false;
+        changed++;
+        continue;
+      }
+      if (Array.isArray(x) || Array.isArray(y)) {
+        // lists have their own ownership rules (keys, sets, atomic): only an empty one on both sides passes
+        if (!Array.isArray(x) || !Array.isArray(y) || x.length !== 0 || y.length !== 0) return false;
+        continue;
+      }
+      if (!walk(x as JsonObject, y as JsonObject, owned?.childAtId(id), level === Level.Top && k === 'metadata' ? Level.Metadata : Level.Inner)) return false;
+    }
+    for (const k in b) {
+      if (serverSet(level, k)) {
+        if (owned && (owned.hasMemberId(`f:${k}`) || owned.childAtId(`f:${k}`))) return false;
+        continue;
+      }
+      if (--n < 0 || !hasOwn(a, k)) return false;
+    }
+    return n === 0;
+  };
+  if (!walk(before, after, vs.set, Level.Top)) return undefined;
+  if (changed === 0) return { state, objectUnchanged: jsonEqual(before, after) };
+  const times = new Map(state.times);
+  times.set(key, opts.now);
+  return { state: { sets: state.sets, times }, objectUnchanged: false };
 }
 
 /** Keeps the earlier set object of a manager whose fields did not change, so its encoding is reused. */

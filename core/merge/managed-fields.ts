@@ -45,13 +45,29 @@ export function decodeManagedFields(entries: readonly ManagedFieldsEntry[] | und
  */
 export const MAX_FIELDS_V1_DEPTH = 1000;
 
+/**
+ * Sets decoded from storage by their FieldsV1 text. Objects of a kind written by one manager own the
+ * same fields, so 5,000 node Leases hold one tree between them; sets are immutable, so sharing one is
+ * safe. A write to any of them then decodes no tree (the per-object memo below holds 1,024 objects,
+ * fewer than a cluster's nodes, whose heartbeats each missed it and decoded their entries anew).
+ */
+const storedSets = new Map<string, FieldSet>();
+const STORED_SETS_LIMIT = 4096;
+
 function decodeSet(e: ManagedFieldsEntry, stored: boolean): FieldSet {
   const fields = e.fieldsV1 ?? {};
   // checked before anything below prints or walks the tree
   if (nestsDeeperThan(fields, MAX_FIELDS_V1_DEPTH)) throw new MergeError(`error decoding set: exceeded max depth of ${MAX_FIELDS_V1_DEPTH}`, 500);
   try {
-    const set = decodeFieldsV1(fields);
-    if (stored) encodedAs.set(set, fields);
+    if (!stored) return decodeFieldsV1(fields);
+    const text = JSON.stringify(fields);
+    let set = storedSets.get(text);
+    if (!set) {
+      set = decodeFieldsV1(fields);
+      if (storedSets.size >= STORED_SETS_LIMIT) storedSets.delete(storedSets.keys().next().value!);
+      storedSets.set(text, set);
+      encodedAs.set(set, fields);
+    }
     return set;
   } catch (err) {
     throw new MergeError(`error decoding versioned set from ${JSON.stringify(e)}: error decoding set: ${(err as Error).message}`, 500);

@@ -8,6 +8,8 @@ import { type ManagerSets, withSet } from './managers.js';
 import { fieldPE } from './path-element.js';
 
 const serverSetMetadata = ['name', 'namespace', 'creationTimestamp', 'selfLink', 'uid', 'clusterName', 'generation', 'managedFields', 'resourceVersion'];
+/** The metadata fields no manager owns. */
+export const SERVER_SET_METADATA: ReadonlySet<string> = new Set(serverSetMetadata);
 
 export const strippedFields: FieldSet = FieldSet.of(
   [fieldPE('apiVersion')],

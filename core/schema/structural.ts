@@ -41,6 +41,8 @@ const join = (path: string, key: string): string => (path ? `${path}.${key}` : k
 const RFC3339 = /^(\d{4})-(\d{2})-(\d{2})[Tt](\d{2}):(\d{2}):(\d{2})(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
 const CANONICAL_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
+/** A MicroTime as the server writes it (six fraction digits, UTC). */
+const CANONICAL_MICRO_TIME = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
 
 function zeroOf(sch: Schema): unknown {
   switch (sch.kind) {
@@ -170,6 +172,11 @@ class Walker {
 
   private time(v: string, micro: boolean, path: string): unknown {
     if (!micro && CANONICAL_TIME.test(v)) return v;
+    if (micro && CANONICAL_MICRO_TIME.test(v)) {
+      // already as written back (a kubelet's renewTime): kept when the date reads back the same to the second
+      const d = new Date(v);
+      if (!Number.isNaN(d.getTime()) && d.toISOString().slice(0, 19) === v.slice(0, 19)) return v;
+    }
     const m = RFC3339.exec(v);
     const d = m ? new Date(v) : undefined;
     if (!d || Number.isNaN(d.getTime())) {

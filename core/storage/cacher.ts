@@ -119,6 +119,8 @@ export class Cacher {
       revision,
       (events, rev) => this.onEvents(events, rev),
       (err) => this.onError(err),
+      // the caches hold each key's current value themselves
+      { prevValues: false },
     );
     this.rereadTimer ??= setInterval(() => void this.rereadUnreadable(), this.rereadEveryMs).unref();
     void this.describeGradually();

@@ -34,6 +34,16 @@ export interface StoreEvent {
   unreadable?: string;
 }
 
+/** How a live feed is read. */
+export interface WatchOptions {
+  /**
+   * Whether events carry the previous value (default true). A reader that keeps the current state
+   * itself (the watch cache) says false, and a backend that must look the previous value up (LMDB:
+   * one more log entry read and decoded per event) spares that work.
+   */
+  prevValues?: boolean;
+}
+
 export type StoreErrorCode = 'KeyExists' | 'NotFound' | 'Conflict' | 'Compacted' | 'FutureRevision' | 'Unavailable';
 
 export class StoreError extends Error {
@@ -145,7 +155,7 @@ export interface Store {
    * Live feed of every event after `afterRevision`, delivered in revision order in batches, with the
    * revision the batch brings the reader to (>= the last event's, so quiet periods still advance it).
    */
-  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch;
+  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void, opts?: WatchOptions): StoreWatch;
   /** Hint that a write at `revision` was committed (maybe by another thread): the feed pulls soon, once per turn. */
   notifyCommitted?(revision: number): void;
   /** Brings live feeds up to the current revision now (before a read that must see every acknowledged write). */

@@ -3,7 +3,7 @@
  * whatever the backend). Timings go to a sink: on the main thread straight into the histogram; in a
  * pool worker into a buffer that rides back with each task's result, so no thread shares a metric.
  */
-import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreHealthCheck, StoreWatch, WriteResult, GetOptions } from './interface.js';
+import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreHealthCheck, StoreWatch, WatchOptions, WriteResult, GetOptions } from './interface.js';
 
 export type StoreOperation = 'get' | 'list' | 'create' | 'update' | 'delete' | 'events' | 'compact';
 
@@ -97,8 +97,8 @@ export class TimedStore implements Store {
   eventsSince(afterRevision: number, prefix?: string, limit?: number): Promise<StoreEvent[]> {
     return this.timed('events', prefix ?? '', this.inner.eventsSince(afterRevision, prefix, limit));
   }
-  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch {
-    return this.inner.watch(afterRevision, onEvents, onError);
+  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void, opts?: WatchOptions): StoreWatch {
+    return this.inner.watch(afterRevision, onEvents, onError, opts);
   }
   compact(revision: number): Promise<void> {
     return this.timed('compact', '', this.inner.compact(revision));

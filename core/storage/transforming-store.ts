@@ -11,7 +11,7 @@
  * order: from a batch that waits, every later batch is queued behind it.
  */
 import { PendingTransform, settle, TransformError } from './value-transform.js';
-import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreHealthCheck, StoreWatch, WriteResult, GetOptions } from './interface.js';
+import type { CompactionClock, DeleteResult, KeyValue, ListOptions, ListResult, Store, StoreEvent, StoreHealthCheck, StoreWatch, WatchOptions, WriteResult, GetOptions } from './interface.js';
 
 /**
  * The last value read back or written per key, with the stored bytes it came from or went to: a
@@ -205,7 +205,7 @@ export class TransformingStore implements Store {
     }
   }
 
-  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void): StoreWatch {
+  watch(afterRevision: number, onEvents: (events: StoreEvent[], revision: number) => void, onError: (err: Error) => void, opts?: WatchOptions): StoreWatch {
     // batches that arrive while an earlier one waits for its transform go behind it, in order
     let tail: Promise<void> | undefined;
     let stopped = false;
@@ -242,6 +242,7 @@ export class TransformingStore implements Store {
       },
       // an error of the feed comes after the batches before it, too
       (err) => (tail ? enqueue(async () => fail(err)) : onError(err)),
+      opts,
     );
     return {
       stop() {

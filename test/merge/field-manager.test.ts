@@ -7,7 +7,7 @@ import type { ApiObject, ManagedFieldsEntry } from '../../core/api/types.js';
 import { ANCIENT_CHANGES_MANAGER, MAX_UPDATE_MANAGERS } from '../../core/merge/cap-managers.js';
 import { conflictCauses } from '../../core/merge/conflicts.js';
 import { ApplyConflictError, MergeError, SchemaMismatchError } from '../../core/merge/errors.js';
-import { BEFORE_FIRST_APPLY_MANAGER, applyPatch, updateManagedFields } from '../../core/merge/field-manager.js';
+import { BEFORE_FIRST_APPLY_MANAGER, applyPatch, takesOwnershipShortcut, updateManagedFields, updateManagedFieldsByComparison } from '../../core/merge/field-manager.js';
 import { FieldSet, fieldPE } from '../../core/merge/fieldpath.js';
 import { managerFromUserAgent, managerOrUserAgent } from '../../core/merge/manager-name.js';
 import type { StatusError } from '../../core/api/status.js';
@@ -299,4 +299,42 @@ t.test('patch options: fieldManager is required for apply, force only for apply,
   t.same(patchOptionErrors({ force: 'true' }, false), [['FieldValueForbidden', 'force', 'Forbidden: may not be specified for non-apply patch']]);
   t.same(patchOptionErrors({ fieldManager: 'y'.repeat(129) }, true).map((c) => c.slice(0, 2)), [['FieldValueTooLong', 'fieldManager']]);
   t.match(patchOptionErrors({ fieldManager: 'ab\u0007' }, true).map((c) => c[2]), [/invalid character U\+0007 \(at position 2\)$/]);
+});
+
+t.test('an update by the sole owner that only changes values it owns takes the shortcut, with the outcome of the typed comparison', async (t) => {
+  const opts = (manager: string, now = T1, apiVersion = 'v1') => ({ manager, apiVersion, now, schema });
+  const base = widget(
+    { replicas: 1, color: 'blue', selector: { app: 'a' }, settings: { a: 'x' }, tags: ['t'], args: [], strategy: { type: 'Recreate' }, template: { image: 'i1' }, extra: { k: 'v' } },
+    { labels: { app: 'a' } },
+  );
+  const created = stored(updateAs(null, 'kubelet', base), '1');
+  const withSpec = (spec: Record<string, unknown>, metadata: Record<string, unknown> = { labels: { app: 'a' } }): ApiObject => ({ ...widget({ ...base.spec as object, ...spec }, metadata) });
+  const withoutColor = (): ApiObject => {
+    const o = withSpec({});
+    delete (o.spec as Record<string, unknown>).color;
+    return o;
+  };
+  const bob = stored(updateAs(created, 'bob', withSpec({ color: 'red' }), T0), '2');
+  const rows: { name: string; live: ApiObject; next: ApiObject; manager?: string; apiVersion?: string; shortcut: boolean }[] = [
+    { name: 'an owned scalar changed', live: created, next: withSpec({ replicas: 2 }), shortcut: true },
+    { name: 'a value of a granular map changed', live: created, next: withSpec({ settings: { a: 'y' } }), shortcut: true },
+    { name: 'a label changed', live: created, next: withSpec({}, { labels: { app: 'b' } }), shortcut: true },
+    { name: 'nothing changed', live: created, next: withSpec({}), shortcut: true },
+    { name: 'server-set metadata absent from the body', live: created, next: { ...withSpec({ replicas: 3 }), metadata: { name: 'w', labels: { app: 'a' } } }, shortcut: true },
+    { name: 'a value of an atomic map changed', live: created, next: withSpec({ selector: { app: 'b' } }), shortcut: false },
+    { name: 'a field of an atomic struct changed', live: created, next: withSpec({ template: { image: 'i2' } }), shortcut: false },
+    { name: 'a value in an untyped map changed (owned field by field, as structured-merge-diff deduces maps)', live: created, next: withSpec({ extra: { k: 'w' } }), shortcut: true },
+    { name: 'a field added', live: created, next: withSpec({ paused: true }), shortcut: false },
+    { name: 'a field removed', live: created, next: withoutColor(), shortcut: false },
+    { name: 'a list changed', live: created, next: withSpec({ tags: ['t', 'u'] }), shortcut: false },
+    { name: 'a value set to null', live: created, next: withSpec({ color: null }), shortcut: false },
+    { name: 'another manager owns fields', live: bob, next: withSpec({ color: 'red', replicas: 5 }), shortcut: false },
+    { name: 'the writer is another manager', live: created, next: withSpec({ replicas: 2 }), manager: 'alice', shortcut: false },
+    { name: 'the writer writes another apiVersion', live: created, next: withSpec({ replicas: 2 }), apiVersion: 'v2', shortcut: false },
+  ];
+  for (const r of rows) {
+    const o = opts(r.manager ?? 'kubelet', T1, r.apiVersion);
+    t.equal(takesOwnershipShortcut(r.live, r.next, o), r.shortcut, `${r.name}: shortcut ${r.shortcut}`);
+    t.same(updateManagedFields(r.live, r.next, o), updateManagedFieldsByComparison(r.live, r.next, o), `${r.name}: same outcome as the comparison`);
+  }
 });
