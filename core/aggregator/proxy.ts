@@ -56,6 +56,12 @@ export function remoteAPIServiceFor(apiServices: Lister<APIService>, path: strin
 }
 
 /** The protocol a request asks to switch to (`Connection: Upgrade` with an `Upgrade` header), if any. */
+/** Whether a request declares a body (a length above zero, or chunked). */
+function declaresBody(headers: RequestScope['headers']): boolean {
+  const te = headers['transfer-encoding'];
+  return (typeof te === 'string' && te !== '' && te !== 'identity') || Number(headers['content-length'] ?? 0) > 0;
+}
+
 export function upgradeProtocol(headers: RequestScope['headers']): string | undefined {
   const connection = headers.connection;
   const upgrade = headers.upgrade;
@@ -115,7 +121,9 @@ export class AggregatorProxy {
     }
     // a request to switch protocols (WebSocket, SPDY: exec-style streams, kubectl's SPDY ones are POSTs) that this transport can hand over
     const upgrade = s.sink.takeOver ? upgradeProtocol(s.headers) : undefined;
-    const body = upgrade || s.method === 'GET' || s.method === 'HEAD' ? undefined : await s.readBody(this.d.maxRequestBodyBytes);
+    // a request to switch carries a body only when it says so (the listener has read it off the
+    // connection): it goes on with the request, as upstream's proxy writes the whole request
+    const body = upgrade ? (declaresBody(s.headers) ? await s.readBody(this.d.maxRequestBodyBytes) : undefined) : s.method === 'GET' || s.method === 'HEAD' ? undefined : await s.readBody(this.d.maxRequestBodyBytes);
     const flat: string[] = [];
     for (const [k, v] of this.forwardedHeaders(s)) flat.push(k, v);
     for (const [k, v] of identityHeaders(this.d.names, s.user)) flat.push(k, v);

@@ -426,7 +426,8 @@ function readBody(req: Req, res: Res, sink: HttpSink, limit: number): Promise<Bu
   if (Number(req.headers['content-length']) > limit) return tooLarge();
   const stream = req as Readable;
   if (stream.readableEnded) return Promise.resolve(Buffer.alloc(0));
-  if (stream.destroyed) return Promise.reject(prematureClose());
+  // a body already failed (a malformed chunked body read off a connection switching protocols) rejects with its error
+  if (stream.destroyed) return Promise.reject(stream.errored ?? prematureClose());
   return new Promise<Buffer>((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;

@@ -134,6 +134,8 @@ function withChunkedBody(req: IncomingMessage, socket: Socket, head: Buffer): In
   Object.assign(out, { method: req.method, url: req.url, headers: req.headers, rawHeaders: req.rawHeaders, httpVersion: req.httpVersion, httpVersionMajor: req.httpVersionMajor, httpVersionMinor: req.httpVersionMinor });
   // IncomingMessage's own destroy takes the connection down with an unfinished body
   out._destroy = (err, cb) => cb(err);
+  // its failure is read from it by the body's reader (readable.errored), which may come after it
+  out.on('error', () => undefined);
   const decoder = new ChunkedDecoder((piece) => out.push(piece));
   const take = (chunk: Buffer): void => {
     try {

@@ -123,6 +123,18 @@ t.test('a POST asking to switch (as kubectl exec\'s SPDY request) is switched th
   t.ok(await waitFor(() => a.ext.upgraded.size === 0, 5000));
 });
 
+t.test('a request to switch that carries a body: the body goes to the extension with the request, before the switched stream', async (t) => {
+  const before = a.ext.upgradeHeaders.length;
+  const c = await ask(ECHO, spdy(ADMIN_TOKEN, { 'Content-Length': '10' }), 'POST', 'hello-body');
+  t.equal(c.status, 101);
+  t.equal(a.ext.upgradeHeaders[before]?.['content-length'], '10', 'the extension was told its length');
+  t.match(await c.read('echo:hello-body'), 'echo:hello-body', 'and read it right after the request head');
+  c.socket.write('then the stream');
+  t.match(await c.read('echo:then the stream'), 'echo:then the stream');
+  c.socket.destroy();
+  t.ok(await waitFor(() => a.ext.upgraded.size === 0, 5000));
+});
+
 t.test('the backend closing closes the client\'s connection', async (t) => {
   const c = await ask(ECHO, spdy(ADMIN_TOKEN));
   t.equal(c.status, 101);
