@@ -48,7 +48,7 @@ export interface AdmissionAttributes {
   warnings: string[];
   /** Annotations for the request's audit event (`<plugin-prefix>/<key>`). */
   auditAnnotations: Record<string, string>;
-  /** The mutating chain's second-pass state (the chain creates it). */
+  /** The mutating chain's second-pass state (made by the plugins that may ask for one). */
   reinvocation?: ReinvocationContext;
 }
 
@@ -72,6 +72,6 @@ export interface Admission {
    * NamespaceLifecycle, which every registry runs itself: 'early' runs those upstream orders before it
    * (NamespaceAutoProvision), 'late' the others; both when absent.
    */
-  admit(a: AdmissionAttributes, phase?: AdmitPhase): Promise<void>;
-  validate(a: AdmissionAttributes): Promise<void>;
+  admit(a: AdmissionAttributes, phase?: AdmitPhase): MaybePromise<void>;
+  validate(a: AdmissionAttributes): MaybePromise<void>;
 }

@@ -242,7 +242,7 @@ async function deleteAdmission(ctx: RegistryContext, req: OpRequest, o: DeleteOp
   return (live) => {
     const a = attributesFor(req, 'DELETE', undefined, { object: live.object, revision: live.kv.modRevision }, o.dryRun, options);
     a.name = live.object.metadata.name ?? '';
-    return adm.validate(a);
+    return Promise.resolve(adm.validate(a));
   };
 }
 
