@@ -10,6 +10,7 @@
  * runtime budget (over it: the whole evaluation is an error).
  */
 import type { CelInput } from '@bufbuild/cel';
+import type { MaybePromise } from '../../api/maybe-async.js';
 import type { CompiledExpression } from '../../cel/compile.js';
 import { evaluate, isEvaluationError } from '../../cel/compile.js';
 import { CostMeter, estimateCost, PER_CALL_LIMIT, RUNTIME_COST_BUDGET, type Shape } from '../../cel/cost.js';
@@ -75,7 +76,11 @@ export function compilePolicy(policy: ValidatingAdmissionPolicy): CompiledPolicy
   return out;
 }
 
-/** The plain (JSON) values of the variables, for cost estimation, and their CEL forms. */
+/**
+ * The plain (JSON) values of the variables, for cost estimation, and their CEL forms. Each is read
+ * only when an expression names it: a caller may give `request` and `namespaceObject` as getters,
+ * made on first read.
+ */
 export interface EvaluationInputs {
   object: unknown;
   oldObject: unknown;
@@ -173,7 +178,7 @@ class Bindings {
 /** The runtime side: bindings as CEL values (converted once), the meter, lazy variables. */
 class Run {
   readonly bindings: Record<string, unknown>;
-  readonly shapes = new Map<string, Shape>();
+  readonly shapes: Map<string, Shape>;
   readonly meter = new CostMeter(RUNTIME_COST_BUDGET, PER_CALL_LIMIT);
 
   constructor(
@@ -183,7 +188,7 @@ class Run {
     // each variable is made a CEL value when an expression first reads it: most policies read only
     // `object`, and the request, the namespace and the authorizer cost as much again to convert
     this.bindings = new Bindings(inputs, policy.hasParams, new LazyVariables(this)) as unknown as Record<string, unknown>;
-    for (const k of ['object', 'oldObject', 'request', 'params', 'namespaceObject'] as const) this.shapes.set(k, { values: [k === 'request' ? inputs.request : inputs[k]] });
+    this.shapes = new InputShapes(inputs);
     // a variable is sized by its value (evaluated when an expression that reads it is estimated, as it would be when run)
     this.shapes.set('variables', {
       values: [
@@ -233,6 +238,27 @@ class Run {
     return r.value;
   }
 }
+
+/**
+ * The variables' shapes for cost estimation: an input's is made when an expression that names it is
+ * first estimated, so a request or namespace object the caller makes lazily (getters) is made only
+ * for a policy that reads it.
+ */
+class InputShapes extends Map<string, Shape> {
+  constructor(private readonly inputs: EvaluationInputs) {
+    super();
+  }
+  override get(name: string): Shape | undefined {
+    const s = super.get(name);
+    if (s !== undefined || !INPUT_NAMES.has(name)) return s;
+    const made: Shape = { values: [this.inputs[name as InputName]] };
+    super.set(name, made);
+    return made;
+  }
+}
+
+type InputName = 'object' | 'oldObject' | 'request' | 'params' | 'namespaceObject';
+const INPUT_NAMES: ReadonlySet<string> = new Set<InputName>(['object', 'oldObject', 'request', 'params', 'namespaceObject']);
 
 /** A check the authorizer answers later: the evaluation is run again once it has. */
 class PendingAuthz extends Error {}
@@ -347,14 +373,24 @@ function celTypeName(v: unknown): string {
   }
 }
 
-/** The evaluation, run again (at most a few times) while the authorizer had answers pending. */
-export async function validatePolicy(policy: CompiledPolicy, inputs: EvaluationInputs, failurePolicy: string): Promise<ValidateResult> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return validateOnce(policy, inputs, failurePolicy);
-    } catch (e) {
-      if (!(e instanceof PendingAuthz) || attempt >= 8) throw e;
-      await inputs.session.settle();
-    }
+/**
+ * The evaluation, run again (at most a few times) while the authorizer had answers pending: the
+ * result at once when no check had to wait (most policies never ask the authorizer), else a promise.
+ */
+export function validatePolicy(policy: CompiledPolicy, inputs: EvaluationInputs, failurePolicy: string): MaybePromise<ValidateResult> {
+  try {
+    return validateOnce(policy, inputs, failurePolicy);
+  } catch (e) {
+    if (!(e instanceof PendingAuthz)) throw e;
   }
+  return (async () => {
+    for (let attempt = 1; ; attempt++) {
+      await inputs.session.settle();
+      try {
+        return validateOnce(policy, inputs, failurePolicy);
+      } catch (e) {
+        if (!(e instanceof PendingAuthz) || attempt >= 8) throw e;
+      }
+    }
+  })();
 }

@@ -24,6 +24,8 @@ export class PolicySource<P extends ApiObject, B extends ApiObject> {
   readonly bindings: Lister<B>;
   readonly namespaces: Lister;
   private memo = new Map<string, boolean>();
+  /** The bound policies, kept until a policy or binding changes (read on every write they may match). */
+  private bound: { policy: DeepReadonly<P>; bindings: DeepReadonly<B>[] }[] | undefined;
 
   constructor(d: PluginDeps, policyType: ResourceType, bindingType: ResourceType) {
     this.policies = d.listers.for<P>(policyType);
@@ -32,19 +34,22 @@ export class PolicySource<P extends ApiObject, B extends ApiObject> {
     this.namespaces = d.listers.for(namespaces);
     const clear = (): void => {
       this.memo = new Map();
+      this.bound = undefined;
     };
     d.onStop(this.policies.onChange(clear));
     d.onStop(this.bindings.onChange(clear));
     d.onStop(d.types.subscribe(clear));
   }
 
-  /** The policies with at least one binding, in name order, with their bindings in name order. */
-  hooks(): { policy: DeepReadonly<P>; bindings: DeepReadonly<B>[] }[] {
+  /** The policies with at least one binding, in name order, with their bindings in name order (shared: read-only). */
+  hooks(): readonly { policy: DeepReadonly<P>; bindings: DeepReadonly<B>[] }[] {
+    if (this.bound) return this.bound;
     const out: { policy: DeepReadonly<P>; bindings: DeepReadonly<B>[] }[] = [];
     for (const p of this.policies.list()) {
       const bs = this.bindings.byIndex(BY_POLICY, p.metadata.name ?? '');
       if (bs.length) out.push({ policy: p, bindings: [...bs].sort(byName) });
     }
+    this.bound = out;
     return out;
   }
 
