@@ -48,6 +48,12 @@ export interface AdmissionAttributes {
   warnings: string[];
   /** Annotations for the request's audit event (`<plugin-prefix>/<key>`). */
   auditAnnotations: Record<string, string>;
+  /**
+   * `object`'s JSON as the registry encoded it for the store (no TypeMeta, no resourceVersion), when
+   * it did so before validating admission (a create): a webhook's review splices these bytes in
+   * instead of encoding the object again. Valid while `object` is that same object.
+   */
+  objectJson?: { object: ApiObject; json: Buffer };
   /** The mutating chain's second-pass state (made by the plugins that may ask for one). */
   reinvocation?: ReinvocationContext;
 }

@@ -40,7 +40,7 @@ import { authorizerValue } from '../policy/cel.js';
 import { webhookCredentials, type CredentialLookup } from './credentials.js';
 import { type Hook, HookSource, matchingSpelling } from './hooks.js';
 import { ReinvocationContext } from '../reinvocation.js';
-import { admissionRequest, admissionReview, InvalidReviewError, type ReviewResult, type ReviewSpelling, verifyReview } from './review.js';
+import { admissionRequest, InvalidReviewError, reviewBody, type ReviewResult, type ReviewSpelling, verifyReview } from './review.js';
 import type { JsonValue } from '../../merge/json-values.js';
 
 export const MUTATION_ANNOTATION_PREFIX = 'mutation.webhook.admission.svc.io/';
@@ -243,7 +243,7 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     }
     const timeoutSeconds = w.timeoutSeconds ?? 10;
     const uid = randomUUID();
-    const body = Buffer.from(JSON.stringify(admissionReview(version, admissionRequest(a, uid, spelling, true))));
+    const body = reviewBody(version, a, uid, spelling);
     let res;
     try {
       res = await target.caller.client.postPath(target.path, body, timeoutSeconds * 1000);
