@@ -76,11 +76,7 @@ export function compilePolicy(policy: ValidatingAdmissionPolicy): CompiledPolicy
   return out;
 }
 
-/**
- * The plain (JSON) values of the variables, for cost estimation, and their CEL forms. Each is read
- * only when an expression names it: a caller may give `request` and `namespaceObject` as getters,
- * made on first read.
- */
+/** The plain (JSON) values of the variables, for cost estimation, and their CEL forms. */
 export interface EvaluationInputs {
   object: unknown;
   oldObject: unknown;
@@ -178,7 +174,7 @@ class Bindings {
 /** The runtime side: bindings as CEL values (converted once), the meter, lazy variables. */
 class Run {
   readonly bindings: Record<string, unknown>;
-  readonly shapes: Map<string, Shape>;
+  readonly shapes = new Map<string, Shape>();
   readonly meter = new CostMeter(RUNTIME_COST_BUDGET, PER_CALL_LIMIT);
 
   constructor(
@@ -188,7 +184,7 @@ class Run {
     // each variable is made a CEL value when an expression first reads it: most policies read only
     // `object`, and the request, the namespace and the authorizer cost as much again to convert
     this.bindings = new Bindings(inputs, policy.hasParams, new LazyVariables(this)) as unknown as Record<string, unknown>;
-    this.shapes = new InputShapes(inputs);
+    for (const k of ['object', 'oldObject', 'request', 'params', 'namespaceObject'] as const) this.shapes.set(k, { values: [inputs[k]] });
     // a variable is sized by its value (evaluated when an expression that reads it is estimated, as it would be when run)
     this.shapes.set('variables', {
       values: [
@@ -238,27 +234,6 @@ class Run {
     return r.value;
   }
 }
-
-/**
- * The variables' shapes for cost estimation: an input's is made when an expression that names it is
- * first estimated, so a request or namespace object the caller makes lazily (getters) is made only
- * for a policy that reads it.
- */
-class InputShapes extends Map<string, Shape> {
-  constructor(private readonly inputs: EvaluationInputs) {
-    super();
-  }
-  override get(name: string): Shape | undefined {
-    const s = super.get(name);
-    if (s !== undefined || !INPUT_NAMES.has(name)) return s;
-    const made: Shape = { values: [this.inputs[name as InputName]] };
-    super.set(name, made);
-    return made;
-  }
-}
-
-type InputName = 'object' | 'oldObject' | 'request' | 'params' | 'namespaceObject';
-const INPUT_NAMES: ReadonlySet<string> = new Set<InputName>(['object', 'oldObject', 'request', 'params', 'namespaceObject']);
 
 /** A check the authorizer answers later: the evaluation is run again once it has. */
 class PendingAuthz extends Error {}

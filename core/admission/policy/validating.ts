@@ -214,19 +214,14 @@ export function makeValidatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
         const actions = (binding.spec?.validationActions ?? []) as string[];
         const versioned = (yield objectsIn(matched.version)) as { object: ApiObject | null; oldObject: ApiObject | null };
         for (const param of params) {
-          // the request and the namespace object are made only for a policy whose expressions read them
           const result = (yield validatePolicy(
             compiled,
             {
               object: versioned.object,
               oldObject: versioned.oldObject,
-              get request() {
-                return requestNow();
-              },
+              request: requestNow(),
               params: param,
-              get namespaceObject() {
-                return namespaceObjectNow();
-              },
+              namespaceObject: namespaceObjectNow(),
               authorizer: () => authorizerValue(a.user, { group: matched.group, resource: matched.resource, subresource: a.subresource, namespace: a.namespace, name: req.name }),
               session: session(),
             },
