@@ -10,6 +10,7 @@ import type { DeepReadonly, Lister } from '../../registry/lister.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { AdmissionOperation } from '../attributes.js';
 import type { PluginDeps } from '../factory.js';
+import { ResourceMemo } from '../handles-memo.js';
 
 const BY_POLICY = 'policyName';
 
@@ -23,7 +24,7 @@ export class PolicySource<P extends ApiObject, B extends ApiObject> {
   readonly policies: Lister<P>;
   readonly bindings: Lister<B>;
   readonly namespaces: Lister;
-  private memo = new Map<string, boolean>();
+  private readonly memo = new ResourceMemo<boolean>();
   /** The bound policies, kept until a policy or binding changes (read on every write they may match). */
   private bound: { policy: DeepReadonly<P>; bindings: DeepReadonly<B>[] }[] | undefined;
 
@@ -33,7 +34,7 @@ export class PolicySource<P extends ApiObject, B extends ApiObject> {
     this.bindings.addIndex(BY_POLICY, (b) => [(b as BindingFields).spec?.policyName ?? '']);
     this.namespaces = d.listers.for(namespaces);
     const clear = (): void => {
-      this.memo = new Map();
+      this.memo.clear();
       this.bound = undefined;
     };
     d.onStop(this.policies.onChange(clear));
@@ -56,12 +57,6 @@ export class PolicySource<P extends ApiObject, B extends ApiObject> {
   /** Whether some bound policy's rules could match this operation on the resource (never the policy kinds themselves). */
   couldMatch(op: AdmissionOperation, rt: ResourceType, sub: string): boolean {
     if (isPolicyResource(rt)) return false;
-    const key = `${op}|${rt.group}/${rt.version}/${rt.plural}|${sub}`;
-    let v = this.memo.get(key);
-    if (v === undefined) {
-      v = this.hooks().some((h) => rulesCouldMatch((h.policy as PolicyFields).spec?.matchConstraints?.resourceRules as never, op, rt, sub));
-      this.memo.set(key, v);
-    }
-    return v;
+    return this.memo.get(op, rt, sub, () => this.hooks().some((h) => rulesCouldMatch((h.policy as PolicyFields).spec?.matchConstraints?.resourceRules as never, op, rt, sub)));
   }
 }
