@@ -21,6 +21,9 @@
  *   --node-arg=X     an option of node itself for the server (repeatable; e.g. --node-arg=--trace-gc)
  *   --leases=N --rate=R   the heartbeats' size and rate (lease only)
  *   --server-log=FILE     the server's output after its start (with --node-arg=--trace-gc, say)
+ * `--admission=webhook` first configures one validating webhook (the bench's loopback webhook process,
+ * which allows) and `--admission=policy` a ValidatingAdmissionPolicy of three rules, as the admission
+ * bench does; `--functions=N` adds the N functions with the most self time.
  */
 import { spawn, type ChildProcess, execFileSync } from 'node:child_process';
 import { cpSync, createWriteStream, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -28,12 +31,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { fileURLToPath } from 'node:url';
-import { AUTH as auth, fmt, type Proc, processTree, restartApiServer, SetupClient, startApiServer, table, WARMUP_SECONDS } from './lib.js';
+import { AUTH as auth, fmt, type Proc, processTree, restartApiServer, SetupClient, startAdmissionWebhook, startApiServer, table, WARMUP_SECONDS } from './lib.js';
+import { BINDING, POLICY, WEBHOOK_CONFIG } from './scenarios/admission.js';
 import { heartbeats, loadObjects, type MeasuredWindow } from './scenarios/scale.js';
 
 interface ProfileNode {
   id: number;
-  callFrame: { functionName: string; url: string };
+  callFrame: { functionName: string; url: string; lineNumber?: number };
 }
 
 interface CpuProfile {
@@ -67,8 +71,14 @@ export function areaOf(frame: { functionName: string; url: string }): string {
   return 'other';
 }
 
+/** A frame's function and source file (the last two path parts), for `--functions`. */
+export function functionOf(frame: { functionName: string; url: string; lineNumber?: number }): string {
+  const file = frame.url.split('/').slice(-2).join('/');
+  return `${frame.functionName || '(anonymous)'} ${file}${frame.url ? `:${(frame.lineNumber ?? 0) + 1}` : ''}`;
+}
+
 /** Self time by area, in microseconds, of the samples between `from` and `to` (microseconds of the profile's clock). */
-export function selfTimeByArea(p: CpuProfile, from = 0, to = Infinity): Map<string, number> {
+export function selfTimeByArea(p: CpuProfile, from = 0, to = Infinity, key: (frame: ProfileNode['callFrame']) => string = areaOf): Map<string, number> {
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const out = new Map<string, number>();
   let t = p.startTime;
@@ -79,7 +89,7 @@ export function selfTimeByArea(p: CpuProfile, from = 0, to = Infinity): Map<stri
     const dt = p.timeDeltas[i + 1] ?? 0;
     const node = byId.get(p.samples[i]!);
     if (!node) continue;
-    const area = areaOf(node.callFrame);
+    const area = key(node.callFrame);
     out.set(area, (out.get(area) ?? 0) + dt);
   }
   return out;
@@ -256,12 +266,15 @@ async function main(): Promise<void> {
   const objects = numArg(args, 'objects', 0);
   const cpuProf = !args.includes('--no-cpu-prof');
   const loopProbe = args.includes('--loop-probe');
+  const byFunction = numArg(args, 'functions', 0);
+  const admission = args.find((a) => a.startsWith('--admission='))?.split('=')[1];
+  if (admission !== undefined && admission !== 'webhook' && admission !== 'policy') throw new Error(`unknown --admission=${admission}: webhook or policy`);
   const sc = scenarios[name];
   if (!sc) throw new Error(`unknown scenario ${name}: one of ${Object.keys(scenarios).join(', ')}`);
 
   const profDir = mkdtempSync(join(tmpdir(), 'svc-profile-'));
   const probeFile = join(profDir, 'loop-probe.json');
-  const ours = /^--(workers|acceptors|duration|objects|seed-dir|node-arg|leases|rate|server-log)=|^--(no-cpu-prof|loop-probe)$/;
+  const ours = /^--(workers|acceptors|duration|objects|seed-dir|node-arg|leases|rate|server-log|admission|functions)=|^--(no-cpu-prof|loop-probe)$/;
   // other server flags pass through (--enable-priority-and-fairness=false, say)
   const extra = args.filter((a) => a.startsWith('--') && !ours.test(a));
   const nodeArgs = [
@@ -284,6 +297,16 @@ async function main(): Promise<void> {
   const ca = s.ca;
   const c = new SetupClient(url, ca);
   await sc.setup(c);
+  let hook: Proc | undefined;
+  if (admission === 'webhook') {
+    hook = await startAdmissionWebhook(s.dir);
+    const r = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingwebhookconfigurations', WEBHOOK_CONFIG(hook.url, ca));
+    if (r.status !== 201) throw new Error(`webhook configuration: ${r.status} ${r.text}`);
+  } else if (admission === 'policy') {
+    const p = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicies', POLICY);
+    const b = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicybindings', BINDING);
+    if (p.status !== 201 || b.status !== 201) throw new Error(`policy: ${p.status} ${p.text}; binding: ${b.status} ${b.text}`);
+  }
   c.close();
   // V8's profile clock is the machine's monotonic clock in microseconds, which hrtime reads too
   const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);
@@ -326,9 +349,10 @@ async function main(): Promise<void> {
     s.proc.kill('SIGTERM');
   });
   await s.stop();
+  await hook?.stop();
   const n = Math.max(1, driven.requests);
   const seconds = (to - from) / 1e6;
-  console.log(`${name} with ${flags.join(' ')}${objects ? `, ${fmt(objects)} ConfigMaps stored` : ''}: ${fmt(driven.perSecond)} req/s, ${n} requests in ${fmt(seconds, 1)} s`);
+  console.log(`${name}${admission ? ` (${admission})` : ''} with ${flags.join(' ')}${objects ? `, ${fmt(objects)} ConfigMaps stored` : ''}: ${fmt(driven.perSecond)} req/s, ${n} requests in ${fmt(seconds, 1)} s`);
   if (driven.note) console.log(driven.note);
   console.log(threadTable(ticks0, ticks1, n));
   if (sys?.size) console.log(table(['syscall (all server threads)', 'per request', 'per second'], [...sys].filter(([, v]) => v > 0).map(([k, v]) => [k, fmt(v / n, 2), fmt(v / seconds)])));
@@ -337,14 +361,20 @@ async function main(): Promise<void> {
   const files = readdirSync(profDir).filter((f) => f.endsWith('.cpuprofile'));
   if (!files.length) throw new Error('no profile written');
   const areas = new Map<string, number>();
+  const functions = new Map<string, number>();
   for (const file of files) {
     const profile = JSON.parse(readFileSync(join(profDir, file), 'utf8')) as CpuProfile;
     for (const [k, v] of selfTimeByArea(profile, from, to)) areas.set(k, (areas.get(k) ?? 0) + v);
+    if (byFunction) for (const [k, v] of selfTimeByArea(profile, from, to, functionOf)) functions.set(k, (functions.get(k) ?? 0) + v);
   }
   const rows = [...areas].filter(([k]) => k !== '(idle)').sort((a, b) => b[1] - a[1]);
   const busy = rows.reduce((s, [, v]) => s + v, 0);
   console.log(`main thread (${files.length} profiles): busy ${fmt(busy / n, 1)} us a request (idle ${fmt((areas.get('(idle)') ?? 0) / n, 1)} us)`);
   console.log(table(['area (main thread, self time)', 'us / request', 'share'], rows.slice(0, 30).map(([k, v]) => [k, fmt(v / n, 2), `${fmt((100 * v) / busy, 1)}%`])));
+  if (byFunction) {
+    const top = [...functions].filter(([k]) => !k.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, byFunction);
+    console.log(table(['function (main thread, self time)', 'us / request', 'share'], top.map(([k, v]) => [k, fmt(v / n, 2), `${fmt((100 * v) / busy, 1)}%`])));
+  }
 }
 
 main().then(

@@ -21,7 +21,7 @@ export interface AdmissionRow {
   target: number;
 }
 
-const WEBHOOK_CONFIG = (url: string, ca: string) => ({
+export const WEBHOOK_CONFIG = (url: string, ca: string) => ({
   metadata: { name: 'bench' },
   webhooks: [
     {
@@ -34,7 +34,7 @@ const WEBHOOK_CONFIG = (url: string, ca: string) => ({
   ],
 });
 
-const POLICY = {
+export const POLICY = {
   metadata: { name: 'bench-policy' },
   spec: {
     failurePolicy: 'Fail',
@@ -46,7 +46,7 @@ const POLICY = {
     ],
   },
 };
-const BINDING = { metadata: { name: 'bench-policy' }, spec: { policyName: 'bench-policy', validationActions: ['Deny'] } };
+export const BINDING = { metadata: { name: 'bench-policy' }, spec: { policyName: 'bench-policy', validationActions: ['Deny'] } };
 
 async function measured(s: Proc, duration: number, run: (s: Proc) => Promise<LoadResult>): Promise<{ r: LoadResult; cpuUs: number }> {
   const before = cpuSeconds(s.proc.pid!);

@@ -48,7 +48,13 @@ export interface AdmissionAttributes {
   warnings: string[];
   /** Annotations for the request's audit event (`<plugin-prefix>/<key>`). */
   auditAnnotations: Record<string, string>;
-  /** The mutating chain's second-pass state (the chain creates it). */
+  /**
+   * `object`'s JSON as the registry encoded it for the store (no TypeMeta, no resourceVersion), when
+   * it did so before validating admission (a create): a webhook's review splices these bytes in
+   * instead of encoding the object again. Valid while `object` is that same object.
+   */
+  objectJson?: { object: ApiObject; json: Buffer };
+  /** The mutating chain's second-pass state (made by the plugins that may ask for one). */
   reinvocation?: ReinvocationContext;
 }
 
@@ -72,6 +78,6 @@ export interface Admission {
    * NamespaceLifecycle, which every registry runs itself: 'early' runs those upstream orders before it
    * (NamespaceAutoProvision), 'late' the others; both when absent.
    */
-  admit(a: AdmissionAttributes, phase?: AdmitPhase): Promise<void>;
-  validate(a: AdmissionAttributes): Promise<void>;
+  admit(a: AdmissionAttributes, phase?: AdmitPhase): MaybePromise<void>;
+  validate(a: AdmissionAttributes): MaybePromise<void>;
 }

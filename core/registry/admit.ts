@@ -6,6 +6,7 @@
  */
 import type { AdmissionAttributes, AdmissionOperation, Admission, AdmitPhase } from '../admission/attributes.js';
 import { fieldErrorString } from '../api/field-errors.js';
+import { type MaybePromise, then } from '../api/maybe-async.js';
 import { errors } from '../api/status.js';
 import type { ApiObject } from '../api/types.js';
 import { canonicalize, decodeStructural } from '../schema/structural.js';
@@ -73,10 +74,11 @@ export function retyped(obj: ApiObject, schema: Schema): ApiObject {
 }
 
 /** Runs the mutating plugins; returns the object to continue with and whether it changed. */
-export async function admitObject(adm: Admission, req: OpRequest, a: AdmissionAttributes, phase?: AdmitPhase): Promise<{ object: ApiObject | undefined; changed: boolean }> {
+export function admitObject(adm: Admission, req: OpRequest, a: AdmissionAttributes, phase?: AdmitPhase): MaybePromise<{ object: ApiObject | undefined; changed: boolean }> {
   const before = a.object;
-  await adm.admit(a, phase);
-  if (a.object === before || !a.object) return { object: a.object, changed: false };
-  a.object = retyped(a.object, req.rt.schema);
-  return { object: a.object, changed: true };
+  return then(adm.admit(a, phase), () => {
+    if (a.object === before || !a.object) return { object: a.object, changed: false };
+    a.object = retyped(a.object, req.rt.schema);
+    return { object: a.object, changed: true };
+  });
 }

@@ -12,6 +12,7 @@ import { objectKey } from './keys.js';
 import { beforeCreate, ensureNamespace, regenerateName } from './lifecycle.js';
 import { trackUpdate, zeroObjectOf } from './managed-fields.js';
 import { storageError, storedForm } from './objects.js';
+import { encodeStored } from '../codec/object-bytes.js';
 import { errors } from '../api/status.js';
 import { groupResourceOf } from './resource-type.js';
 import { runWriteCheck } from './write-checks.js';
@@ -59,14 +60,19 @@ export async function createObject(
   if (ctx.inlineAdmission.nodeRestriction) admitNodeCreate(req.user, rt, prepared.object);
   const obj = prepared.object;
   await runWriteCheck(ctx, req, 'create', obj);
+  // the object's stored JSON is made before validating admission, which sends it to webhooks as it is
+  // (validating plugins change nothing), and kept for the store
+  let encoded: Buffer | undefined;
   if (adm && attrs) {
     attrs.object = obj;
     attrs.name = obj.metadata.name ?? '';
+    encoded = encodeStored(obj);
+    attrs.objectJson = { object: obj, json: encoded };
     await adm.validate(attrs);
   }
   const generated = !!obj.metadata.generateName && obj.metadata.name?.startsWith(obj.metadata.generateName);
   for (let attempt = 1; ; attempt++) {
-    const form = storedForm(rt, obj);
+    const form = storedForm(rt, obj, attempt === 1 && encoded ? encoded : undefined);
     const { stored, answer } = 'then' in form ? await form : form;
     const key = objectKey(rt, obj.metadata.namespace ?? '', obj.metadata.name!);
     if (dryRun) {

@@ -239,10 +239,11 @@ async function deleteAdmission(ctx: RegistryContext, req: OpRequest, o: DeleteOp
   if (!adm) return undefined;
   const options = deleteOptionsObject(o);
   await adm.admit(attributesFor(req, 'DELETE', undefined, undefined, o.dryRun, options));
-  return (live) => {
+  // async: a plugin refusing at once (it may throw, not reject) still ends as this promise's rejection
+  return async (live) => {
     const a = attributesFor(req, 'DELETE', undefined, { object: live.object, revision: live.kv.modRevision }, o.dryRun, options);
     a.name = live.object.metadata.name ?? '';
-    return adm.validate(a);
+    await adm.validate(a);
   };
 }
 

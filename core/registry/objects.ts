@@ -48,8 +48,7 @@ function encodeCustomStored(obj: ApiObject): Buffer {
   return Buffer.from(JSON.stringify({ metadata: meta, apiVersion, ...rest }));
 }
 
-export function storedForm(rt: ResourceType, obj: ApiObject): StoredForm | Promise<StoredForm> {
-  const answer = encodeStored(obj);
+export function storedForm(rt: ResourceType, obj: ApiObject, answer: Buffer = encodeStored(obj)): StoredForm | Promise<StoredForm> {
   if (!rt.custom) return { stored: answer, answer };
   return rt.custom.toStorage(obj).then((s) => ({ stored: encodeCustomStored(s), answer }));
 }

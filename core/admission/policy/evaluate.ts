@@ -10,6 +10,7 @@
  * runtime budget (over it: the whole evaluation is an error).
  */
 import type { CelInput } from '@bufbuild/cel';
+import type { MaybePromise } from '../../api/maybe-async.js';
 import type { CompiledExpression } from '../../cel/compile.js';
 import { evaluate, isEvaluationError } from '../../cel/compile.js';
 import { CostMeter, estimateCost, PER_CALL_LIMIT, RUNTIME_COST_BUDGET, type Shape } from '../../cel/cost.js';
@@ -183,7 +184,7 @@ class Run {
     // each variable is made a CEL value when an expression first reads it: most policies read only
     // `object`, and the request, the namespace and the authorizer cost as much again to convert
     this.bindings = new Bindings(inputs, policy.hasParams, new LazyVariables(this)) as unknown as Record<string, unknown>;
-    for (const k of ['object', 'oldObject', 'request', 'params', 'namespaceObject'] as const) this.shapes.set(k, { values: [k === 'request' ? inputs.request : inputs[k]] });
+    for (const k of ['object', 'oldObject', 'request', 'params', 'namespaceObject'] as const) this.shapes.set(k, { values: [inputs[k]] });
     // a variable is sized by its value (evaluated when an expression that reads it is estimated, as it would be when run)
     this.shapes.set('variables', {
       values: [
@@ -347,14 +348,24 @@ function celTypeName(v: unknown): string {
   }
 }
 
-/** The evaluation, run again (at most a few times) while the authorizer had answers pending. */
-export async function validatePolicy(policy: CompiledPolicy, inputs: EvaluationInputs, failurePolicy: string): Promise<ValidateResult> {
-  for (let attempt = 0; ; attempt++) {
-    try {
-      return validateOnce(policy, inputs, failurePolicy);
-    } catch (e) {
-      if (!(e instanceof PendingAuthz) || attempt >= 8) throw e;
-      await inputs.session.settle();
-    }
+/**
+ * The evaluation, run again (at most a few times) while the authorizer had answers pending: the
+ * result at once when no check had to wait (most policies never ask the authorizer), else a promise.
+ */
+export function validatePolicy(policy: CompiledPolicy, inputs: EvaluationInputs, failurePolicy: string): MaybePromise<ValidateResult> {
+  try {
+    return validateOnce(policy, inputs, failurePolicy);
+  } catch (e) {
+    if (!(e instanceof PendingAuthz)) throw e;
   }
+  return (async () => {
+    for (let attempt = 1; ; attempt++) {
+      await inputs.session.settle();
+      try {
+        return validateOnce(policy, inputs, failurePolicy);
+      } catch (e) {
+        if (!(e instanceof PendingAuthz) || attempt >= 8) throw e;
+      }
+    }
+  })();
 }

@@ -10,6 +10,7 @@ import type { DeepReadonly, Lister } from '../../registry/lister.js';
 import type { ResourceType } from '../../registry/resource-type.js';
 import type { AdmissionOperation } from '../attributes.js';
 import type { PluginDeps } from '../factory.js';
+import { ResourceMemo } from '../handles-memo.js';
 
 const BY_POLICY = 'policyName';
 
@@ -23,7 +24,9 @@ export class PolicySource<P extends ApiObject, B extends ApiObject> {
   readonly policies: Lister<P>;
   readonly bindings: Lister<B>;
   readonly namespaces: Lister;
-  private memo = new Map<string, boolean>();
+  private readonly memo = new ResourceMemo<boolean>();
+  /** The bound policies, kept until a policy or binding changes (read on every write they may match). */
+  private bound: { policy: DeepReadonly<P>; bindings: DeepReadonly<B>[] }[] | undefined;
 
   constructor(d: PluginDeps, policyType: ResourceType, bindingType: ResourceType) {
     this.policies = d.listers.for<P>(policyType);
@@ -31,32 +34,29 @@ export class PolicySource<P extends ApiObject, B extends ApiObject> {
     this.bindings.addIndex(BY_POLICY, (b) => [(b as BindingFields).spec?.policyName ?? '']);
     this.namespaces = d.listers.for(namespaces);
     const clear = (): void => {
-      this.memo = new Map();
+      this.memo.clear();
+      this.bound = undefined;
     };
     d.onStop(this.policies.onChange(clear));
     d.onStop(this.bindings.onChange(clear));
     d.onStop(d.types.subscribe(clear));
   }
 
-  /** The policies with at least one binding, in name order, with their bindings in name order. */
-  hooks(): { policy: DeepReadonly<P>; bindings: DeepReadonly<B>[] }[] {
+  /** The policies with at least one binding, in name order, with their bindings in name order (shared: read-only). */
+  hooks(): readonly { policy: DeepReadonly<P>; bindings: DeepReadonly<B>[] }[] {
+    if (this.bound) return this.bound;
     const out: { policy: DeepReadonly<P>; bindings: DeepReadonly<B>[] }[] = [];
     for (const p of this.policies.list()) {
       const bs = this.bindings.byIndex(BY_POLICY, p.metadata.name ?? '');
       if (bs.length) out.push({ policy: p, bindings: [...bs].sort(byName) });
     }
+    this.bound = out;
     return out;
   }
 
   /** Whether some bound policy's rules could match this operation on the resource (never the policy kinds themselves). */
   couldMatch(op: AdmissionOperation, rt: ResourceType, sub: string): boolean {
     if (isPolicyResource(rt)) return false;
-    const key = `${op}|${rt.group}/${rt.version}/${rt.plural}|${sub}`;
-    let v = this.memo.get(key);
-    if (v === undefined) {
-      v = this.hooks().some((h) => rulesCouldMatch((h.policy as PolicyFields).spec?.matchConstraints?.resourceRules as never, op, rt, sub));
-      this.memo.set(key, v);
-    }
-    return v;
+    return this.memo.get(op, rt, sub, () => this.hooks().some((h) => rulesCouldMatch((h.policy as PolicyFields).spec?.matchConstraints?.resourceRules as never, op, rt, sub)));
   }
 }

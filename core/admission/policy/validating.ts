@@ -27,7 +27,8 @@ import type { TypeRegistry } from '../../registry/type-registry.js';
 import type { AdmissionAttributes, AdmissionOperation, AdmissionPlugin } from '../attributes.js';
 import type { PluginDeps } from '../factory.js';
 import { AuthzSession, authorizerValue, gvkString, resolveKind } from './cel.js';
-import { compilePolicy, MAX_AUDIT_ANNOTATION_VALUE_LENGTH, type PolicyDecision, validatePolicy } from './evaluate.js';
+import { compilePolicy, MAX_AUDIT_ANNOTATION_VALUE_LENGTH, type PolicyDecision, validatePolicy, type ValidateResult } from './evaluate.js';
+import { type MaybePromise, runSteps } from '../../api/maybe-async.js';
 import { startTypeChecking } from './typecheck.js';
 import { PolicySource } from './source.js';
 
@@ -134,138 +135,149 @@ export function makeValidatingAdmissionPolicy(d: PluginDeps): AdmissionPlugin {
   const source = new PolicySource<ValidatingAdmissionPolicy, ValidatingAdmissionPolicyBinding>(d, validatingAdmissionPolicies, validatingAdmissionPolicyBindings);
   const nsLister = source.namespaces;
   if (d.housekeeping) startTypeChecking(d, source.policies);
-  const hooks = (): { policy: Policy; bindings: Binding[] }[] => source.hooks();
+  const hooks = (): readonly { policy: Policy; bindings: Binding[] }[] => source.hooks();
   const handles = (op: AdmissionOperation, rt: ResourceType, sub: string): boolean => source.couldMatch(op, rt, sub);
 
   return {
     name: 'ValidatingAdmissionPolicy',
     handles,
-    async validate(a) {
-      if (a.operation === 'CONNECT') return;
-      const denied: Denied[] = [];
-      const namespaceLabels = (ns: string) => nsLister.get('', ns)?.metadata.labels as Record<string, string> | undefined;
-      const req = matchRequestOf(a.rt, a.operation, a.subresource, a.namespace, a.name || a.object?.metadata?.name || a.oldObject?.metadata?.name || '');
-      const equivalentVersions = () => d.types.all().filter((t) => t.group === a.rt.group && t.plural === a.rt.plural).map((t) => t.version);
-      const inputs = { req, object: a.object, oldObject: a.oldObject, namespaceLabels, equivalentVersions };
-      const session = new AuthzSession(d.authorizer());
-      // the namespace object: none for cluster-scoped writes and for namespaces themselves
-      const nsName = a.rt.group === '' && a.rt.plural === 'namespaces' ? '' : a.namespace;
-      const namespaceObject = nsName ? namespaceObjectOf(nsLister.get('', nsName)) : null;
+    validate(a) {
+      if (a.operation === 'CONNECT') return undefined;
+      return runSteps(validateSteps(a));
+    },
+  };
 
-      /**
-       * The objects in the version a policy matched: another served version of a custom resource
-       * (matchPolicy Equivalent) sees them converted through the storage version, as upstream's
-       * policies see the versioned object.
-       */
-      const converted = new Map<string, Promise<{ object: ApiObject | null; oldObject: ApiObject | null }>>();
-      const objectsIn = (version: string): Promise<{ object: ApiObject | null; oldObject: ApiObject | null }> => {
-        const rt = a.rt;
-        const to = version === rt.version || !rt.custom ? undefined : d.types.get(`${rt.group}/${version}/${rt.plural}`);
-        if (!to?.custom) return Promise.resolve({ object: a.object ?? null, oldObject: a.oldObject ?? null });
-        let p = converted.get(version);
-        if (!p) {
-          const conv = async (o: ApiObject | undefined): Promise<ApiObject | null> => (o ? ((await to.custom!.fromStorage([await rt.custom!.toStorage(o)]))[0] ?? null) : null);
-          p = Promise.all([conv(a.object), conv(a.oldObject)]).then(([object, oldObject]) => ({ object, oldObject }));
-          converted.set(version, p);
-        }
-        return p;
+  /** The policies' evaluation of one write, yielding what it waits for (runSteps: synchronous unless something is pending). */
+  function* validateSteps(a: AdmissionAttributes): Generator<unknown, void, unknown> {
+    const denied: Denied[] = [];
+    const namespaceLabels = (ns: string) => nsLister.get('', ns)?.metadata.labels as Record<string, string> | undefined;
+    const req = matchRequestOf(a.rt, a.operation, a.subresource, a.namespace, a.name || a.object?.metadata?.name || a.oldObject?.metadata?.name || '');
+    const equivalentVersions = () => d.types.all().filter((t) => t.group === a.rt.group && t.plural === a.rt.plural).map((t) => t.version);
+    const inputs = { req, object: a.object, oldObject: a.oldObject, namespaceLabels, equivalentVersions };
+    let authz: AuthzSession | undefined;
+    const session = (): AuthzSession => (authz ??= new AuthzSession(d.authorizer()));
+    // the namespace object: none for cluster-scoped writes and for namespaces themselves
+    const nsName = a.rt.group === '' && a.rt.plural === 'namespaces' ? '' : a.namespace;
+    let namespaceObject: Record<string, unknown> | null | undefined;
+    const namespaceObjectNow = (): Record<string, unknown> | null => {
+      if (namespaceObject === undefined) namespaceObject = nsName ? namespaceObjectOf(nsLister.get('', nsName)) : null;
+      return namespaceObject;
+    };
+
+    /**
+     * The objects in the version a policy matched: another served version of a custom resource
+     * (matchPolicy Equivalent) sees them converted through the storage version, as upstream's
+     * policies see the versioned object.
+     */
+    const converted = new Map<string, Promise<{ object: ApiObject | null; oldObject: ApiObject | null }>>();
+    const objectsIn = (version: string): MaybePromise<{ object: ApiObject | null; oldObject: ApiObject | null }> => {
+      const rt = a.rt;
+      const to = version === rt.version || !rt.custom ? undefined : d.types.get(`${rt.group}/${version}/${rt.plural}`);
+      if (!to?.custom) return { object: a.object ?? null, oldObject: a.oldObject ?? null };
+      let p = converted.get(version);
+      if (!p) {
+        const conv = async (o: ApiObject | undefined): Promise<ApiObject | null> => (o ? ((await to.custom!.fromStorage([await rt.custom!.toStorage(o)]))[0] ?? null) : null);
+        p = Promise.all([conv(a.object), conv(a.oldObject)]).then(([object, oldObject]) => ({ object, oldObject }));
+        converted.set(version, p);
+      }
+      return p;
+    };
+
+    for (const { policy, bindings: bs } of hooks()) {
+      const policyName = policy.metadata.name ?? '';
+      const failurePolicy = policy.spec?.failurePolicy ?? 'Fail';
+      const configError = (message: string, binding: Binding | undefined): void => {
+        if (failurePolicy === 'Ignore') return;
+        denied.push({ policy: policyName, binding: binding?.metadata.name, message: `${binding ? 'failed to configure binding' : 'failed to configure policy'}: ${message}`, reason: '' });
       };
-
-      for (const { policy, bindings: bs } of hooks()) {
-        const policyName = policy.metadata.name ?? '';
-        const failurePolicy = policy.spec?.failurePolicy ?? 'Fail';
-        const configError = (message: string, binding: Binding | undefined): void => {
-          if (failurePolicy === 'Ignore') return;
-          denied.push({ policy: policyName, binding: binding?.metadata.name, message: `${binding ? 'failed to configure binding' : 'failed to configure policy'}: ${message}`, reason: '' });
-        };
-        const matched = matchResources(policy.spec?.matchConstraints as never, inputs, true);
-        if (!matched) continue;
-        const pk = policy.spec?.paramKind;
-        if (pk && !resolveKind(d.types, pk.apiVersion ?? '', pk.kind ?? '')) {
-          configError(`failed to find resource referenced by paramKind: '${gvkString(pk.apiVersion ?? '', pk.kind ?? '')}'`, undefined);
+      const matched = matchResources(policy.spec?.matchConstraints as never, inputs, true);
+      if (!matched) continue;
+      const pk = policy.spec?.paramKind;
+      if (pk && !resolveKind(d.types, pk.apiVersion ?? '', pk.kind ?? '')) {
+        configError(`failed to find resource referenced by paramKind: '${gvkString(pk.apiVersion ?? '', pk.kind ?? '')}'`, undefined);
+        continue;
+      }
+      const compiled = compilePolicy(policy as ValidatingAdmissionPolicy);
+      let request: Record<string, unknown> | undefined;
+      const requestNow = (): Record<string, unknown> => (request ??= requestOf(a, matched));
+      const collected = new Map<string, string[]>();
+      for (const binding of bs) {
+        const bindingName = binding.metadata.name ?? '';
+        if (binding.spec?.matchResources && !matchResources(binding.spec.matchResources as never, inputs, false)) continue;
+        let params: (DeepReadonly<ApiObject> | null)[];
+        try {
+          params = collectParams(d.types, d.listers, policy, binding, a.namespace);
+        } catch (e) {
+          configError((e as Error).message, binding);
           continue;
         }
-        const compiled = compilePolicy(policy as ValidatingAdmissionPolicy);
-        const request = requestOf(a, matched);
-        const collected = new Map<string, string[]>();
-        for (const binding of bs) {
-          const bindingName = binding.metadata.name ?? '';
-          if (binding.spec?.matchResources && !matchResources(binding.spec.matchResources as never, inputs, false)) continue;
-          let params: (DeepReadonly<ApiObject> | null)[];
-          try {
-            params = collectParams(d.types, d.listers, policy, binding, a.namespace);
-          } catch (e) {
-            configError((e as Error).message, binding);
-            continue;
-          }
-          const actions = (binding.spec?.validationActions ?? []) as string[];
-          const versioned = await objectsIn(matched.version);
-          for (const param of params) {
-            const result = await validatePolicy(
-              compiled,
-              {
-                object: versioned.object,
-                oldObject: versioned.oldObject,
-                request,
-                params: param,
-                namespaceObject,
-                authorizer: () => authorizerValue(a.user, { group: matched.group, resource: matched.resource, subresource: a.subresource, namespace: a.namespace, name: req.name }),
-                session,
-              },
-              failurePolicy,
-            );
-            result.decisions.forEach((dec, i) => {
-              if (dec.action === 'admit') {
-                if (dec.evaluation === 'error') d.metrics.policyCheck(policyName, bindingName, errorType(dec), 'allow', dec.seconds);
-                return;
+        const actions = (binding.spec?.validationActions ?? []) as string[];
+        const versioned = (yield objectsIn(matched.version)) as { object: ApiObject | null; oldObject: ApiObject | null };
+        for (const param of params) {
+          const result = (yield validatePolicy(
+            compiled,
+            {
+              object: versioned.object,
+              oldObject: versioned.oldObject,
+              request: requestNow(),
+              params: param,
+              namespaceObject: namespaceObjectNow(),
+              authorizer: () => authorizerValue(a.user, { group: matched.group, resource: matched.resource, subresource: a.subresource, namespace: a.namespace, name: req.name }),
+              session: session(),
+            },
+            failurePolicy,
+          )) as ValidateResult;
+          result.decisions.forEach((dec, i) => {
+            if (dec.action === 'admit') {
+              if (dec.evaluation === 'error') d.metrics.policyCheck(policyName, bindingName, errorType(dec), 'allow', dec.seconds);
+              return;
+            }
+            for (const action of actions) {
+              if (action === 'Deny') {
+                denied.push({ policy: policyName, binding: bindingName, message: dec.message, reason: dec.reason });
+                d.metrics.policyCheck(policyName, bindingName, errorType(dec), 'deny', dec.seconds);
+              } else if (action === 'Audit') {
+                const value = JSON.stringify([{ message: dec.message, policy: binding.spec?.policyName ?? '', binding: bindingName, expressionIndex: i, validationActions: actions }]);
+                a.auditAnnotations[VALIDATION_FAILURE_ANNOTATION] ??= value;
+                d.metrics.policyCheck(policyName, bindingName, errorType(dec), 'audit', dec.seconds);
+              } else if (action === 'Warn') {
+                a.warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${dec.message}`);
+                d.metrics.policyCheck(policyName, bindingName, errorType(dec), 'warn', dec.seconds);
               }
-              for (const action of actions) {
-                if (action === 'Deny') {
-                  denied.push({ policy: policyName, binding: bindingName, message: dec.message, reason: dec.reason });
-                  d.metrics.policyCheck(policyName, bindingName, errorType(dec), 'deny', dec.seconds);
-                } else if (action === 'Audit') {
-                  const value = JSON.stringify([{ message: dec.message, policy: binding.spec?.policyName ?? '', binding: bindingName, expressionIndex: i, validationActions: actions }]);
-                  a.auditAnnotations[VALIDATION_FAILURE_ANNOTATION] ??= value;
-                  d.metrics.policyCheck(policyName, bindingName, errorType(dec), 'audit', dec.seconds);
-                } else if (action === 'Warn') {
-                  a.warnings.push(`Validation failed for ValidatingAdmissionPolicy '${policyName}' with binding '${bindingName}': ${dec.message}`);
-                  d.metrics.policyCheck(policyName, bindingName, errorType(dec), 'warn', dec.seconds);
-                }
-              }
-            });
-            for (const an of result.auditAnnotations) {
-              if (an.action === 'publish') {
-                const list = collected.get(an.key) ?? [];
-                const value = an.value.length > MAX_AUDIT_ANNOTATION_VALUE_LENGTH ? an.value.slice(0, MAX_AUDIT_ANNOTATION_VALUE_LENGTH) : an.value;
-                if (!list.includes(value)) list.push(value);
-                collected.set(an.key, list);
-              } else if (an.action === 'error') {
-                denied.push({ policy: policyName, binding: bindingName, message: an.error, reason: '' });
-                d.metrics.policyCheck(policyName, bindingName, 'invalid_error', 'deny', an.seconds);
-              }
+            }
+          });
+          for (const an of result.auditAnnotations) {
+            if (an.action === 'publish') {
+              const list = collected.get(an.key) ?? [];
+              const value = an.value.length > MAX_AUDIT_ANNOTATION_VALUE_LENGTH ? an.value.slice(0, MAX_AUDIT_ANNOTATION_VALUE_LENGTH) : an.value;
+              if (!list.includes(value)) list.push(value);
+              collected.set(an.key, list);
+            } else if (an.action === 'error') {
+              denied.push({ policy: policyName, binding: bindingName, message: an.error, reason: '' });
+              d.metrics.policyCheck(policyName, bindingName, 'invalid_error', 'deny', an.seconds);
             }
           }
         }
-        for (const [key, values] of collected) a.auditAnnotations[`${policyName}/${key}`] ??= values.join(', ');
       }
+      for (const [key, values] of collected) a.auditAnnotations[`${policyName}/${key}`] ??= values.join(', ');
+    }
 
-      if (denied.length) {
-        const first = denied[0]!;
-        const message = first.binding !== undefined
-          ? `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`
-          : `ValidatingAdmissionPolicy '${first.policy}' denied request: ${first.message}`;
-        const gr = { group: a.rt.group, resource: a.rt.plural };
-        const what = groupResourceString(gr);
-        const name = a.name || a.object?.metadata?.name || '';
-        const full = name ? `${what} "${name}" is forbidden: ${message}` : `${what} is forbidden: ${message}`;
-        const reason = first.reason || 'Invalid';
-        const details: Record<string, unknown> = {};
-        if (name) details.name = name;
-        if (gr.group) details.group = gr.group;
-        details.kind = gr.resource;
-        details.causes = [{ message }];
-        throw new StatusError(codeOf(reason), reason as never, full, details as never);
-      }
-    },
-  };
+    if (denied.length) {
+      const first = denied[0]!;
+      const message = first.binding !== undefined
+        ? `ValidatingAdmissionPolicy '${first.policy}' with binding '${first.binding}' denied request: ${first.message}`
+        : `ValidatingAdmissionPolicy '${first.policy}' denied request: ${first.message}`;
+      const gr = { group: a.rt.group, resource: a.rt.plural };
+      const what = groupResourceString(gr);
+      const name = a.name || a.object?.metadata?.name || '';
+      const full = name ? `${what} "${name}" is forbidden: ${message}` : `${what} is forbidden: ${message}`;
+      const reason = first.reason || 'Invalid';
+      const details: Record<string, unknown> = {};
+      if (name) details.name = name;
+      if (gr.group) details.group = gr.group;
+      details.kind = gr.resource;
+      details.causes = [{ message }];
+      throw new StatusError(codeOf(reason), reason as never, full, details as never);
+    }
+  }
 }

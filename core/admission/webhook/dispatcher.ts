@@ -40,8 +40,9 @@ import { authorizerValue } from '../policy/cel.js';
 import { webhookCredentials, type CredentialLookup } from './credentials.js';
 import { type Hook, HookSource, matchingSpelling } from './hooks.js';
 import { ReinvocationContext } from '../reinvocation.js';
-import { admissionRequest, admissionReview, InvalidReviewError, type ReviewResult, type ReviewSpelling, verifyReview } from './review.js';
+import { admissionRequest, InvalidReviewError, reviewBody, type ReviewResult, type ReviewSpelling, verifyReview } from './review.js';
 import type { JsonValue } from '../../merge/json-values.js';
+import { isPromise, type MaybePromise } from '../../api/maybe-async.js';
 
 export const MUTATION_ANNOTATION_PREFIX = 'mutation.webhook.admission.svc.io/';
 export const PATCH_ANNOTATION_PREFIX = 'patch.webhook.admission.svc.io/';
@@ -156,6 +157,8 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
   const step: WebhookStepType = type === 'mutating' ? 'admit' : 'validating';
   const rt = d.types.get(`${ADMISSIONREGISTRATION_GROUP}/v1/${type}webhookconfigurations`);
   const source = new HookSource(rt ? d.listers.for(rt) : undefined);
+  // a custom resource's served versions decide what a rule matches under matchPolicy Equivalent
+  d.onStop(d.types.subscribe(() => source.invalidate()));
   const callers = new Callers(webhookCredentials(d.config.configurationOf(name)));
   d.onStop(() => callers.close());
 
@@ -185,10 +188,21 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     return undefined;
   }
 
-  /** Whether the hook is to be called, and as what (undefined: not called). */
-  async function shouldCall(h: Hook, a: AdmissionAttributes): Promise<ReviewSpelling | undefined> {
-    const spelling = matchFor(h, a);
+  /**
+   * Whether the hook (the `i`th of `hooks`, a snapshot of source.all()) is to be called, and as what
+   * (undefined: not called). The rules' answer comes from the source's memo; a promise only when a
+   * selector or a match condition has something to look at.
+   */
+  function shouldCall(h: Hook, i: number, hooks: readonly Hook[], a: AdmissionAttributes): MaybePromise<ReviewSpelling | undefined> {
+    const spelling = hooks === source.all() ? source.rulesMatch(a.operation, a.rt, a.subresource, a.requestGroup, (x) => matchFor(x, a))[i] : matchFor(h, a);
     if (spelling === undefined) return undefined;
+    const { namespaceSelector: ns, objectSelector: os, conditions } = h;
+    if (!(ns instanceof Error) && ns.empty && !(os instanceof Error) && os.empty && !(conditions instanceof Error) && conditions.length === 0) return spelling;
+    return selected(h, a, spelling);
+  }
+
+  /** shouldCall's selectors and match conditions, for a hook whose rules matched. */
+  async function selected(h: Hook, a: AdmissionAttributes, spelling: ReviewSpelling): Promise<ReviewSpelling | undefined> {
     const ignore = h.webhook.failurePolicy === 'Ignore';
     if (h.namespaceSelector instanceof Error || h.objectSelector instanceof Error) {
       throw errors.internal(h.namespaceSelector instanceof Error ? h.namespaceSelector : (h.objectSelector as Error));
@@ -243,7 +257,7 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
     }
     const timeoutSeconds = w.timeoutSeconds ?? 10;
     const uid = randomUUID();
-    const body = Buffer.from(JSON.stringify(admissionReview(version, admissionRequest(a, uid, spelling, true))));
+    const body = reviewBody(version, a, uid, spelling);
     let res;
     try {
       res = await target.caller.client.postPath(target.path, body, timeoutSeconds * 1000);
@@ -381,7 +395,8 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
       for (const [i, h] of hooks.entries()) {
         const key = `${h.configuration}/${h.webhook.name ?? ''}`;
         if (tracker.skips(key)) continue;
-        const spelling = await shouldCall(h, a);
+        const should = shouldCall(h, i, hooks, a);
+        const spelling = isPromise(should) ? await should : should;
         if (spelling === undefined) continue;
         const changed = await callMutating(h, a, spelling, (patch) => {
           a.auditAnnotations[`${MUTATION_ANNOTATION_PREFIX}round_${round}_index_${i}`] = JSON.stringify({ configuration: h.configuration, webhook: h.webhook.name ?? '', mutated: patch !== undefined });
@@ -397,9 +412,11 @@ export function webhookPlugin(type: 'mutating' | 'validating', d: PluginDeps): A
   const validate = async (a: AdmissionAttributes): Promise<void> => {
     const hooks = source.all();
     const calls: Promise<unknown>[] = [];
-    for (const h of hooks) {
-      const spelling = await shouldCall(h, a);
-      if (spelling !== undefined) calls.push(viewFor(a, spelling).then((view) => run(h, view, spelling)));
+    for (const [i, h] of hooks.entries()) {
+      const should = shouldCall(h, i, hooks, a);
+      const spelling = isPromise(should) ? await should : should;
+      if (spelling === undefined) continue;
+      calls.push(spelling.rt && spelling.rt !== a.rt ? viewFor(a, spelling).then((view) => run(h, view, spelling)) : run(h, a, spelling));
     }
     const outcomes = await Promise.allSettled(calls);
     for (const o of outcomes) if (o.status === 'rejected') throw o.reason;

@@ -15,6 +15,8 @@ import type { ResourceType } from '../../registry/resource-type.js';
 import type { Rule, Webhook, WebhookConfiguration } from '../../registry/admissionregistration/webhooks.js';
 import type { AdmissionOperation } from '../attributes.js';
 import { compileWebhookCondition, type NamedCondition } from './conditions.js';
+import { ResourceMemo } from '../handles-memo.js';
+import type { ReviewSpelling } from './review.js';
 
 export interface Hook {
   /** The configuration's name and uid (a hook's identity for reinvocation). */
@@ -87,14 +89,19 @@ function conditionsOf(w: Webhook): NamedCondition[] | Error {
 /** The hooks of one kind of configuration, rebuilt after each change to them. */
 export class HookSource {
   private hooks: Hook[] | undefined;
-  /** `handles` answers per operation, resource and subresource, until the next change. */
-  private readonly handled = new Map<string, boolean>();
+  /** `handles` answers, and what each hook's rules match, per write's resource and operation, until the next change. */
+  private readonly handled = new ResourceMemo<boolean>();
+  private readonly matched = new ResourceMemo<readonly (ReviewSpelling | undefined)[]>();
 
   constructor(private readonly lister: Lister | undefined) {
-    lister?.onChange(() => {
-      this.hooks = undefined;
-      this.handled.clear();
-    });
+    lister?.onChange(() => this.invalidate());
+  }
+
+  /** Forgets the hooks and every answer made from them (their configurations, or the served types, changed). */
+  invalidate(): void {
+    this.hooks = undefined;
+    this.handled.clear();
+    this.matched.clear();
   }
 
   all(): readonly Hook[] {
@@ -120,14 +127,19 @@ export class HookSource {
 
   /** Whether some hook's rules cover this operation on this resource (in either group spelling). */
   handles(op: AdmissionOperation, rt: ResourceType, subresource: string): boolean {
-    const key = `${op} ${rt.group}/${rt.version}/${rt.plural} ${subresource}`;
-    let v = this.handled.get(key);
-    if (v === undefined) {
+    return this.handled.get(op, rt, subresource, () => {
       const spellings = spellingsOf(rt, rt.group);
       // a custom resource's other served versions are equivalent resources: any version may match
-      v = this.all().some((h) => spellings.some((g) => (h.webhook.rules ?? []).some((r) => ruleMatches(r, op, g, rt, subresource, true, !!rt.custom && h.webhook.matchPolicy !== 'Exact'))));
-      this.handled.set(key, v);
-    }
-    return v;
+      return this.all().some((h) => spellings.some((g) => (h.webhook.rules ?? []).some((r) => ruleMatches(r, op, g, rt, subresource, true, !!rt.custom && h.webhook.matchPolicy !== 'Exact'))));
+    });
+  }
+
+  /**
+   * What each hook's rules match of a write (in all()'s order): the review's spelling, or undefined;
+   * `match` decides for one hook. Kept per resource, operation, subresource and the request's group
+   * spelling: the rules are walked once, not on every write.
+   */
+  rulesMatch(op: AdmissionOperation, rt: ResourceType, subresource: string, requestGroup: string, match: (h: Hook) => ReviewSpelling | undefined): readonly (ReviewSpelling | undefined)[] {
+    return this.matched.get(op, rt, subresource, () => this.all().map(match), requestGroup);
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { AdmissionAttributes } from '../attributes.js';
 import type { ResourceType } from '../../registry/resource-type.js';
+import { withTypeMeta } from '../../codec/object-bytes.js';
 
 export const REVIEW_GROUPS = ['admission.svc.io', 'admission.k8s.io'];
 
@@ -62,6 +63,30 @@ function objectForReview(obj: Record<string, unknown>, canonical: string, spelle
 
 export function admissionReview(version: 'v1' | 'v1beta1', request: Record<string, unknown>): Record<string, unknown> {
   return { kind: 'AdmissionReview', apiVersion: `admission.svc.io/${version}`, request };
+}
+
+/** What request.object holds while the review is encoded, to be replaced by the object's own bytes. */
+const OBJECT_SLOT = '\u0000object\u0000';
+const OBJECT_SLOT_JSON = `"object":${JSON.stringify(OBJECT_SLOT)}`;
+
+/**
+ * The review's JSON body. When the registry already encoded the request's object (`a.objectJson`, a
+ * create) and the review shows it as it is (the version and group spelling it was written in), those
+ * bytes are spliced in behind its TypeMeta instead of encoding the object again; the fields keep
+ * their order either way.
+ */
+export function reviewBody(version: 'v1' | 'v1beta1', a: AdmissionAttributes, uid: string, spelling: ReviewSpelling): Buffer {
+  const request = admissionRequest(a, uid, spelling, true);
+  const pre = a.objectJson;
+  const obj = a.object as unknown as Record<string, unknown> | undefined;
+  if (!pre || pre.object !== a.object || !obj || request.object !== obj || typeof obj.apiVersion !== 'string' || typeof obj.kind !== 'string') {
+    return Buffer.from(JSON.stringify(admissionReview(version, request)));
+  }
+  request.object = OBJECT_SLOT;
+  const text = JSON.stringify(admissionReview(version, request));
+  const at = text.indexOf(OBJECT_SLOT_JSON);
+  const cut = at + OBJECT_SLOT_JSON.length - JSON.stringify(OBJECT_SLOT).length;
+  return Buffer.concat([Buffer.from(text.slice(0, cut)), withTypeMeta(pre.json, obj.apiVersion, obj.kind), Buffer.from(text.slice(at + OBJECT_SLOT_JSON.length))]);
 }
 
 export interface ReviewResult {
