@@ -34,6 +34,7 @@ import { fileURLToPath } from 'node:url';
 import { AUTH as auth, fmt, type Proc, processTree, restartApiServer, SetupClient, startAdmissionWebhook, startApiServer, table, WARMUP_SECONDS } from './lib.js';
 import { BINDING, POLICY, WEBHOOK_CONFIG } from './scenarios/admission.js';
 import { heartbeats, loadObjects, type MeasuredWindow } from './scenarios/scale.js';
+import { type ThreadTicks, threadTicks } from './scenarios/threads.js';
 
 interface ProfileNode {
   id: number;
@@ -152,38 +153,6 @@ const scenarios: Record<string, Scenario> = {
   },
 };
 
-/** user and system CPU ticks of one thread, by its process and thread id. */
-interface ThreadTicks {
-  pid: number;
-  tid: number;
-  name: string;
-  utime: number;
-  stime: number;
-}
-
-/** Every thread of the server's processes, from /proc/<pid>/task/<tid>/stat. */
-function threadTicks(pid: number): Map<number, ThreadTicks> {
-  const out = new Map<number, ThreadTicks>();
-  for (const p of processTree(pid)) {
-    let tids: string[];
-    try {
-      tids = readdirSync(`/proc/${p}/task`);
-    } catch {
-      continue;
-    }
-    for (const t of tids) {
-      try {
-        const stat = readFileSync(`/proc/${p}/task/${t}/stat`, 'utf8');
-        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-        const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        out.set(Number(t), { pid: p, tid: Number(t), name, utime: Number(f[11]), stime: Number(f[12]) });
-      } catch {
-        // ended meanwhile
-      }
-    }
-  }
-  return out;
-}
 
 /** Per-thread CPU between two readings, in microseconds a request (threads grouped by name, the main threads apart). */
 function threadTable(before: Map<number, ThreadTicks>, after: Map<number, ThreadTicks>, requests: number): string {

@@ -458,17 +458,21 @@ export interface ScaleResult {
   watch: WatchFigures;
 }
 
-/** Only what memory per stored object needs (`--scale-memory-only`): the empty baseline, the load, the restart, the full LISTs. */
-export async function scaleMemory(objects: number): Promise<{ emptyRss: Rss; fullRss: Rss; list: Lists; restartFull: RestartFigures }> {
-  const namespaces = Math.min(NAMESPACES, objects);
+/** An empty data dir restarted, then the same LISTs: the memory baseline. */
+async function emptyBaseline(): Promise<{ rss: Rss; restart: RestartFigures }> {
   const empty = await restarted(async () => undefined);
-  let emptyRss: Rss;
   try {
     await fullLists(empty.server);
-    emptyRss = await settledRss(empty.server.proc.pid!);
+    return { rss: await settledRss(empty.server.proc.pid!), restart: empty.figures };
   } finally {
     await empty.server.stop();
   }
+}
+
+/** Only what memory per stored object needs (`--scale-memory-only`): the empty baseline, the load, the restart, the full LISTs. */
+export async function scaleMemory(objects: number): Promise<{ emptyRss: Rss; fullRss: Rss; list: Lists; restartFull: RestartFigures }> {
+  const namespaces = Math.min(NAMESPACES, objects);
+  const emptyRss = (await emptyBaseline()).rss;
   const full = await restarted(async (s) => void (await loadObjects(s, objects, namespaces)));
   try {
     const list = await fullLists(full.server);
@@ -480,16 +484,9 @@ export async function scaleMemory(objects: number): Promise<{ emptyRss: Rss; ful
 
 export async function scale(objects: number): Promise<ScaleResult> {
   const namespaces = Math.min(NAMESPACES, objects);
-  // an empty data dir: restart, then the same LISTs, for the memory baseline
   console.log('  scale: empty server, restart');
-  const empty = await restarted(async () => undefined);
-  let emptyRss: Rss;
-  try {
-    await fullLists(empty.server);
-    emptyRss = await settledRss(empty.server.proc.pid!);
-  } finally {
-    await empty.server.stop();
-  }
+  const empty = await emptyBaseline();
+  const emptyRss = empty.rss;
   let load!: LoadFigures;
   console.log(`  scale: loading ${fmt(objects)} ConfigMaps into ${namespaces} namespaces`);
   const full = await restarted(async (s) => {
@@ -507,7 +504,7 @@ export async function scale(objects: number): Promise<ScaleResult> {
     const heartbeat = await heartbeats(s, LEASES, RENEW_SECONDS, HEARTBEAT_SECONDS);
     console.log(`  scale: ${fmt(WATCHERS)} idle watchers`);
     const watch = await idleWatchers(s, nsName(0), WATCHERS, WATCH_CONNECTIONS, WATCH_WRITES, WATCH_WRITE_RATE);
-    return { objects, namespaces, load, restartEmpty: empty.figures, restartFull: full.figures, list, paged, selector, emptyRss, fullRss, heartbeat, watch };
+    return { objects, namespaces, load, restartEmpty: empty.restart, restartFull: full.figures, list, paged, selector, emptyRss, fullRss, heartbeat, watch };
   } finally {
     await s.stop();
   }

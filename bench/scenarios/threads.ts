@@ -13,12 +13,18 @@ import autocannon from 'autocannon';
 import { AUTH as auth, type Mode, processTree, SetupClient, startApiServer, WARMUP_SECONDS } from '../lib.js';
 import { NodeLeases } from './heartbeat.js';
 
-/**
- * CPU seconds of each thread of a process and its descendants (a server's acceptors), by
- * `pid/tid` (utime + stime; the kernel counts in 1/100 s). A process's main thread has tid = pid.
- */
-export function threadCpuSeconds(pid: number): Map<string, number> {
-  const out = new Map<string, number>();
+/** user and system CPU ticks of one thread, by its process and thread id. */
+export interface ThreadTicks {
+  pid: number;
+  tid: number;
+  name: string;
+  utime: number;
+  stime: number;
+}
+
+/** Every thread of the server's processes, from /proc/<pid>/task/<tid>/stat. */
+export function threadTicks(pid: number): Map<number, ThreadTicks> {
+  const out = new Map<number, ThreadTicks>();
   for (const p of processTree(pid)) {
     let tids: string[];
     try {
@@ -26,16 +32,27 @@ export function threadCpuSeconds(pid: number): Map<string, number> {
     } catch {
       continue;
     }
-    for (const tid of tids) {
+    for (const t of tids) {
       try {
-        const stat = readFileSync(`/proc/${p}/task/${tid}/stat`, 'utf8');
+        const stat = readFileSync(`/proc/${p}/task/${t}/stat`, 'utf8');
+        const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
         const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-        out.set(`${p}/${tid}`, (Number(f[11]) + Number(f[12])) / 100);
+        out.set(Number(t), { pid: p, tid: Number(t), name, utime: Number(f[11]), stime: Number(f[12]) });
       } catch {
-        // the thread ended between the listing and the read
+        // ended meanwhile
       }
     }
   }
+  return out;
+}
+
+/**
+ * CPU seconds of each thread of a process and its descendants (a server's acceptors), by
+ * `pid/tid` (utime + stime; the kernel counts in 1/100 s). A process's main thread has tid = pid.
+ */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const t of threadTicks(pid).values()) out.set(`${t.pid}/${t.tid}`, (t.utime + t.stime) / 100);
   return out;
 }
 
