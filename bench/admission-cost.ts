@@ -20,8 +20,8 @@ import { admissionFor, admitObject, attributesFor, writeOptionsObject } from '..
 import type { OpRequest } from '../core/registry/context.js';
 import type { ApiObject } from '../core/api/types.js';
 import { InlineExecutor } from '../workers/pool.js';
-import { type Proc, SetupClient, startAdmissionWebhook, TOKEN } from './lib.js';
-import { BINDING, POLICY, WEBHOOK_CONFIG } from './scenarios/admission.js';
+import { SetupClient, TOKEN } from './lib.js';
+import { configureAdmission } from './scenarios/admission.js';
 
 async function main(): Promise<void> {
   const args = process.argv.slice(2);
@@ -38,16 +38,7 @@ async function main(): Promise<void> {
   });
   const ca = readFileSync(join(dir, 'ca.crt'), 'utf8');
   const c = new SetupClient(server.url, ca);
-  let hook: Proc | undefined;
-  if (mode === 'webhook') {
-    hook = await startAdmissionWebhook(dir);
-    const r = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingwebhookconfigurations', WEBHOOK_CONFIG(hook.url, ca));
-    if (r.status !== 201) throw new Error(`webhook configuration: ${r.status} ${r.text}`);
-  } else if (mode === 'policy') {
-    const p = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicies', POLICY);
-    const b = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicybindings', BINDING);
-    if (p.status !== 201 || b.status !== 201) throw new Error(`policy: ${p.status} ${p.text}; binding: ${b.status} ${b.text}`);
-  }
+  const hook = mode === 'webhook' || mode === 'policy' ? await configureAdmission(c, mode, dir, ca) : undefined;
   c.close();
   // the listers hold the configuration once the cache has pulled the feed
   await new Promise((r) => setTimeout(r, 500));

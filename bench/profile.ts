@@ -31,8 +31,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import { fileURLToPath } from 'node:url';
-import { AUTH as auth, fmt, type Proc, processTree, restartApiServer, SetupClient, startAdmissionWebhook, startApiServer, table, WARMUP_SECONDS } from './lib.js';
-import { BINDING, POLICY, WEBHOOK_CONFIG } from './scenarios/admission.js';
+import { AUTH as auth, fmt, type Proc, processTree, restartApiServer, SetupClient, startApiServer, table, WARMUP_SECONDS } from './lib.js';
+import { configureAdmission } from './scenarios/admission.js';
 import { heartbeats, loadObjects, type MeasuredWindow } from './scenarios/scale.js';
 import { type ThreadTicks, threadTicks } from './scenarios/threads.js';
 
@@ -266,16 +266,7 @@ async function main(): Promise<void> {
   const ca = s.ca;
   const c = new SetupClient(url, ca);
   await sc.setup(c);
-  let hook: Proc | undefined;
-  if (admission === 'webhook') {
-    hook = await startAdmissionWebhook(s.dir);
-    const r = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingwebhookconfigurations', WEBHOOK_CONFIG(hook.url, ca));
-    if (r.status !== 201) throw new Error(`webhook configuration: ${r.status} ${r.text}`);
-  } else if (admission === 'policy') {
-    const p = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicies', POLICY);
-    const b = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicybindings', BINDING);
-    if (p.status !== 201 || b.status !== 201) throw new Error(`policy: ${p.status} ${p.text}; binding: ${b.status} ${b.text}`);
-  }
+  const hook = admission ? await configureAdmission(c, admission, s.dir, ca) : undefined;
   c.close();
   // V8's profile clock is the machine's monotonic clock in microseconds, which hrtime reads too
   const monotonicUs = (): number => Number(process.hrtime.bigint() / 1000n);

@@ -67,20 +67,13 @@ export async function admissionCost(mode: Mode, duration: number): Promise<Admis
   const plain = await startApiServer(mode.flags);
   const withWebhook = await startApiServer(mode.flags);
   const withPolicy = await startApiServer(mode.flags);
-  const hook = await startAdmissionWebhook(withWebhook.dir);
+  let hook: Proc | undefined;
   try {
     for (const s of [plain, withWebhook, withPolicy]) {
       const c = new SetupClient(s.url, s.ca);
       await c.send('POST', '/api/v1/namespaces/default/configmaps', { metadata: { name: 'bench-get' }, data: { key: 'value' } });
-      if (s === withWebhook) {
-        const r = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingwebhookconfigurations', WEBHOOK_CONFIG(hook.url, withWebhook.ca));
-        if (r.status !== 201) throw new Error(`webhook configuration: ${r.status} ${r.text}`);
-      }
-      if (s === withPolicy) {
-        const p = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicies', POLICY);
-        const b = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicybindings', BINDING);
-        if (p.status !== 201 || b.status !== 201) throw new Error(`policy: ${p.status} ${p.text}; binding: ${b.status} ${b.text}`);
-      }
+      if (s === withWebhook) hook = await configureAdmission(c, 'webhook', s.dir, s.ca);
+      if (s === withPolicy) await configureAdmission(c, 'policy', s.dir, s.ca);
       c.close();
     }
     const body = JSON.stringify({ metadata: { generateName: 'cm-', labels: { app: 'bench' } }, data: { key: 'value', other: 'x'.repeat(64) } });
@@ -98,7 +91,7 @@ export async function admissionCost(mode: Mode, duration: number): Promise<Admis
       for (let round = 0; round < 3; round++) {
         await c.send('DELETE', `${vwc}/bench`);
         p.push(await measured(withWebhook, duration, get));
-        await c.send('POST', vwc, WEBHOOK_CONFIG(hook.url, withWebhook.ca));
+        await c.send('POST', vwc, WEBHOOK_CONFIG(hook!.url, withWebhook.ca));
         a.push(await measured(withWebhook, duration, get));
       }
       c.close();
@@ -138,9 +131,23 @@ export async function admissionCost(mode: Mode, duration: number): Promise<Admis
     }
     return rows;
   } finally {
-    await hook.stop();
+    await hook?.stop();
     await plain.stop();
     await withWebhook.stop();
     await withPolicy.stop();
   }
+}
+
+/** Configures on a server what a scenario measures: one allowing webhook (its process returned, to stop) or the policy and its binding. */
+export async function configureAdmission(c: SetupClient, mode: 'webhook' | 'policy', dir: string, ca: string): Promise<Proc | undefined> {
+  if (mode === 'webhook') {
+    const hook = await startAdmissionWebhook(dir);
+    const r = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingwebhookconfigurations', WEBHOOK_CONFIG(hook.url, ca));
+    if (r.status !== 201) throw new Error(`webhook configuration: ${r.status} ${r.text}`);
+    return hook;
+  }
+  const p = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicies', POLICY);
+  const b = await c.send('POST', '/apis/admissionregistration.svc.io/v1/validatingadmissionpolicybindings', BINDING);
+  if (p.status !== 201 || b.status !== 201) throw new Error(`policy: ${p.status} ${p.text}; binding: ${b.status} ${b.text}`);
+  return undefined;
 }
