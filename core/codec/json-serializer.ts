@@ -5,7 +5,7 @@
  * are parsed natively, with one extra scan for duplicate keys.
  */
 import { JsonSyntaxError } from './json.js';
-import { resourceVersionSplice, withTypeMeta } from './object-bytes.js';
+import { resourceVersionInsert, resourceVersionPlace, withTypeMeta } from './object-bytes.js';
 import { BodyDecodeError, type EncodeOptions, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer, type TypeInfo } from './serializer.js';
 import { parseTextBody } from './text-body.js';
 
@@ -24,25 +24,33 @@ export function listMetaValue(meta: ListMeta): Record<string, unknown> {
 
 /**
  * The items of one chunk joined by commas in one buffer, a comma first when an item came before them,
- * then `tail`. An item is one or more parts (`starts` are the indexes of each item's first part).
+ * then `tail`. An item is its bytes, or stored bytes with their resourceVersion written in at
+ * `at[i]` (`insert[i]`, latin1), copied straight into the chunk.
  */
-function joinItems(parts: readonly Uint8Array[], starts: readonly number[], leadingComma: boolean, tail?: Uint8Array): Buffer {
-  let size = (tail?.length ?? 0) + (starts.length ? starts.length - 1 + (leadingComma ? 1 : 0) : 0);
-  for (const b of parts) size += b.length;
+function joinItems(items: readonly Uint8Array[], at: readonly number[], insert: readonly string[], leadingComma: boolean, tail?: Uint8Array): Buffer {
+  let size = (tail?.length ?? 0) + (items.length ? items.length - 1 + (leadingComma ? 1 : 0) : 0);
+  for (let i = 0; i < items.length; i++) size += items[i]!.length + insert[i]!.length;
   const out = Buffer.allocUnsafe(size);
   let pos = 0;
-  let item = 0;
-  for (let i = 0; i < parts.length; i++) {
-    if (starts[item] === i) {
-      if (item > 0 || leadingComma) out[pos++] = 0x2c;
-      item++;
+  for (let i = 0; i < items.length; i++) {
+    if (i > 0 || leadingComma) out[pos++] = 0x2c;
+    const b = items[i]!;
+    const k = at[i]!;
+    if (k < 0) {
+      out.set(b, pos);
+      pos += b.length;
+      continue;
     }
-    out.set(parts[i]!, pos);
-    pos += parts[i]!.length;
+    pos += copyBytes(b, out, pos, 0, k);
+    pos += out.write(insert[i]!, pos, 'latin1');
+    pos += copyBytes(b, out, pos, k, b.length);
   }
   if (tail) out.set(tail, pos);
   return out;
 }
+
+/** Buffer's copy for any Uint8Array source: no view made for the part copied. */
+const copyBytes = (src: Uint8Array, out: Buffer, pos: number, from: number, to: number): number => Buffer.prototype.copy.call(src, out, pos, from, to);
 
 const text = (v: unknown, o: EncodeOptions): Buffer => Buffer.from(o.pretty ? JSON.stringify(v, null, 2) : `${JSON.stringify(v)}\n`);
 
@@ -78,48 +86,53 @@ export const jsonSerializer: Serializer = {
     yield Buffer.from(`{"kind":${JSON.stringify(t.kind)},"apiVersion":${JSON.stringify(t.apiVersion)},"metadata":${JSON.stringify(listMetaValue(meta))},"items":[`);
     // chunks of about CHUNK bytes, each one buffer with the commas written in place; an item with
     // stored bytes is copied straight into its chunk around its resourceVersion (no item made or kept)
-    let parts: Uint8Array[] = [];
-    let starts: number[] = [];
+    let batch: Uint8Array[] = [];
+    let at: number[] = [];
+    let insert: string[] = [];
     let batchComma = false;
     let size = 0;
     let first = true;
     for (const it of items) {
       const st = it.stored?.();
-      let item: Uint8Array[];
-      let length: number;
+      let b: Uint8Array;
+      let k = -1;
+      let ins = '';
       if (st && st.revision !== undefined) {
-        const { at, insert } = resourceVersionSplice(st.bytes, st.revision);
-        item = [st.bytes.subarray(0, at), insert, st.bytes.subarray(at)];
-        length = st.bytes.length + insert.length;
-      } else {
-        const b = it.itemJson();
-        item = [b];
-        length = b.length;
-      }
+        b = st.bytes;
+        const place = st.place ?? resourceVersionPlace(b);
+        k = place >> 2;
+        ins = resourceVersionInsert(place, st.revision);
+      } else b = it.itemJson();
+      const length = b.length + ins.length;
       const comma = !first;
       first = false;
       if (length >= CHUNK) {
-        // a large item goes out as it is, not copied into a chunk
-        if (starts.length) yield joinItems(parts, starts, batchComma);
-        if (comma) yield COMMA;
-        yield* item;
-        parts = [];
-        starts = [];
+        // a large item goes out as it is (its bytes not copied) or, with a resourceVersion to write in, in a chunk of its own
+        if (batch.length) yield joinItems(batch, at, insert, batchComma);
+        if (k < 0) {
+          if (comma) yield COMMA;
+          yield b;
+        } else yield joinItems([b], [k], [ins], comma);
+        batch = [];
+        at = [];
+        insert = [];
         size = 0;
         continue;
       }
-      if (!starts.length) batchComma = comma;
-      starts.push(parts.length);
-      for (const p of item) parts.push(p);
+      if (!batch.length) batchComma = comma;
+      batch.push(b);
+      at.push(k);
+      insert.push(ins);
       size += length + 1;
       if (size >= CHUNK) {
-        yield joinItems(parts, starts, batchComma);
-        parts = [];
-        starts = [];
+        yield joinItems(batch, at, insert, batchComma);
+        batch = [];
+        at = [];
+        insert = [];
         size = 0;
       }
     }
-    yield joinItems(parts, starts, batchComma, LIST_END);
+    yield joinItems(batch, at, insert, batchComma, LIST_END);
   },
 
   encodeValueList: (t, meta, items, o) => text({ kind: t.kind, apiVersion: t.apiVersion, metadata: listMetaValue(meta), items }, o),

@@ -37,8 +37,17 @@ function stringEnd(b: Buffer, from: number): number {
  * structure is looked at (bytes of multi-byte UTF-8 characters are all >= 0x80), so the scan runs on
  * the bytes themselves: no decoding of the object.
  */
-/** Where metadata.resourceVersion goes in stored bytes, and the bytes to put there. */
 export function resourceVersionSplice(stored: Uint8Array, revision: number): { at: number; insert: Buffer } {
+  const place = resourceVersionPlace(stored);
+  return { at: place >> 2, insert: Buffer.from(resourceVersionInsert(place, revision), 'latin1') };
+}
+
+/**
+ * Where metadata.resourceVersion goes in stored bytes, as one number a reader may keep beside them:
+ * the offset times four, plus how the field is joined there (0: `field,` before the next key;
+ * 1: `,field` after the last; 2: `field` alone in an empty metadata).
+ */
+export function resourceVersionPlace(stored: Uint8Array): number {
   const b = Buffer.from(stored.buffer, stored.byteOffset, stored.byteLength);
   if (!startsWithMetadata(b)) throw new Error('stored object does not start with metadata');
   let i = META_OPEN.length;
@@ -53,9 +62,13 @@ export function resourceVersionSplice(stored: Uint8Array, revision: number): { a
     else break;
   }
   // i is at the next key (`"`), or at `}` when metadata ended
-  const field = `"resourceVersion":"${revision}"`;
-  const insert = b[i] !== CLOSE_BRACE ? `${field},` : wrote ? `,${field}` : field;
-  return { at: i, insert: Buffer.from(insert, 'latin1') };
+  return i * 4 + (b[i] !== CLOSE_BRACE ? 0 : wrote ? 1 : 2);
+}
+
+/** The text that goes at a resourceVersionPlace (latin1). */
+export function resourceVersionInsert(place: number, revision: number): string {
+  const join = place & 3;
+  return join === 0 ? `"resourceVersion":"${revision}",` : join === 1 ? `,"resourceVersion":"${revision}"` : `"resourceVersion":"${revision}"`;
 }
 
 /**

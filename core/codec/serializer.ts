@@ -32,7 +32,7 @@ export interface ObjectSource {
   /** Compact JSON without TypeMeta, resourceVersion set (the list-item form). */
   itemJson(): Uint8Array;
   /** The stored bytes and the revision to stamp, when the source has them (lets JSON splice once). */
-  stored?(): { bytes: Uint8Array; revision: number | undefined };
+  stored?(): { bytes: Uint8Array; revision: number | undefined; place?: number };
   /** The decoded value (it may carry TypeMeta, which writers replace or drop); shared, never mutated. */
   value(): Readonly<Record<string, unknown>>;
   /** A memoized encoding, by key (serializer id and form). */

@@ -24,6 +24,7 @@ export function describeStored(rt: ResourceType, key: string, stored: Uint8Array
  * Stored bytes that do not decode are found then, and the entry answers as describeUnreadable's would.
  */
 class LazilyDescribedObject implements CachedObject {
+  rvPlace?: number;
   encodings?: Map<string, Uint8Array>;
   source?: CachedObject['source'];
   decoded?: unknown;

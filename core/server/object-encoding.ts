@@ -7,7 +7,7 @@
  */
 import type { Status } from '../api/status.js';
 import { errors } from '../api/status.js';
-import { encodeStored, parseStored, withResourceVersion } from '../codec/object-bytes.js';
+import { encodeStored, parseStored, resourceVersionPlace, withResourceVersion } from '../codec/object-bytes.js';
 import { type Respelling, respelledSource } from '../codec/respell.js';
 import type { ObjectSource, Serializer, TypeInfo } from '../codec/serializer.js';
 import type { ResourceType } from '../registry/resource-type.js';
@@ -50,8 +50,10 @@ class CachedSource implements ObjectSource {
   itemJson(): Uint8Array {
     return itemBytes(this.o);
   }
-  stored(): { bytes: Uint8Array; revision: number } {
-    return { bytes: this.o.stored, revision: this.o.revision };
+  /** The stored bytes, and where their resourceVersion goes (found once a version: lists ask again and again). */
+  stored(): { bytes: Uint8Array; revision: number; place: number } {
+    const o = this.o;
+    return { bytes: o.stored, revision: o.revision, place: (o.rvPlace ??= resourceVersionPlace(o.stored)) };
   }
   value(): Readonly<Record<string, unknown>> {
     return decodedItem(this.o);

@@ -40,6 +40,8 @@ export interface CachedObject {
   labels: Readonly<Record<string, string>> | undefined;
   /** Field-selector attributes (metadata.name, metadata.namespace and the kind's own). */
   fields: Readonly<Record<string, string>>;
+  /** Where this version's resourceVersion goes in its stored bytes (resourceVersionPlace), found on first list. */
+  rvPlace?: number;
   /** Encodings of this version by serializer form, built on first use. */
   encodings?: Map<string, Uint8Array>;
   /** This version as serializer input (built-in kinds), made on first read: a list allocates nothing per item for it. */
