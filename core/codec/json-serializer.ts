@@ -5,7 +5,7 @@
  * are parsed natively, with one extra scan for duplicate keys.
  */
 import { JsonSyntaxError } from './json.js';
-import { resourceVersionInsert, resourceVersionPlace, withTypeMeta } from './object-bytes.js';
+import { resourceVersionFieldLength, resourceVersionPlace, withTypeMeta, writeResourceVersionField } from './object-bytes.js';
 import { BodyDecodeError, type EncodeOptions, itemValue, type ListMeta, type ObjectSource, objectValue, registerSerializer, type Serializer, type TypeInfo } from './serializer.js';
 import { parseTextBody } from './text-body.js';
 
@@ -24,32 +24,29 @@ export function listMetaValue(meta: ListMeta): Record<string, unknown> {
 
 /**
  * The items of one chunk joined by commas in one buffer, a comma first when an item came before them,
- * then `tail`. An item is its bytes, or stored bytes with their resourceVersion written in at
- * `at[i]` (`insert[i]`, latin1), copied straight into the chunk.
+ * then `tail`. An item is its bytes (`place[i]` -1), or stored bytes with their resourceVersion
+ * (`digits[i]`) written in at `place[i]` (resourceVersionPlace), copied straight into the chunk.
  */
-function joinItems(items: readonly Uint8Array[], at: readonly number[], insert: readonly string[], leadingComma: boolean, tail?: Uint8Array): Buffer {
+function joinItems(items: readonly Uint8Array[], place: readonly number[], digits: readonly string[], leadingComma: boolean, tail?: Uint8Array): Buffer {
   let size = (tail?.length ?? 0) + (items.length ? items.length - 1 + (leadingComma ? 1 : 0) : 0);
-  for (let i = 0; i < items.length; i++) size += items[i]!.length + insert[i]!.length;
+  for (let i = 0; i < items.length; i++) size += items[i]!.length + (place[i]! < 0 ? 0 : resourceVersionFieldLength(place[i]!, digits[i]!));
   const out = Buffer.allocUnsafe(size);
   let pos = 0;
   for (let i = 0; i < items.length; i++) {
     if (i > 0 || leadingComma) out[pos++] = 0x2c;
     const b = items[i]!;
-    const k = at[i]!;
-    if (k < 0) {
+    const p = place[i]!;
+    if (p < 0) {
       out.set(b, pos);
       pos += b.length;
       continue;
     }
     // the whole bytes copied, their tail moved up within the chunk, the field written in the gap: no
     // views to make (each costs about as much as copying the object)
-    const text = insert[i]!;
+    const k = p >> 2;
     out.set(b, pos);
-    out.copyWithin(pos + k + text.length, pos + k, pos + b.length);
-    pos += k;
-    // a short ASCII text: written byte by byte (Buffer.write's set-up costs more than the copy here)
-    for (let c = 0; c < text.length; c++) out[pos++] = text.charCodeAt(c);
-    pos += b.length - k;
+    out.copyWithin(pos + k + resourceVersionFieldLength(p, digits[i]!), pos + k, pos + b.length);
+    pos = writeResourceVersionField(out, pos + k, p, digits[i]!) + (b.length - k);
   }
   if (tail) out.set(tail, pos);
   return out;
@@ -90,52 +87,55 @@ export const jsonSerializer: Serializer = {
     // chunks of about CHUNK bytes, each one buffer with the commas written in place; an item with
     // stored bytes is copied straight into its chunk around its resourceVersion (no item made or kept)
     let batch: Uint8Array[] = [];
-    let at: number[] = [];
-    let insert: string[] = [];
+    let places: number[] = [];
+    let digits: string[] = [];
     let batchComma = false;
     let size = 0;
     let first = true;
     for (const it of items) {
       const st = it.stored?.();
       let b: Uint8Array;
-      let k = -1;
-      let ins = '';
+      let place = -1;
+      let rv = '';
+      let length: number;
       if (st && st.revision !== undefined) {
         b = st.bytes;
-        const place = st.place ?? resourceVersionPlace(b);
-        k = place >> 2;
-        ins = resourceVersionInsert(place, st.revision);
-      } else b = it.itemJson();
-      const length = b.length + ins.length;
+        place = st.place ?? resourceVersionPlace(b);
+        rv = String(st.revision);
+        length = b.length + resourceVersionFieldLength(place, rv);
+      } else {
+        b = it.itemJson();
+        length = b.length;
+      }
       const comma = !first;
       first = false;
       if (length >= CHUNK) {
         // a large item goes out as it is (its bytes not copied) or, with a resourceVersion to write in, in a chunk of its own
-        if (batch.length) yield joinItems(batch, at, insert, batchComma);
-        if (k < 0) {
+        if (batch.length) yield joinItems(batch, places, digits, batchComma);
+        if (place < 0) {
           if (comma) yield COMMA;
           yield b;
-        } else yield joinItems([b], [k], [ins], comma);
+        } else yield joinItems([b], [place], [rv], comma);
         batch = [];
-        at = [];
-        insert = [];
+        places = [];
+        digits = [];
         size = 0;
         continue;
       }
       if (!batch.length) batchComma = comma;
       batch.push(b);
-      at.push(k);
-      insert.push(ins);
+      places.push(place);
+      digits.push(rv);
       size += length + 1;
       if (size >= CHUNK) {
-        yield joinItems(batch, at, insert, batchComma);
+        yield joinItems(batch, places, digits, batchComma);
         batch = [];
-        at = [];
-        insert = [];
+        places = [];
+        digits = [];
         size = 0;
       }
     }
-    yield joinItems(batch, at, insert, batchComma, LIST_END);
+    yield joinItems(batch, places, digits, batchComma, LIST_END);
   },
 
   encodeValueList: (t, meta, items, o) => text({ kind: t.kind, apiVersion: t.apiVersion, metadata: listMetaValue(meta), items }, o),

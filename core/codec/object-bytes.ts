@@ -65,6 +65,28 @@ export function resourceVersionPlace(stored: Uint8Array): number {
   return i * 4 + (b[i] !== CLOSE_BRACE ? 0 : wrote ? 1 : 2);
 }
 
+const RV_OPEN = Buffer.from('"resourceVersion":"', 'latin1');
+
+/** The bytes writeResourceVersionField writes. */
+export function resourceVersionFieldLength(place: number, digits: string): number {
+  return RV_OPEN.length + digits.length + 1 + ((place & 3) === 2 ? 0 : 1);
+}
+
+/**
+ * Writes the field of a resourceVersionPlace into `out` at `pos` (no string made: a template's
+ * result is a rope whose every byte read is slow); returns the position after it.
+ */
+export function writeResourceVersionField(out: Buffer, pos: number, place: number, digits: string): number {
+  const join = place & 3;
+  if (join === 1) out[pos++] = 0x2c;
+  out.set(RV_OPEN, pos);
+  pos += RV_OPEN.length;
+  for (let c = 0; c < digits.length; c++) out[pos++] = digits.charCodeAt(c);
+  out[pos++] = 0x22;
+  if (join === 0) out[pos++] = 0x2c;
+  return pos;
+}
+
 /** The text that goes at a resourceVersionPlace (latin1). */
 export function resourceVersionInsert(place: number, revision: number): string {
   const join = place & 3;
