@@ -10,16 +10,12 @@ import { aggregatedResources, type DiscoveryForm, WARDLE_GROUP } from '../helper
 import { kubectlAsToken } from '../helpers/kubectl.js';
 import { ADMIN_TOKEN } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import { type Aggregated, registerWardle, startAggregated, WARDLE, waitAvailable } from './setup.js';
+import { type Aggregated, startWithWardle } from './setup.js';
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 let a: Aggregated;
-t.before(async () => {
-  a = await startAggregated();
-  await registerWardle(a);
-  await waitAvailable(a, WARDLE, 'True', 'Passed');
-});
+t.before(async () => void (a = await startWithWardle()));
 t.teardown(() => a?.stop());
 
 /** The wardle version entry of this server's aggregated discovery (v2). */

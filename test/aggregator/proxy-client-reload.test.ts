@@ -8,14 +8,10 @@ import { renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { waitFor } from '../helpers/wait.js';
-import { type Aggregated, FLUNDERS, registerWardle, startAggregated, WARDLE, waitAvailable } from './setup.js';
+import { type Aggregated, FLUNDERS, startWithWardle } from './setup.js';
 
 let a: Aggregated;
-t.before(async () => {
-  a = await startAggregated();
-  await registerWardle(a);
-  await waitAvailable(a, WARDLE, 'True', 'Passed');
-});
+t.before(async () => void (a = await startWithWardle()));
 t.teardown(() => a?.stop());
 
 const replace = (path: string, text: string): void => {

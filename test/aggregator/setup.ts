@@ -82,6 +82,14 @@ export async function registerWardle(a: Aggregated, spec: Record<string, unknown
 }
 
 /** The Available condition of an APIService now. */
+/** A server with the wardle extension registered and Available: what most files here start from. */
+export async function startWithWardle(): Promise<Aggregated> {
+  const a = await startAggregated();
+  await registerWardle(a);
+  await waitAvailable(a, WARDLE, 'True', 'Passed');
+  return a;
+}
+
 export async function available(a: Aggregated, name: string): Promise<{ status?: string; reason?: string; message?: string } | undefined> {
   const r = await a.s.admin.get(`${APISERVICES}/${name}`);
   return r.json?.status?.conditions?.find((c: { type: string }) => c.type === 'Available');

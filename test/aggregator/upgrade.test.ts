@@ -10,14 +10,10 @@ import { connect, type TLSSocket } from 'node:tls';
 import t from 'tap';
 import { ALICE_TOKEN, ADMIN_TOKEN } from '../helpers/server.js';
 import { waitFor } from '../helpers/wait.js';
-import { type Aggregated, FLUNDERS, registerWardle, startAggregated, WARDLE, waitAvailable } from './setup.js';
+import { type Aggregated, FLUNDERS, startWithWardle } from './setup.js';
 
 let a: Aggregated;
-t.before(async () => {
-  a = await startAggregated();
-  await registerWardle(a);
-  await waitAvailable(a, WARDLE, 'True', 'Passed');
-});
+t.before(async () => void (a = await startWithWardle()));
 t.teardown(() => a?.stop());
 
 interface Switched {
