@@ -39,7 +39,10 @@ function stringEnd(b: Buffer, from: number): number {
  */
 export function resourceVersionSplice(stored: Uint8Array, revision: number): { at: number; insert: Buffer } {
   const place = resourceVersionPlace(stored);
-  return { at: place >> 2, insert: Buffer.from(resourceVersionInsert(place, revision), 'latin1') };
+  const digits = String(revision);
+  const insert = Buffer.allocUnsafe(resourceVersionFieldLength(place, digits));
+  writeResourceVersionField(insert, 0, place, digits);
+  return { at: place >> 2, insert };
 }
 
 /**
@@ -87,11 +90,6 @@ export function writeResourceVersionField(out: Buffer, pos: number, place: numbe
   return pos;
 }
 
-/** The text that goes at a resourceVersionPlace (latin1). */
-export function resourceVersionInsert(place: number, revision: number): string {
-  const join = place & 3;
-  return join === 0 ? `"resourceVersion":"${revision}",` : join === 1 ? `,"resourceVersion":"${revision}"` : `"resourceVersion":"${revision}"`;
-}
 
 /**
  * A string field among the string fields that open the stored object's metadata (name, namespace,
