@@ -147,29 +147,21 @@ export function withPriorityAndFairness(
     const readOnly = watch || verb === 'get' || verb === 'list';
     (readOnly ? rw.executingReadOnly : rw.executingMutating).add(1, e.startedAt);
     (readOnly ? inflight.readOnly : inflight.mutating).acquire();
-    if (watch) {
-      // a watch's seats come back once its stream has opened (or it failed, or its client left)
-      const release = once(() => end(stats, e, readOnly, true));
-      onStreamOpened(s.sink, release);
-      let r;
-      try {
-        r = next(s);
-      } catch (err) {
-        release();
-        throw err;
-      }
-      return isPromise(r) ? untilSettled(s, r, release) : (release(), r);
-    }
+    // a watch's seats come back once its stream has opened (or it failed, or its client left); other
+    // requests' when they end, with no closure made for those that end in this call
+    const release = watch ? once(() => end(stats, e, readOnly, true)) : undefined;
+    if (release) onStreamOpened(s.sink, release);
     let r;
     try {
       r = next(s);
     } catch (err) {
-      end(stats, e, readOnly, false);
+      if (release) release();
+      else end(stats, e, readOnly, false);
       throw err;
     }
-    if (isPromise(r)) return untilSettled(s, r, once(() => end(stats, e, readOnly, false)));
-    // most small requests end here, with no closure made for them
-    end(stats, e, readOnly, false);
+    if (isPromise(r)) return untilSettled(s, r, release ?? once(() => end(stats, e, readOnly, false)));
+    if (release) release();
+    else end(stats, e, readOnly, false);
     return r;
   };
 
